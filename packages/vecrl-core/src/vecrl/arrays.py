@@ -1,0 +1,153 @@
+"""The array protocol: recognise numpy / torch / jax arrays and move them to and from torch.
+
+jax is never imported here unless the caller hands over a jax array or asks for one: recognising a
+jax array only looks the class up in ``sys.modules`` (as array-api-compat does).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, TypeAlias
+
+import numpy as np
+import torch
+
+ArrayType: TypeAlias = Literal["jax", "torch", "numpy"]
+ARRAY_TYPES: tuple[ArrayType, ...] = ("jax", "torch", "numpy")
+
+MaskOrIndices: TypeAlias = "torch.Tensor | np.ndarray | Iterable[int] | Iterable[bool] | int | slice"
+
+
+def is_jax_array(x: Any) -> bool:
+    """True when ``x`` is a jax array; never imports jax to find out.
+
+    Example:
+        >>> is_jax_array(np.zeros(3))
+        False
+    """
+    jax = sys.modules.get("jax")
+    return jax is not None and isinstance(x, jax.Array)
+
+
+def array_type(x: Any, fallback: ArrayType | None = None) -> ArrayType:
+    """Name the array library ``x`` belongs to: ``"jax"``, ``"torch"`` or ``"numpy"``.
+
+    Unknown types give ``fallback``, or a TypeError when no fallback is given.
+
+    Example:
+        >>> array_type(torch.zeros(2)), array_type([1, 2], fallback="numpy")
+        ('torch', 'numpy')
+    """
+    if isinstance(x, torch.Tensor):
+        return "torch"
+    if isinstance(x, np.ndarray):
+        return "numpy"
+    if is_jax_array(x):
+        return "jax"
+    if fallback is not None:
+        return fallback
+    raise TypeError(
+        f"array_type() received an object of type {type(x).__qualname__}, which is not a numpy array,"
+        " a torch tensor or a jax array. Pass `fallback=` to get a default instead of this error."
+    )
+
+
+def convert_to_torch(x: Any) -> torch.Tensor:
+    """Turn ``x`` into a torch tensor, sharing memory where it can.
+
+    Tensors come back as they are; numpy arrays through ``torch.from_numpy`` and jax arrays through
+    DLPack, both without a copy (a read-only numpy array is copied, since torch tensors are writable);
+    numbers and other iterables through ``torch.as_tensor``.
+
+    Example:
+        >>> a = np.zeros(3, dtype=np.float32)
+        >>> convert_to_torch(a).data_ptr() == a.ctypes.data
+        True
+    """
+    if isinstance(x, torch.Tensor):
+        return x
+    if isinstance(x, np.ndarray):
+        if not x.flags.writeable or not x.dtype.isnative or any(s < 0 for s in x.strides):
+            # torch cannot view these (read-only, byte-swapped or reversed memory): copy once.
+            x = np.array(x, dtype=x.dtype.newbyteorder("="))
+        return torch.from_numpy(x)
+    if is_jax_array(x):
+        return torch.from_dlpack(x)
+    return torch.as_tensor(x)
+
+
+def convert_from_torch(x: torch.Tensor, array_type: ArrayType) -> Any:
+    """Turn the torch tensor ``x`` into an array of ``array_type`` ("torch", "numpy" or "jax").
+
+    The numpy result shares memory with a CPU tensor; the jax result is made through DLPack, on the
+    tensor's device, without a host copy.
+
+    Example:
+        >>> convert_from_torch(torch.ones(2), "numpy")
+        array([1., 1.], dtype=float32)
+    """
+    if array_type == "torch":
+        return x
+    if array_type == "numpy":
+        return x.detach().cpu().numpy()
+    if array_type == "jax":
+        import jax.dlpack  # imported only when a jax array is asked for
+
+        return jax.dlpack.from_dlpack(x.detach().contiguous())
+    raise ValueError(
+        f"convert_from_torch() received array_type={array_type!r}; expected one of {', '.join(ARRAY_TYPES)}."
+    )
+
+
+def convert_to_torch_bool(x: Any) -> torch.Tensor:
+    """Turn ``x`` into a bool tensor: bools as they are, floats as ``abs(x) > 1e-4``, integers as ``x != 0``.
+
+    Example:
+        >>> convert_to_torch_bool(np.array([0.0, 1e-5, 0.5]))
+        tensor([False, False,  True])
+    """
+    t = convert_to_torch(x)
+    if t.dtype == torch.bool:
+        return t
+    if t.is_floating_point():
+        return t.abs() > 1e-4
+    if t.is_complex():
+        return t.abs() > 1e-4
+    return t != 0
+
+
+def reset_tensors(x: Any, indices: MaskOrIndices) -> None:
+    """Zero, in place, the rows ``indices`` selects in ``x``.
+
+    ``x`` is a tensor or any nesting of lists, tuples and mappings of tensors (strings and bytes are
+    left alone); ``indices`` is a list or tensor of row indices, or a boolean mask over the rows.
+
+    Example:
+        >>> h = (torch.ones(3, 2), {"c": torch.ones(3)})
+        >>> reset_tensors(h, [True, False, True])
+        >>> h[1]["c"]
+        tensor([0., 1., 0.])
+    """
+    if isinstance(x, torch.Tensor):
+        x[_as_row_index(indices, x.device)] = 0
+    elif isinstance(x, (str, bytes, bytearray)):
+        return
+    elif isinstance(x, Mapping):
+        for value in x.values():
+            reset_tensors(value, indices)
+    elif isinstance(x, Iterable):
+        for value in x:
+            reset_tensors(value, indices)
+
+
+def _as_row_index(indices: MaskOrIndices, device: torch.device) -> Any:
+    """Make ``indices`` usable as ``tensor[indices]`` on ``device``: lists of bools become masks."""
+    if isinstance(indices, (int, slice)):
+        return indices
+    if isinstance(indices, torch.Tensor):
+        return indices.to(device)
+    array = np.asarray(indices)
+    if array.size == 0:  # an empty list selects no row (numpy would make it float)
+        array = array.astype(np.int64)
+    return torch.as_tensor(array, device=device)

@@ -1,0 +1,48 @@
+"""BaseVectorEnv: one constructor for gymnasium 0.29.1's and 1.x's VectorEnv."""
+
+from __future__ import annotations
+
+from numbers import Integral
+from typing import Any
+
+import gymnasium
+from gymnasium.spaces import Space
+
+from vecrl.compat import GYMNASIUM_1, same_step_metadata
+from vecrl.spaces import batched_space
+
+
+class BaseVectorEnv(gymnasium.vector.VectorEnv):
+    """A ``gymnasium.vector.VectorEnv`` built from the number of sub-envs and the spaces of one sub-env.
+
+    gymnasium 0.29.1's ``VectorEnv.__init__`` takes these arguments and 1.x's takes none; this class
+    takes them on both and sets ``num_envs``, ``single_observation_space``, ``single_action_space`` and
+    the batched ``observation_space`` / ``action_space`` (Box gains a batch dimension, Discrete becomes
+    MultiDiscrete). Only Box and Discrete single spaces are supported. Subclasses autoreset in the same
+    step, which ``metadata["autoreset_mode"]`` declares where gymnasium has autoreset modes.
+
+    Example:
+        >>> from gymnasium.spaces import Box, Discrete
+        >>> class Idle(BaseVectorEnv):
+        ...     pass
+        >>> Idle(4, Box(-1.0, 1.0, (3,)), Discrete(2)).action_space
+        MultiDiscrete([2 2 2 2])
+    """
+
+    metadata: dict[str, Any] = {"render_modes": [], **same_step_metadata()}  # noqa: RUF012 (gymnasium's own type)
+
+    def __init__(self, num_envs: int, single_observation_space: Space, single_action_space: Space) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, Integral) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive int, but got {num_envs!r}.")
+        num_envs = int(num_envs)
+        observation_space = batched_space(single_observation_space, num_envs, "observation space")
+        action_space = batched_space(single_action_space, num_envs, "action space")
+        if GYMNASIUM_1:
+            super().__init__()
+        else:  # gymnasium 0.29: its __init__ batches the spaces itself and sets closed/viewer
+            super().__init__(num_envs, single_observation_space, single_action_space)
+        self.num_envs = num_envs
+        self.single_observation_space = single_observation_space
+        self.single_action_space = single_action_space
+        self.observation_space = observation_space
+        self.action_space = action_space

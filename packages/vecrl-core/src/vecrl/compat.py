@@ -1,0 +1,38 @@
+"""What differs between gymnasium 0.29.1 and 1.x, named once for every backend.
+
+Example:
+    >>> from vecrl import compat
+    >>> compat.FINAL_OBS_KEY in ("final_obs", "final_observation")
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import gymnasium.vector
+from packaging.version import Version
+
+GYMNASIUM_VERSION = Version(gymnasium.__version__)
+GYMNASIUM_1 = Version("1.0.0a1") <= GYMNASIUM_VERSION
+
+#: gymnasium.vector.AutoresetMode where gymnasium has it (>= 1.1), else None.
+AutoresetMode: Any = getattr(gymnasium.vector, "AutoresetMode", None)
+
+#: The info key under which a vector env reports the last observation of a finished episode.
+FINAL_OBS_KEY = "final_obs" if GYMNASIUM_1 else "final_observation"
+#: The info key under which a vector env reports the last info of a finished episode.
+FINAL_INFO_KEY = "final_info"
+
+
+def same_step_metadata() -> dict[str, Any]:
+    """The ``metadata`` entries that declare eager (same-step) autoreset on the installed gymnasium.
+
+    Example:
+        >>> isinstance(same_step_metadata(), dict)
+        True
+    """
+    if AutoresetMode is None:
+        return {}
+    return {"autoreset_mode": AutoresetMode.SAME_STEP}

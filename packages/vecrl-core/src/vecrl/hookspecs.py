@@ -1,0 +1,38 @@
+"""The one hook a vecrl backend plugin implements.
+
+A plugin is a module (or any object) with a ``vecrl_backends`` function marked ``@vecrl.hookimpl``,
+published under the ``vecrl`` entry-point group with the entry-point name equal to the prefix it serves::
+
+    # pyproject.toml of vecrl-toy
+    [project.entry-points.vecrl]
+    toy = "vecrl_toy"
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from vecrl.backend import Backend
+
+PROJECT_NAME = "vecrl"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@hookspec
+def vecrl_backends() -> list[Backend]:  # type: ignore[empty-body]
+    """Return the backends this plugin provides, as a list of ``vecrl.Backend``.
+
+    Called whenever vecrl looks a backend up or lists them, after the plugin is loaded. It must be
+    cheap: import heavy libraries (jax, brax, simulators) inside ``Backend.make``, never here or at the
+    plugin's import time. Each backend's prefix must be unique across all installed plugins.
+
+    Example:
+        >>> @hookimpl
+        ... def vecrl_backends():
+        ...     return [Backend(prefix="toy", make=make_toy_env)]  # doctest: +SKIP
+    """

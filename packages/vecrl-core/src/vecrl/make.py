@@ -1,0 +1,89 @@
+"""make_vector_env: ``"prefix::name"`` to a TorchWrapper, through the backend registry."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from vecrl.registry import WELL_KNOWN_BACKENDS, backend_prefixes, get_backend
+from vecrl.torch_wrapper import TorchWrapper
+
+DEFAULT_PREFIX = "gym"
+_KWARGS_SUFFIX = "_kwargs"
+
+
+def split_env_name(env_name: str) -> tuple[str, str]:
+    """Split ``"prefix::name"`` on the first ``::``; a name without ``::`` belongs to the ``gym`` backend.
+
+    Example:
+        >>> split_env_name("brax::old::ant"), split_env_name("CartPole-v1")
+        (('brax', 'old::ant'), ('gym', 'CartPole-v1'))
+    """
+    if not isinstance(env_name, str):
+        raise TypeError(
+            f"env_name must be a str such as 'gym::CartPole-v1', got {type(env_name).__qualname__}."
+        )
+    prefix, separator, name = env_name.partition("::")
+    if not separator:
+        prefix, name = DEFAULT_PREFIX, env_name
+    if not prefix or not name:
+        raise ValueError(
+            f"env_name {env_name!r} is incomplete: expected 'prefix::name' (e.g. 'gym::CartPole-v1',"
+            " 'brax::ant') or a plain gymnasium id (e.g. 'CartPole-v1')."
+        )
+    return prefix, name
+
+
+def make_vector_env(
+    env_name: str,
+    *,
+    force_classic_api: bool = False,
+    num_envs: int | None = None,
+    discrete_to_continuous_act: bool = False,
+    clip_actions: bool = False,
+    gym_kwargs: Mapping[str, Any] | None = None,
+    brax_kwargs: Mapping[str, Any] | None = None,
+    **kwargs: Any,
+) -> TorchWrapper:
+    """Make ``num_envs`` copies of an environment, batched and speaking torch.
+
+    ``env_name`` is ``"prefix::name"``: the prefix picks the backend (``gym`` when there is none). Plain
+    ``**kwargs`` reach whichever backend is chosen; ``gym_kwargs``, ``brax_kwargs`` and, for any
+    prefix, ``<prefix>_kwargs`` reach only the backend of that prefix.
+
+    Example:
+        >>> env = make_vector_env("gym::CartPole-v1", num_envs=4)  # doctest: +SKIP
+        >>> obs, info = env.reset(seed=0)  # doctest: +SKIP
+        >>> obs.shape  # doctest: +SKIP
+        torch.Size([4, 4])
+    """
+    prefix, name = split_env_name(env_name)
+    routed = {"gym": gym_kwargs, "brax": brax_kwargs}
+    if any(key.endswith(_KWARGS_SUFFIX) for key in kwargs):
+        prefixes = set(WELL_KNOWN_BACKENDS) | set(backend_prefixes())
+        for key in [
+            k for k in kwargs if k.endswith(_KWARGS_SUFFIX) and k[: -len(_KWARGS_SUFFIX)] in prefixes
+        ]:
+            routed[key[: -len(_KWARGS_SUFFIX)]] = kwargs.pop(key)
+    for key, value in routed.items():
+        if value is not None and not isinstance(value, Mapping):
+            raise TypeError(
+                f"{key}_kwargs must be a dict of keyword arguments, got {type(value).__qualname__}."
+            )
+    own = dict(routed.get(prefix) or {})
+    clash = sorted(set(own) & set(kwargs))
+    if clash:
+        raise ValueError(
+            f"The keyword argument(s) {', '.join(clash)} were given both directly and in {prefix}_kwargs;"
+            " give each only once."
+        )
+    backend = get_backend(prefix)
+    return backend.make(
+        name,
+        force_classic_api=force_classic_api,
+        num_envs=num_envs,
+        discrete_to_continuous_act=discrete_to_continuous_act,
+        clip_actions=clip_actions,
+        **kwargs,
+        **own,
+    )

@@ -1,0 +1,269 @@
+"""The backend registry: one pluggy PluginManager, entry points loaded lazily by name.
+
+Asking for ``gym::X`` loads only the entry point named ``gym``; listing backends loads them all.
+Set ``VECRL_DISABLE_PLUGIN_AUTOLOAD=1`` to load no entry point at all (only in-process registrations).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.metadata
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import pluggy
+
+from vecrl import hookspecs
+from vecrl.backend import Backend
+from vecrl.hookspecs import hookimpl
+
+ENTRY_POINT_GROUP = "vecrl"
+DISABLE_AUTOLOAD_ENV = "VECRL_DISABLE_PLUGIN_AUTOLOAD"
+
+#: Backends we publish ourselves: prefix -> the distribution that provides it.
+WELL_KNOWN_BACKENDS: dict[str, str] = {"gym": "vecrl-gym", "brax": "vecrl-brax"}
+
+_pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+_pm.add_hookspecs(hookspecs)
+_loaded_entry_points: set[str] = set()
+
+
+def autoload_enabled() -> bool:
+    """False when ``VECRL_DISABLE_PLUGIN_AUTOLOAD`` is set to a non-empty value."""
+    return not os.environ.get(DISABLE_AUTOLOAD_ENV)
+
+
+@dataclass
+class BackendRegistration:
+    """The handle ``register_backend`` returns; ``unregister()`` (or leaving a ``with`` block) undoes it.
+
+    Example:
+        >>> with register_backend(Backend("toy", make=lambda name, **kw: None)):
+        ...     "toy" in backend_prefixes()
+        True
+    """
+
+    backend: Backend
+    _plugin: Any = field(repr=False)
+
+    def unregister(self) -> None:
+        """Remove the backend again; calling it twice is harmless."""
+        if _pm.is_registered(self._plugin):
+            _pm.unregister(self._plugin)
+
+    def __enter__(self) -> BackendRegistration:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.unregister()
+
+
+class _InProcessPlugin:
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+
+    @hookimpl
+    def vecrl_backends(self) -> list[Backend]:
+        return [self.backend]
+
+
+def register_backend(backend: Backend) -> BackendRegistration:
+    """Register ``backend`` in this process (for notebooks and tests), without an entry point.
+
+    Raises ValueError, and registers nothing, when its prefix is already taken.
+
+    Example:
+        >>> registration = register_backend(Backend("toy", make=lambda name, **kw: None))
+        >>> registration.unregister()
+    """
+    if not isinstance(backend, Backend):
+        raise TypeError(f"register_backend() expects a vecrl.Backend, got {type(backend).__qualname__}.")
+    plugin = _InProcessPlugin(backend)
+    register_plugin(plugin, name=f"in-process:{backend.prefix}:{id(plugin)}")
+    return BackendRegistration(backend, plugin)
+
+
+def register_plugin(plugin: object, name: str | None = None) -> str:
+    """Register a plugin object (anything with a ``@vecrl.hookimpl vecrl_backends``) in this process.
+
+    Returns the name it is registered under; ``unregister_plugin`` undoes it. Raises ValueError, and
+    registers nothing, when one of its prefixes is already taken.
+    """
+    for backend in _call_plugin(plugin):
+        owners = _providers(backend.prefix)
+        if owners:
+            raise ValueError(
+                f"Cannot register backend {backend.prefix!r}: that prefix is already provided by"
+                f" {' and '.join(owners)}. Unregister it first or choose another prefix."
+            )
+    registered = _pm.register(plugin, name=name)
+    if registered is None:
+        raise ValueError(f"The plugin {plugin!r} (name {name!r}) is blocked from registering.")
+    return registered
+
+
+def unregister_plugin(plugin: object) -> None:
+    """Remove a plugin registered with ``register_plugin``."""
+    _pm.unregister(plugin)
+
+
+def get_backend(prefix: str) -> Backend:
+    """The backend serving ``prefix``, loading only the entry point of that name.
+
+    Raises ValueError naming the known prefixes, a close match, and for ``gym`` / ``brax`` the package
+    to install, when no backend serves ``prefix``.
+
+    Example:
+        >>> get_backend("gym").prefix  # with vecrl-gym installed  # doctest: +SKIP
+        'gym'
+    """
+    _load_entry_point(prefix)
+    backends = _collect()
+    if prefix in backends:
+        return backends[prefix]
+    raise ValueError(_unknown_prefix_message(prefix, sorted(set(backends) | _entry_point_names())))
+
+
+def list_backends() -> list[Backend]:
+    """Every backend available, loading all entry points of the ``vecrl`` group; sorted by prefix."""
+    for name in sorted(_entry_point_names()):
+        _load_entry_point(name)
+    return [backend for _, backend in sorted(_collect().items())]
+
+
+def backend_prefixes() -> list[str]:
+    """The prefixes available, without importing any plugin that is not loaded yet."""
+    names = set(_entry_point_names())
+    names.update(
+        backend.prefix for plugin_backends in _pm.hook.vecrl_backends() for backend in plugin_backends
+    )
+    return sorted(names)
+
+
+def backend_distribution(prefix: str) -> tuple[str, str] | None:
+    """``(name, version)`` of the installed distribution whose plugin provides ``prefix``; None for
+    in-process backends.
+
+    Example:
+        >>> backend_distribution("gym")  # doctest: +SKIP
+        ('vecrl-gym', '0.1.0')
+    """
+    _load_entry_point(prefix)
+    providers = _collect_with_plugins()
+    if prefix not in providers:
+        raise ValueError(_unknown_prefix_message(prefix, sorted(set(providers) | _entry_point_names())))
+    plugin = providers[prefix][1]
+    for known, dist in _pm.list_plugin_distinfo():
+        if known is plugin:
+            return dist.metadata["Name"], dist.version
+    return None
+
+
+def _collect() -> dict[str, Backend]:
+    """prefix -> Backend over every registered plugin."""
+    return {prefix: backend for prefix, (backend, _) in _collect_with_plugins().items()}
+
+
+def _collect_with_plugins() -> dict[str, tuple[Backend, object]]:
+    """prefix -> (Backend, the plugin providing it); two providers of one prefix is an error."""
+    found: dict[str, tuple[Backend, object]] = {}
+    for plugin in _pm.get_plugins():
+        for backend in _call_plugin(plugin):
+            if backend.prefix in found:
+                raise ValueError(
+                    f"Two plugins claim the backend prefix {backend.prefix!r}:"
+                    f" {_describe_plugin(found[backend.prefix][1])} and {_describe_plugin(plugin)}."
+                    " Uninstall one of them (pip uninstall ...) or unregister the in-process one."
+                )
+            found[backend.prefix] = (backend, plugin)
+    return found
+
+
+def _call_plugin(plugin: object) -> list[Backend]:
+    hook = getattr(plugin, "vecrl_backends", None)
+    if hook is None:
+        return []
+    backends = hook()
+    if not isinstance(backends, (list, tuple)) or not all(isinstance(b, Backend) for b in backends):
+        raise TypeError(
+            f"The vecrl plugin {_describe_plugin(plugin)} returned {backends!r} from vecrl_backends();"
+            " expected a list of vecrl.Backend."
+        )
+    return list(backends)
+
+
+def _describe_plugin(plugin: object) -> str:
+    for known, dist in _pm.list_plugin_distinfo():
+        if known is plugin:
+            return f"distribution {dist.metadata['Name']} {dist.version}"
+    if isinstance(plugin, _InProcessPlugin):
+        return "an in-process registration (vecrl.register_backend)"
+    return f"the in-process plugin {_pm.get_name(plugin)!r}"
+
+
+def _entry_points(name: str | None = None) -> list[importlib.metadata.EntryPoint]:
+    if not autoload_enabled():
+        return []
+    selected = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+    unique: dict[tuple[str, str], importlib.metadata.EntryPoint] = {}
+    for ep in selected:
+        if name is None or ep.name == name:
+            unique[(ep.name, _dist_name(ep))] = ep
+    return list(unique.values())
+
+
+def _entry_point_names() -> set[str]:
+    return {ep.name for ep in _entry_points()}
+
+
+def _dist_name(ep: importlib.metadata.EntryPoint) -> str:
+    dist = ep.dist
+    return "an unknown distribution" if dist is None else f"{dist.metadata['Name']} {dist.version}"
+
+
+def _providers(prefix: str) -> list[str]:
+    """Who provides ``prefix`` now: installed distributions with that entry point, and registrations."""
+    owners = [f"distribution {_dist_name(ep)}" for ep in _entry_points(prefix)]
+    for plugin in _pm.get_plugins():
+        description = _describe_plugin(plugin)
+        if description not in owners and any(b.prefix == prefix for b in _call_plugin(plugin)):
+            owners.append(description)
+    return owners
+
+
+def _load_entry_point(name: str) -> None:
+    """Import and register the entry point called ``name`` (once); two distributions with it is an error."""
+    if name in _loaded_entry_points or not autoload_enabled():
+        return
+    eps = _entry_points(name)
+    if len(eps) > 1:
+        raise ValueError(
+            f"Two installed distributions provide the vecrl backend {name!r}:"
+            f" {' and '.join(_dist_name(ep) for ep in eps)}. Uninstall one of them (pip uninstall ...)."
+        )
+    if eps:
+        try:
+            _pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP, name=name)
+            _pm.check_pending()
+        except Exception as error:
+            raise ImportError(
+                f"The vecrl plugin {name!r} from {_dist_name(eps[0])} ({eps[0].value}) failed to load: {error}"
+            ) from error
+    _loaded_entry_points.add(name)
+
+
+def _unknown_prefix_message(prefix: str, known: list[str]) -> str:
+    message = f"No vecrl backend serves the prefix {prefix!r}."
+    if prefix in WELL_KNOWN_BACKENDS:
+        message += (
+            f" The {prefix!r} backend is provided by the package {WELL_KNOWN_BACKENDS[prefix]}, which is not"
+            f" installed: pip install {WELL_KNOWN_BACKENDS[prefix]}"
+        )
+    message += f" Registered prefixes: {', '.join(known) if known else '(none)'}."
+    close = difflib.get_close_matches(prefix, known, n=1)
+    if close:
+        message += f" Did you mean {close[0]!r}?"
+    if not autoload_enabled():
+        message += f" (Entry-point plugins are not loaded because {DISABLE_AUTOLOAD_ENV} is set.)"
+    return message

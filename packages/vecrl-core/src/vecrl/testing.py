@@ -1,0 +1,135 @@
+"""Checks a backend author runs against a backend: shapes, dtypes, seeding, the classic API, close.
+
+Example (in a plugin's test suite)::
+
+    from vecrl.testing import check_backend
+    from vecrl_toy import make_toy_env
+
+    def test_toy_backend_follows_the_vecrl_contract():
+        check_backend(make_toy_env, "Toy-v0", num_envs=3)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from vecrl.torch_wrapper import TorchWrapper
+
+
+class BackendCheckError(AssertionError):
+    """A backend broke the vecrl contract; the message says which check and what was seen."""
+
+
+def _expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise BackendCheckError(message)
+
+
+def random_actions(env: TorchWrapper, seed: int = 0) -> torch.Tensor:
+    """A batch of valid random actions for the vector env ``env``, as a tensor (reproducible by ``seed``).
+
+    Example:
+        >>> actions = random_actions(env, seed=1)  # doctest: +SKIP
+    """
+    space = env.single_action_space
+    space.seed(seed)
+    return torch.as_tensor(np.stack([np.asarray(space.sample()) for _ in range(env.num_envs)]))
+
+
+def check_backend(
+    make: Callable[..., TorchWrapper],
+    env_name: str,
+    *,
+    num_envs: int = 3,
+    num_steps: int = 5,
+    seed: int = 0,
+    **kwargs: Any,
+) -> None:
+    """Run every contract check on ``make(env_name, num_envs=..., **kwargs)``; raise BackendCheckError.
+
+    Example:
+        >>> check_backend(make_gym_env, "CartPole-v1", num_envs=2)  # doctest: +SKIP
+    """
+    first = check_reset_and_step(make, env_name, num_envs=num_envs, num_steps=num_steps, seed=seed, **kwargs)
+    second = check_reset_and_step(make, env_name, num_envs=num_envs, num_steps=num_steps, seed=seed, **kwargs)
+    for step, (a, b) in enumerate(zip(first, second, strict=True)):
+        _expect(
+            torch.equal(a.nan_to_num(), b.nan_to_num()),
+            f"{env_name}: two envs reset with seed={seed} and given the same actions diverged at step {step}:"
+            " reset(seed=S) must make a run reproducible.",
+        )
+    check_classic_api(make, env_name, num_envs=num_envs, **kwargs)
+
+
+def check_reset_and_step(
+    make: Callable[..., TorchWrapper],
+    env_name: str,
+    *,
+    num_envs: int = 3,
+    num_steps: int = 5,
+    seed: int = 0,
+    **kwargs: Any,
+) -> list[torch.Tensor]:
+    """Check types, shapes and dtypes of reset and step; return the observations seen (for seeding checks)."""
+    env = make(env_name, num_envs=num_envs, **kwargs)
+    try:
+        _expect(
+            isinstance(env, TorchWrapper),
+            f"make() returned {type(env).__qualname__}, not a vecrl.TorchWrapper.",
+        )
+        _expect(env.num_envs == num_envs, f"num_envs is {env.num_envs}, but {num_envs} were asked for.")
+        result = env.reset(seed=seed)
+        _expect(isinstance(result, tuple) and len(result) == 2, "reset() must return (observation, info).")
+        observation, info = result
+        obs_shape = (num_envs, *(env.single_observation_space.shape or ()))
+        _check_tensor(observation, obs_shape, None, "reset() observation")
+        _expect(isinstance(info, dict), f"reset() info must be a dict, got {type(info).__qualname__}.")
+        seen = [observation.detach().cpu().clone()]
+        for step in range(num_steps):
+            result = env.step(random_actions(env, seed=seed + step))
+            _expect(len(result) == 5, f"step() must return 5 items, got {len(result)}.")
+            observation, reward, terminated, truncated, info = result
+            _check_tensor(observation, obs_shape, None, "step() observation")
+            _check_tensor(reward, (num_envs,), None, "step() reward")
+            _check_tensor(terminated, (num_envs,), torch.bool, "step() terminated")
+            _check_tensor(truncated, (num_envs,), torch.bool, "step() truncated")
+            _expect(isinstance(info, dict), f"step() info must be a dict, got {type(info).__qualname__}.")
+            seen.append(observation.detach().cpu().clone())
+            seen.append(reward.detach().cpu().clone())
+    finally:
+        check_close(env)
+    return seen
+
+
+def check_classic_api(
+    make: Callable[..., TorchWrapper], env_name: str, *, num_envs: int = 3, **kwargs: Any
+) -> None:
+    """Check that ``force_classic_api=True`` gives ``obs`` from reset and ``(obs, reward, done, info)``."""
+    env = make(env_name, num_envs=num_envs, force_classic_api=True, **kwargs)
+    try:
+        observation = env.reset(seed=0)
+        _expect(
+            isinstance(observation, torch.Tensor), "reset() under force_classic_api must return only obs."
+        )
+        result = env.step(random_actions(env))
+        _expect(len(result) == 4, f"step() under force_classic_api must return 4 items, got {len(result)}.")
+        _check_tensor(result[2], (num_envs,), torch.bool, "step() done under force_classic_api")
+    finally:
+        check_close(env)
+
+
+def check_close(env: TorchWrapper) -> None:
+    """Check that ``close()`` works and can be called twice."""
+    env.close()
+    env.close()
+
+
+def _check_tensor(x: object, shape: tuple[int, ...], dtype: torch.dtype | None, what: str) -> None:
+    _expect(isinstance(x, torch.Tensor), f"{what} must be a torch.Tensor, got {type(x).__qualname__}.")
+    assert isinstance(x, torch.Tensor)
+    _expect(tuple(x.shape) == shape, f"{what} has shape {tuple(x.shape)}, expected {shape}.")
+    _expect(dtype is None or x.dtype == dtype, f"{what} has dtype {x.dtype}, expected {dtype}.")

@@ -1,0 +1,177 @@
+"""TorchWrapper: any gymnasium env or vector env, spoken to in torch tensors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium.spaces import Box, Discrete, Space
+
+from vecrl.arrays import ArrayType, array_type, convert_from_torch, convert_to_torch, convert_to_torch_bool
+from vecrl.spaces import check_supported_space, unbatched_space
+
+
+class TorchWrapper:
+    """Wrap a single or vector env so that observations, rewards and episode-end flags are torch tensors.
+
+    Actions may be given as torch tensors; they are converted to what the env expects (numpy, jax or
+    torch), which is learnt from the first observation ``reset()`` returns.
+
+    Args:
+        env: a ``gymnasium.Env``, a ``gymnasium.vector.VectorEnv``, or an env with the old API
+            (``reset`` returning only the observation, ``step`` returning 4 items).
+        force_classic_api: ``reset`` returns only the observation and ``step`` returns
+            ``(obs, reward, done, info)`` with ``done = terminated | truncated``.
+        discrete_to_continuous_act: a ``Discrete(n)`` action space becomes ``Box(-inf, inf, (n,))`` and
+            the argmax of the given action is applied.
+        clip_actions: clip Box actions to the action space's bounds.
+
+    Example:
+        >>> import gymnasium
+        >>> env = TorchWrapper(gymnasium.make("CartPole-v1"), discrete_to_continuous_act=True)
+        >>> obs, info = env.reset(seed=0)
+        >>> obs, reward, terminated, truncated, info = env.step(torch.tensor([0.2, 0.9]))
+        >>> obs.dtype, reward.item()
+        (torch.float32, 1.0)
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        *,
+        force_classic_api: bool = False,
+        discrete_to_continuous_act: bool = False,
+        clip_actions: bool = False,
+    ) -> None:
+        self.env = env
+        self._vectorized = hasattr(env.unwrapped, "single_observation_space")
+        if self._vectorized:
+            self.num_envs: int = int(env.num_envs)
+            single_obs = _single_space(env, "observation")
+            single_act = _single_space(env, "action")
+        else:
+            single_obs, single_act = env.observation_space, env.action_space
+        check_supported_space(single_obs, "observation space")
+        check_supported_space(single_act, "action space")
+
+        self.observation_space: Space = env.observation_space
+        self.action_space: Space = env.action_space
+        if self._vectorized:
+            self.single_observation_space: Space = single_obs
+            self.single_action_space: Space = single_act
+
+        self._force_classic_api = bool(force_classic_api)
+        self._array_type: ArrayType | None = None
+
+        self._discrete_dtype: torch.dtype | None = None
+        if discrete_to_continuous_act and isinstance(single_act, Discrete):
+            self._discrete_dtype = torch.from_numpy(np.empty(0, dtype=single_act.dtype)).dtype
+            self._discrete_start = int(single_act.start)
+            box = Box(-np.inf, np.inf, shape=(int(single_act.n),), dtype=np.float32)
+            if self._vectorized:
+                self.single_action_space = box
+                self.action_space = Box(
+                    -np.inf, np.inf, shape=(self.num_envs, int(single_act.n)), dtype=np.float32
+                )
+            else:
+                self.action_space = box
+
+        self._clip_bounds: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] | None = None
+        if clip_actions and isinstance(single_act, Box):
+            low, high = torch.from_numpy(single_act.low), torch.from_numpy(single_act.high)
+            self._clip_bounds = {low.device: (low, high)}
+
+    @property
+    def array_type(self) -> ArrayType | None:
+        """The array type the wrapped env works with ("numpy", "torch" or "jax"); None before ``reset()``."""
+        return self._array_type
+
+    @property
+    def unwrapped(self) -> Any:
+        """The innermost env."""
+        return self.env.unwrapped
+
+    def reset(self, *args: Any, **kwargs: Any) -> Any:
+        """Reset the env; returns ``(obs, info)``, or only ``obs`` under the classic API or an old-API env."""
+        result = self.env.reset(*args, **kwargs)
+        got_info = isinstance(result, tuple)
+        observation, info = result if got_info else (result, {})
+        if self._array_type is None:
+            self._array_type = array_type(observation, "numpy")
+        observation = convert_to_torch(observation)
+        if self._force_classic_api or not got_info:
+            return observation
+        return observation, info
+
+    def step(self, action: Any) -> tuple[Any, ...]:
+        """Step with a torch (or numpy) action; returns ``(obs, reward, terminated, truncated, info)`` as
+        tensors, or ``(obs, reward, done, info)`` under the classic API or for an old-API env."""
+        if self._array_type is None:
+            raise RuntimeError(
+                "step() was called before reset(): the wrapper learns from the first observation which array"
+                " type the env expects. Call reset() first."
+            )
+        if not isinstance(action, torch.Tensor):
+            action = convert_to_torch(action)
+        if self._discrete_dtype is not None:
+            action = torch.argmax(action, dim=-1).to(self._discrete_dtype)
+            if self._discrete_start:
+                action = action + self._discrete_start
+        if self._clip_bounds is not None:
+            low, high = self._bounds_on(action.device)
+            action = torch.clamp(action, low, high)
+        result = self.env.step(convert_from_torch(action, self._array_type))
+        if not isinstance(result, tuple) or len(result) not in (4, 5):
+            raise TypeError(
+                f"The wrapped env's step() returned {type(result).__qualname__}"
+                f"{f' of length {len(result)}' if isinstance(result, tuple) else ''}; expected a tuple"
+                " (obs, reward, terminated, truncated, info) or, for the old API, (obs, reward, done, info)."
+            )
+        observation = convert_to_torch(result[0])
+        reward = convert_to_torch(result[1])
+        terminated = convert_to_torch_bool(result[2])
+        info = result[-1]
+        if len(result) == 4:
+            return observation, reward, terminated, info
+        truncated = convert_to_torch_bool(result[3])
+        if self._force_classic_api:
+            return observation, reward, terminated | truncated, info
+        return observation, reward, terminated, truncated, info
+
+    def _bounds_on(self, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+        assert self._clip_bounds is not None
+        bounds = self._clip_bounds.get(device)
+        if bounds is None:
+            low, high = next(iter(self._clip_bounds.values()))
+            bounds = self._clip_bounds[device] = (low.to(device), high.to(device))
+        return bounds
+
+    def seed(self, *args: Any, **kwargs: Any) -> Any:
+        """Seed the wrapped env through its own ``seed()``."""
+        seed = getattr(self.env, "seed", None)
+        if seed is None:
+            raise AttributeError(
+                f"The wrapped env ({type(self.env).__qualname__}) has no seed() method; seed it with"
+                " reset(seed=...) instead."
+            )
+        return seed(*args, **kwargs)
+
+    def render(self, *args: Any, **kwargs: Any) -> Any:
+        """Render the wrapped env."""
+        return self.env.render(*args, **kwargs)
+
+    def close(self, *args: Any, **kwargs: Any) -> Any:
+        """Close the wrapped env."""
+        return self.env.close(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"TorchWrapper({self.env!r})"
+
+
+def _single_space(env: Any, kind: str) -> Space:
+    """The space of one sub-env of the vector env ``env`` (its own attribute, else unbatched)."""
+    single = getattr(env, f"single_{kind}_space", None)
+    if single is not None:
+        return single
+    return unbatched_space(getattr(env, f"{kind}_space"), f"{kind} space")

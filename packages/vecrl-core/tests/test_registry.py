@@ -1,0 +1,143 @@
+import pytest
+
+import vecrl
+from vecrl import Backend, make_vector_env, register_backend
+from vecrl.registry import DISABLE_AUTOLOAD_ENV
+
+
+@pytest.fixture(autouse=True)
+def no_entry_points(monkeypatch):
+    """These tests see only in-process registrations (entry points are tested in tests/)."""
+    monkeypatch.setenv(DISABLE_AUTOLOAD_ENV, "1")
+
+
+def recording_backend(prefix, calls):
+    def make(env_name, **kwargs):
+        calls.append((env_name, kwargs))
+        return "made"
+
+    return Backend(prefix=prefix, make=make, description="records its calls")
+
+
+def test_an_in_process_backend_is_found_and_can_be_undone():
+    calls = []
+    registration = register_backend(recording_backend("rec", calls))
+    try:
+        assert make_vector_env("rec::Thing-v0", num_envs=2) == "made"
+        assert calls[0][0] == "Thing-v0" and calls[0][1]["num_envs"] == 2
+        assert "rec" in vecrl.backend_prefixes()
+    finally:
+        registration.unregister()
+    assert "rec" not in vecrl.backend_prefixes()
+    with pytest.raises(ValueError, match="'rec'"):
+        make_vector_env("rec::Thing-v0")
+
+
+def test_registration_works_as_a_context_manager():
+    with register_backend(recording_backend("ctx", [])):
+        assert vecrl.get_backend("ctx").description == "records its calls"
+    assert "ctx" not in vecrl.backend_prefixes()
+
+
+def test_the_name_splits_on_the_first_double_colon_only():
+    calls = []
+    with register_backend(recording_backend("rec", calls)):
+        make_vector_env("rec::old::ant")
+    assert calls[0][0] == "old::ant"
+
+
+def test_a_name_without_prefix_goes_to_the_gym_backend():
+    calls = []
+    with register_backend(recording_backend("gym", calls)):
+        make_vector_env("CartPole-v1", num_envs=3)
+    assert calls == [("CartPole-v1", {**calls[0][1], "num_envs": 3})]
+
+
+def test_unknown_prefix_lists_the_known_ones_and_suggests_a_close_match():
+    with register_backend(recording_backend("mujoco_playground", [])), pytest.raises(ValueError) as error:
+        make_vector_env("mujoco_playgrnd::Go1")
+    message = str(error.value)
+    assert "'mujoco_playgrnd'" in message
+    assert "mujoco_playground" in message and "Did you mean 'mujoco_playground'?" in message
+
+
+@pytest.mark.parametrize(("prefix", "package"), [("gym", "vecrl-gym"), ("brax", "vecrl-brax")])
+def test_missing_well_known_backend_names_the_package_to_install(prefix, package):
+    with pytest.raises(ValueError, match=f"pip install {package}"):
+        make_vector_env(f"{prefix}::anything")
+
+
+def test_a_taken_prefix_cannot_be_registered_twice():
+    with register_backend(recording_backend("dup", [])):
+        with pytest.raises(ValueError, match="'dup'.*already provided by an in-process registration"):
+            register_backend(recording_backend("dup", []))
+        assert vecrl.get_backend("dup")  # the first one is untouched
+
+
+def test_prefix_kwargs_reach_only_their_backend():
+    calls = []
+    with register_backend(recording_backend("gym", calls)), register_backend(recording_backend("toy", [])):
+        make_vector_env(
+            "gym::CartPole-v1",
+            gym_kwargs={"max_episode_steps": 7},
+            brax_kwargs={"episode_length": 9},
+            toy_kwargs={"speed": 2},
+            render_mode=None,
+        )
+    kwargs = calls[0][1]
+    assert kwargs["max_episode_steps"] == 7 and kwargs["render_mode"] is None
+    assert "episode_length" not in kwargs and "speed" not in kwargs and "toy_kwargs" not in kwargs
+
+
+def test_a_keyword_given_twice_is_refused():
+    with (
+        register_backend(recording_backend("gym", [])),
+        pytest.raises(ValueError, match="max_episode_steps.*both directly and in gym_kwargs"),
+    ):
+        make_vector_env("CartPole-v1", max_episode_steps=3, gym_kwargs={"max_episode_steps": 4})
+
+
+def test_routed_kwargs_must_be_mappings():
+    with (
+        register_backend(recording_backend("gym", [])),
+        pytest.raises(TypeError, match="gym_kwargs must be a dict"),
+    ):
+        make_vector_env("CartPole-v1", gym_kwargs=[("a", 1)])
+
+
+@pytest.mark.parametrize("name", ["", "gym::", "::CartPole-v1"])
+def test_incomplete_names_are_refused(name):
+    with pytest.raises(ValueError, match="incomplete"):
+        make_vector_env(name)
+
+
+@pytest.mark.parametrize("prefix", ["", "a::b", "9lives", "has space"])
+def test_bad_prefixes_are_refused_by_backend(prefix):
+    with pytest.raises(ValueError, match="prefix"):
+        Backend(prefix=prefix, make=lambda name, **kw: None)
+
+
+def test_a_plugin_object_with_a_wrong_return_type_is_refused_before_registering():
+    class Broken:
+        @vecrl.hookimpl
+        def vecrl_backends(self):
+            return ["not a backend"]
+
+    with pytest.raises(TypeError, match="list of vecrl.Backend"):
+        vecrl.register_plugin(Broken())
+
+
+def test_a_plugin_object_registers_and_unregisters():
+    class Plugin:
+        @vecrl.hookimpl
+        def vecrl_backends(self):
+            return [recording_backend("obj", [])]
+
+    plugin = Plugin()
+    vecrl.register_plugin(plugin, name="my-plugin")
+    try:
+        assert vecrl.get_backend("obj").prefix == "obj"
+        assert vecrl.backend_distribution("obj") is None
+    finally:
+        vecrl.unregister_plugin(plugin)
+    assert "obj" not in vecrl.backend_prefixes()

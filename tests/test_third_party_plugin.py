@@ -1,0 +1,119 @@
+"""A third-party backend, installed with pip as a user would, is found through its entry point."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def pip_install_into(target: Path, *packages: str) -> Path:
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            *(str(FIXTURES / p) for p in packages),
+        ],
+        check=True,
+    )
+    return target
+
+
+@pytest.fixture(scope="module")
+def toy_site(tmp_path_factory):
+    return pip_install_into(tmp_path_factory.mktemp("toy-site"), "vecrl-toy")
+
+
+@pytest.fixture(scope="module")
+def clone_site(tmp_path_factory):
+    return pip_install_into(tmp_path_factory.mktemp("clone-site"), "vecrl-toy-clone")
+
+
+def run_python(code: str, *sites: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "VECRL_DISABLE_PLUGIN_AUTOLOAD"}
+    env["PYTHONPATH"] = os.pathsep.join(str(s) for s in sites)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env
+    )
+
+
+def test_a_fresh_process_finds_the_plugin_by_its_prefix(toy_site):
+    result = run_python(
+        """
+        import sys, torch, vecrl
+        env = vecrl.make_vector_env("toy::Counter", num_envs=3, toy_kwargs={"length": 2})
+        obs, info = env.reset()
+        obs, reward, terminated, truncated, info = env.step(torch.tensor([1, 0, 1]))
+        obs, reward, terminated, truncated, info = env.step(torch.tensor([1, 0, 1]))
+        print(reward.tolist())
+        print(truncated.tolist())
+        print(sorted(m for m in ("vecrl_gym", "vecrl_brax", "jax") if m in sys.modules))
+        print(vecrl.backend_distribution("toy"))
+        """,
+        toy_site,
+    )
+    assert result.returncode == 0, result.stderr
+    rewards, truncated, loaded, dist = result.stdout.strip().splitlines()
+    assert rewards == "[1.0, 0.0, 1.0]" and truncated == "[True, True, True]"
+    assert loaded == "[]", "asking for toy:: must load only the 'toy' entry point"
+    assert dist == "('vecrl-toy', '0.0.1')"
+
+
+def test_the_installed_plugin_passes_the_backend_checks(toy_site):
+    result = run_python(
+        """
+        from vecrl.testing import check_backend
+        from vecrl_toy import make_toy_env
+        check_backend(make_toy_env, "Counter", num_envs=4)
+        print("ok")
+        """,
+        toy_site,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+def test_listing_backends_loads_every_plugin(toy_site):
+    result = run_python("import vecrl; print([b.prefix for b in vecrl.list_backends()])", toy_site)
+    assert result.returncode == 0, result.stderr
+    assert "'toy'" in result.stdout
+
+
+def test_two_distributions_claiming_one_prefix_is_an_error_naming_both(toy_site, clone_site):
+    result = run_python(
+        'import vecrl; vecrl.make_vector_env("toy::Counter", num_envs=1)', toy_site, clone_site
+    )
+    assert result.returncode != 0
+    assert "vecrl-toy 0.0.1" in result.stderr and "vecrl-toy-clone 0.0.2" in result.stderr
+
+
+def test_an_in_process_backend_cannot_take_an_installed_prefix(toy_site):
+    result = run_python(
+        """
+        import vecrl
+        try:
+            vecrl.register_backend(vecrl.Backend("toy", make=lambda name, **kw: None))
+        except ValueError as error:
+            print(error)
+        """,
+        toy_site,
+    )
+    assert "already provided by distribution vecrl-toy 0.0.1" in result.stdout, result.stderr
+
+
+def test_autoload_can_be_switched_off(toy_site):
+    env = {**os.environ, "PYTHONPATH": str(toy_site), "VECRL_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    code = 'import vecrl; vecrl.make_vector_env("toy::Counter")'
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert result.returncode != 0 and "VECRL_DISABLE_PLUGIN_AUTOLOAD is set" in result.stderr
