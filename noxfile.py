@@ -1,6 +1,15 @@
-"""vecrl's sessions: `nox -s tests` is the test command CI runs; `nox -s demo` runs the main job.
+"""vecrl's sessions.
 
-Every install goes through constraints.txt, which pins torch to the CPU wheel this machine ships.
+    nox -s tests        every package and every test, newest dependencies (README's test command)
+    nox -s isolation    each install combination alone in a fresh env (what a user who installs one backend gets)
+    nox -s plugins      wheels (no editable installs) of our packages and a third-party plugin, discovered
+    nox -s matrix       the tests against the oldest/API-break/newest dependency rows
+    nox -s lint typecheck
+    nox -s demo         the main job (README's other command)
+    nox -s bench        everything in bench/ (off by default: slow, and numbers want a quiet machine)
+
+CI (.ci/run) runs tests, isolation, plugins, the matrix rows and lint/typecheck. Every install goes
+through constraints.txt, which pins torch to the CPU wheel this machine ships.
 """
 
 from __future__ import annotations
@@ -12,40 +21,146 @@ import nox
 ROOT = Path(__file__).parent
 CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
 PYTHON = "3.11"  # the only Python with the pinned torch wheel on this machine
+TORCH = "torch==2.13.0"
 
-CORE = "packages/vecrl-core"
-GYM = "packages/vecrl-gym"
-BRAX = "packages/vecrl-brax"
-POLICY = "packages/vecrl-policy"
+CORE, GYM, BRAX, POLICY = "vecrl-core", "vecrl-gym", "vecrl-brax", "vecrl-policy"
 ALL_PACKAGES = (CORE, GYM, BRAX, POLICY)
 TEST_TOOLS = ("pytest", "hypothesis", "setuptools>=68")
+# Extras the tests of each package need beyond its own dependencies (MuJoCo envs for the gym tests).
+TEST_EXTRAS = {GYM: ("gymnasium[mujoco]",)}
 
 nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
+
+
+def path_of(package: str) -> str:
+    return str(ROOT / "packages" / package)
 
 
 def install(session: nox.Session, *args: str) -> None:
     session.install(*CONSTRAINTS, *args)
 
 
-def install_packages(session: nox.Session, *packages: str, editable: bool = True) -> None:
-    install(session, "torch==2.13.0")
-    args: list[str] = []
+def install_packages(session: nox.Session, packages: tuple[str, ...], *extra: str, editable: bool) -> None:
+    """torch first (from the pinned wheel), then the packages and what their tests need, in one resolve."""
+    install(session, TORCH)
+    targets: list[str] = []
     for package in packages:
-        args += ["-e", package] if editable else [package]
-    install(session, *args)
+        targets += ["-e", path_of(package)] if editable else [path_of(package)]
+        targets += TEST_EXTRAS.get(package, ())
+    install(session, *targets, *TEST_TOOLS, *extra)
+
+
+def test_paths(packages: tuple[str, ...]) -> list[str]:
+    return [f"{path_of(p)}/tests" for p in packages]
 
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Every package installed together, every test (the command README.md and CI run)."""
-    install_packages(session, *ALL_PACKAGES)
-    install(session, *TEST_TOOLS, "gymnasium[classic-control,mujoco]")
-    session.run("pytest", *session.posargs, *[f"{p}/tests" for p in ALL_PACKAGES], "tests")
+    """Every package installed together, every test: the command README.md and CI run."""
+    install_packages(session, ALL_PACKAGES, editable=True)
+    session.run("pytest", *session.posargs, *test_paths(ALL_PACKAGES), "tests")
+
+
+ISOLATION_ROWS = [
+    nox.param((CORE,), id="core"),
+    nox.param((CORE, GYM), id="core+gym"),
+    nox.param((CORE, POLICY), id="core+policy"),
+    nox.param((CORE, BRAX), id="core+brax"),
+    nox.param(ALL_PACKAGES, id="all"),
+]
+
+
+@nox.session(python=PYTHON, reuse_venv=False)
+@nox.parametrize("packages", ISOLATION_ROWS)
+def isolation(session: nox.Session, packages: tuple[str, ...]) -> None:
+    """One install combination alone in a fresh env (non-editable): its tests, and what must be absent."""
+    install_packages(session, packages, editable=False)
+    session.run(
+        "pytest",
+        *session.posargs,
+        *test_paths(packages),
+        "tests/test_install_isolation.py",
+        env={"VECRL_ISOLATION": ",".join(packages)},
+    )
+
+
+@nox.session(python=PYTHON, reuse_venv=False)
+def plugins(session: nox.Session) -> None:
+    """Wheels of our packages and of a third-party plugin, installed as a user's machine sees them."""
+    wheels = Path(session.create_tmp()) / "wheels"
+    fixtures = ROOT / "tests" / "fixtures"
+    sources = [path_of(CORE), path_of(GYM), str(fixtures / "vecrl-toy")]
+    session.run("python", "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), *sources)
+    install(session, TORCH)
+    install(session, *sorted(str(w) for w in wheels.glob("*.whl")), *TEST_TOOLS)
+    session.run(
+        "pytest",
+        *session.posargs,
+        "tests/test_installed_plugins.py",
+        "tests/test_third_party_plugin.py",
+        env={"VECRL_WHEELS_INSTALLED": "1"},
+    )
+
+
+# The dependency matrix: explicit rows (oldest, API break, newest), never a cartesian product.
+# Every row runs on Python 3.11 with torch from constraints.txt. Rows that cannot install here say why.
+MATRIX_ROWS = [
+    # gymnasium 0.29.1: the old VectorEnv API (positional __init__, `final_observation` info keys).
+    # jax >= 0.4.31 and the brax releases that support it need numpy 2-era stacks; brax is covered by
+    # the brax rows below, so this row is core + gym + policy on numpy 1.x.
+    nox.param(
+        (CORE, GYM, POLICY), ("gymnasium[mujoco]==0.29.1", "mujoco<3.2", "numpy<2"), id="gym029-numpy1"
+    ),
+    # gymnasium 1.0: the first 1.x (new VectorEnv, next-step autoreset only, no AutoresetMode enum).
+    nox.param((CORE, GYM, POLICY), ("gymnasium[mujoco]==1.0.0", "numpy>=2"), id="gym10"),
+    # gymnasium newest on numpy 1.x: numpy 1.x is still admitted by our floors.
+    nox.param((CORE, GYM, POLICY), ("gymnasium[mujoco]>=1.1", "numpy<2"), id="gymlatest-numpy1"),
+    # the newest jax/brax pair with everything else newest (also what `tests` runs).
+    nox.param(ALL_PACKAGES, ("jax", "brax"), id="brax-newest"),
+    # the oldest jax/brax pair vecrl-brax admits (see packages/vecrl-brax/pyproject.toml for why).
+    nox.param((CORE, BRAX), ("jax==0.4.31", "jaxlib==0.4.31", "brax==0.12.1"), id="brax-oldest"),
+]
+
+
+@nox.session(python=PYTHON)
+@nox.parametrize(("packages", "pins"), MATRIX_ROWS)
+def matrix(session: nox.Session, packages: tuple[str, ...], pins: tuple[str, ...]) -> None:
+    """The package tests against one row of pinned dependency versions."""
+    install_packages(session, packages, *pins, editable=True)
+    session.run(
+        "python",
+        "-c",
+        "import gymnasium, numpy; print('gymnasium', gymnasium.__version__, 'numpy', numpy.__version__)",
+    )
+    session.run("pytest", *session.posargs, *test_paths(packages))
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff check and ruff format --check over the whole repo."""
+    session.install("ruff")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session(python=PYTHON)
+def typecheck(session: nox.Session) -> None:
+    """mypy on every package's src."""
+    install_packages(session, ALL_PACKAGES, "mypy", editable=True)
+    session.run("mypy", *[f"{path_of(p)}/src" for p in ALL_PACKAGES])
 
 
 @nox.session(python=PYTHON)
 def demo(session: nox.Session) -> None:
-    """The main job: a short batched CartPole rollout printed as torch tensors."""
-    install_packages(session, CORE, GYM, POLICY)
-    session.run("python", "examples/rollout_cartpole.py", *session.posargs)
+    """The main job: evolve a policy that solves CartPole-v1, with a plot of the progress."""
+    install_packages(session, (CORE, GYM, POLICY), "matplotlib", editable=True)
+    session.run("python", "examples/evolve_cartpole.py", *session.posargs)
+
+
+@nox.session(python=PYTHON, default=False)
+def bench(session: nox.Session) -> None:
+    """Every benchmark in bench/, with EvoTorch 0.6.1 installed for the comparisons (benchmark only)."""
+    install_packages(session, ALL_PACKAGES, "evotorch==0.6.1", editable=True)
+    for script in sorted((ROOT / "bench").glob("*.py")):
+        session.run("python", str(script), *session.posargs)

@@ -16,6 +16,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from vecrl.backend import Backend
+    from vecrl.cli import Command
 
 PROJECT_NAME = "vecrl"
 
@@ -35,4 +36,13 @@ def vecrl_backends() -> list[Backend]:  # type: ignore[empty-body]
         >>> @hookimpl
         ... def vecrl_backends():
         ...     return [Backend(prefix="toy", make=make_toy_env)]  # doctest: +SKIP
+    """
+
+
+@hookspec
+def vecrl_commands() -> list[Command]:  # type: ignore[empty-body]
+    """Return extra ``vecrl`` subcommands, as a list of ``vecrl.cli.Command``.
+
+    Loaded only by the ``vecrl`` command, from the ``vecrl.commands`` entry-point group (so a package
+    that adds commands is not mistaken for a backend). vecrl-policy adds ``vecrl evaluate`` this way.
     """

@@ -160,6 +160,13 @@ def backend_distribution(prefix: str) -> tuple[str, str] | None:
     return None
 
 
+def load_command_plugins(group: str) -> list[Any]:
+    """Load every entry point of ``group`` and return the ``vecrl.cli.Command`` objects they provide."""
+    if autoload_enabled():
+        _pm.load_setuptools_entrypoints(group)
+    return [command for commands in _pm.hook.vecrl_commands() for command in commands]
+
+
 def _collect() -> dict[str, Backend]:
     """prefix -> Backend over every registered plugin."""
     return {prefix: backend for prefix, (backend, _) in _collect_with_plugins().items()}

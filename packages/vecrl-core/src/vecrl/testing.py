@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import torch
 
+from vecrl.actions import random_action_sampler
 from vecrl.torch_wrapper import TorchWrapper
 
 
@@ -35,9 +35,7 @@ def random_actions(env: TorchWrapper, seed: int = 0) -> torch.Tensor:
     Example:
         >>> actions = random_actions(env, seed=1)  # doctest: +SKIP
     """
-    space = env.single_action_space
-    space.seed(seed)
-    return torch.as_tensor(np.stack([np.asarray(space.sample()) for _ in range(env.num_envs)]))
+    return random_action_sampler(env.single_action_space, env.num_envs, seed=seed)()
 
 
 def check_backend(
