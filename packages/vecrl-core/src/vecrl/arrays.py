@@ -68,10 +68,13 @@ def convert_to_torch(x: Any) -> torch.Tensor:
     if isinstance(x, torch.Tensor):
         return x
     if isinstance(x, np.ndarray):
-        if not x.flags.writeable or not x.dtype.isnative or any(s < 0 for s in x.strides):
-            # torch cannot view these (read-only, byte-swapped or reversed memory): copy once.
-            x = np.array(x, dtype=x.dtype.newbyteorder("="))
-        return torch.from_numpy(x)
+        if x.flags.writeable:
+            try:
+                return torch.from_numpy(x)
+            except (ValueError, TypeError):  # byte-swapped or reversed memory: copied below
+                pass
+        # torch cannot view these (read-only, byte-swapped or reversed memory): copy once.
+        return torch.from_numpy(np.array(x, dtype=x.dtype.newbyteorder("=")))
     if is_jax_array(x):
         return torch.from_dlpack(x)
     return torch.as_tensor(x)
@@ -90,7 +93,10 @@ def convert_from_torch(x: torch.Tensor, array_type: ArrayType) -> Any:
     if array_type == "torch":
         return x
     if array_type == "numpy":
-        return x.detach().cpu().numpy()
+        try:
+            return x.numpy()  # the common case (a CPU tensor without grad) in one call
+        except (RuntimeError, TypeError):  # needs grad, or is not on the CPU
+            return x.detach().cpu().numpy()
     if array_type == "jax":
         import jax.dlpack  # imported only when a jax array is asked for
 

@@ -121,7 +121,8 @@ class TorchWrapper:
         if self._clip_bounds is not None:
             low, high = self._bounds_on(action.device)
             action = torch.clamp(action, low, high)
-        result = self.env.step(convert_from_torch(action, self._array_type))
+        array_type = self._array_type
+        result = self.env.step(action if array_type == "torch" else convert_from_torch(action, array_type))
         if not isinstance(result, tuple) or len(result) not in (4, 5):
             raise TypeError(
                 f"The wrapped env's step() returned {type(result).__qualname__}"

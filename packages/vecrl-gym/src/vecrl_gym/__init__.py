@@ -1,0 +1,16 @@
+"""vecrl-gym: the ``gym`` backend of vecrl, gymnasium environments batched with same-step autoreset.
+
+Example:
+    >>> import vecrl
+    >>> env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=8)
+    >>> obs, info = env.reset(seed=0)
+    >>> tuple(obs.shape)
+    (8, 4)
+"""
+
+from vecrl_gym.make import make_gym_env
+from vecrl_gym.sync_vector_env import SyncVectorEnv
+
+__version__ = "0.1.0"
+
+__all__ = ["SyncVectorEnv", "make_gym_env"]

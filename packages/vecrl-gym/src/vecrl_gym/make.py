@@ -1,0 +1,77 @@
+"""make_gym_env: gymnasium envs by id, batched in a SyncVectorEnv and wrapped to speak torch."""
+
+from __future__ import annotations
+
+import functools
+from numbers import Integral
+from typing import Any
+
+import gymnasium
+import torch
+
+import vecrl
+from vecrl_gym.sync_vector_env import SyncVectorEnv
+
+
+def make_gym_env(
+    env_name: str,
+    *,
+    force_classic_api: bool = False,
+    num_envs: int | None = None,
+    discrete_to_continuous_act: bool = False,
+    clip_actions: bool = False,
+    empty_info: bool = False,
+    num_episodes: int | None = None,
+    device: str | torch.device | None = None,
+    **kwargs: Any,
+) -> vecrl.TorchWrapper:
+    """Make ``num_envs`` copies of the gymnasium env ``env_name`` in a ``SyncVectorEnv``, as a TorchWrapper.
+
+    ``kwargs`` go to ``gymnasium.make``. The SyncVectorEnv makes its results torch tensors on ``device``
+    (the CPU by default, sharing memory with its arrays), info's numeric arrays included, so the
+    TorchWrapper has nothing left to convert. With ``num_envs=None`` the result wraps one plain
+    ``gymnasium.make`` env, and ``empty_info``, ``num_episodes`` and ``device`` (options of
+    ``SyncVectorEnv``) must be left at their defaults. An unknown id raises gymnasium's own error, which
+    suggests close matches.
+
+    Example:
+        >>> env = make_gym_env("CartPole-v1", num_envs=4, num_episodes=1)
+        >>> obs, info = env.reset(seed=0)
+        >>> obs.shape
+        torch.Size([4, 4])
+    """
+    if num_envs is None:
+        vector_only = {
+            "empty_info": (empty_info, False),
+            "num_episodes": (num_episodes, None),
+            "device": (device, None),
+        }
+        for name, (value, default) in vector_only.items():
+            if value != default:
+                raise ValueError(
+                    f"make_gym_env({env_name!r}) received {name}={value!r} with num_envs=None. {name} is an"
+                    " option of the batched SyncVectorEnv: pass num_envs=<number of copies> to use it, or"
+                    f" leave {name} at its default ({default!r}) for a single env."
+                )
+        env: Any = gymnasium.make(env_name, **kwargs)
+    else:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, Integral) or num_envs < 1:
+            raise ValueError(
+                f"num_envs must be a positive int (the number of sub-envs) or None (one plain env),"
+                f" but got {num_envs!r}."
+            )
+        make_one = functools.partial(gymnasium.make, env_name, **kwargs)
+        # The batched results become tensors (on the CPU without a copy) right where they are made,
+        # which leaves the TorchWrapper nothing to convert.
+        env = SyncVectorEnv(
+            [make_one] * int(num_envs),
+            empty_info=empty_info,
+            num_episodes=num_episodes,
+            device="cpu" if device is None else device,
+        )
+    return vecrl.TorchWrapper(
+        env,
+        force_classic_api=force_classic_api,
+        discrete_to_continuous_act=discrete_to_continuous_act,
+        clip_actions=clip_actions,
+    )

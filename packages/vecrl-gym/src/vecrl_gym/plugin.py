@@ -1,0 +1,23 @@
+"""The vecrl plugin of this package: it serves the ``gym`` prefix (also the default prefix)."""
+
+from __future__ import annotations
+
+import vecrl
+from vecrl_gym.make import make_gym_env
+
+
+@vecrl.hookimpl
+def vecrl_backends() -> list[vecrl.Backend]:
+    """The ``gym`` backend: ``vecrl.make_vector_env("gym::CartPole-v1", num_envs=8)``.
+
+    Example:
+        >>> [backend.prefix for backend in vecrl_backends()]
+        ['gym']
+    """
+    return [
+        vecrl.Backend(
+            prefix="gym",
+            make=make_gym_env,
+            description="gymnasium environments, stepped in lockstep on the CPU with same-step autoreset",
+        )
+    ]
