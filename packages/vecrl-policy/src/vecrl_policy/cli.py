@@ -1,0 +1,65 @@
+"""``vecrl evaluate``: score random policies from the command line (added to the ``vecrl`` command)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import torch
+from gymnasium.spaces import Discrete
+
+import vecrl
+from vecrl.cli import Command, CommandError, make_env_or_fail, positive_int
+from vecrl_policy.evaluate import evaluate
+from vecrl_policy.parser import NetParsingError
+from vecrl_policy.policy import Policy
+
+
+def _add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("env", help="environment name, e.g. gym::CartPole-v1 or brax::ant")
+    parser.add_argument(
+        "--policy",
+        default="Linear(obs_length, 32) >> Tanh() >> Linear(32, act_length)",
+        help="network string; obs_length and act_length are filled in from the env",
+    )
+    parser.add_argument("--popsize", type=positive_int, default=64, help="random parameter rows (default 64)")
+    parser.add_argument("--episodes", type=positive_int, default=1, help="episodes per row (default 1)")
+    parser.add_argument(
+        "--num-envs", type=positive_int, default=None, help="sub-envs (default: popsize, at most 256)"
+    )
+    parser.add_argument("--sigma", type=float, default=0.5, help="std of the random parameters (default 0.5)")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def _run(args: argparse.Namespace) -> int:
+    num_envs = args.num_envs or min(args.popsize, 256)
+    env = make_env_or_fail(vecrl.make_vector_env, args.env, num_envs=num_envs, num_episodes=args.episodes)
+    try:
+        obs_length = math.prod(env.single_observation_space.shape or ())
+        space = env.single_action_space
+        act_length = int(space.n) if isinstance(space, Discrete) else math.prod(space.shape or ())
+        try:
+            policy = Policy(args.policy, obs_length=obs_length, act_length=act_length)
+        except (NetParsingError, TypeError, ValueError) as error:
+            raise CommandError(f"bad --policy: {str(error).splitlines()[0]}") from error
+        generator = torch.Generator().manual_seed(args.seed)
+        population = args.sigma * torch.randn(args.popsize, policy.parameter_length, generator=generator)
+        start = time.perf_counter()
+        result = evaluate(policy, env, population, num_episodes=args.episodes, seed=args.seed)
+        elapsed = time.perf_counter() - start
+    finally:
+        env.close()
+    returns = result.mean_return
+    env_steps = int(result.steps.sum())
+    print(
+        f"{args.env}: {args.popsize} policies x {args.episodes} episode(s): mean return {returns.mean():.2f},"
+        f" std {returns.std(unbiased=False):.2f}, best {returns.max():.2f};"
+        f" {env_steps:,} env-steps in {elapsed:.2f} s = {env_steps / elapsed:,.0f} env-steps/s"
+    )
+    return 0
+
+
+@vecrl.hookimpl
+def vecrl_commands() -> list[Command]:
+    return [Command("evaluate", "Evaluate random policies on a vectorized env.", _add_arguments, _run)]

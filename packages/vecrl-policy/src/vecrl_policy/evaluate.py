@@ -1,0 +1,119 @@
+"""evaluate: score every row of a parameter batch on its own sub-environment, in one vectorized loop."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral
+from typing import Any
+
+import torch
+from gymnasium.spaces import Discrete
+
+from vecrl_policy.policy import Policy
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """Per-row results of ``evaluate``: ``total_return`` summed over the row's episodes, the number of
+    ``episodes`` it finished, and the env ``steps`` it took.
+
+    Example:
+        >>> result.mean_return  # total_return / episodes  # doctest: +SKIP
+    """
+
+    total_return: torch.Tensor
+    episodes: torch.Tensor
+    steps: torch.Tensor
+
+    @property
+    def mean_return(self) -> torch.Tensor:
+        """Average return per finished episode, per row."""
+        return self.total_return / self.episodes.clamp(min=1)
+
+
+def evaluate(
+    policy: Policy,
+    env: Any,
+    parameters: torch.Tensor,
+    *,
+    num_episodes: int = 1,
+    seed: int | None = None,
+) -> EvaluationResult:
+    """Run row ``i`` of ``parameters`` on sub-env ``i`` for ``num_episodes`` episodes; no loop over rows.
+
+    ``env`` is a vector env made by ``vecrl.make_vector_env`` (``gym::``, ``brax::`` or any backend).
+    A population larger than ``env.num_envs`` is evaluated in chunks of ``num_envs`` rows. Recurrent
+    state is reset for exactly the rows whose episode ended. When the env was made with
+    ``num_episodes=``, its budget stops finished sub-envs from stepping; rewards past a row's last
+    episode (NaN under a budget) are never counted. Discrete action spaces take the argmax of the
+    policy's output.
+
+    Example:
+        >>> env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=64, num_episodes=1)  # doctest: +SKIP
+        >>> policy = Policy("Linear(4, 2)")  # doctest: +SKIP
+        >>> evaluate(policy, env, torch.randn(256, policy.parameter_length)).mean_return.shape  # doctest: +SKIP
+        torch.Size([256])
+    """
+    if isinstance(num_episodes, bool) or not isinstance(num_episodes, Integral) or num_episodes < 1:
+        raise ValueError(f"num_episodes must be a positive int, got {num_episodes!r}.")
+    num_envs = getattr(env, "num_envs", None)
+    if num_envs is None:
+        raise TypeError(
+            f"evaluate() needs a vector env (with num_envs), got {type(env).__qualname__}; make one with"
+            " vecrl.make_vector_env(name, num_envs=N)."
+        )
+    if not isinstance(parameters, torch.Tensor) or parameters.ndim != 2 or len(parameters) == 0:
+        shape = (
+            tuple(parameters.shape) if isinstance(parameters, torch.Tensor) else type(parameters).__qualname__
+        )
+        raise ValueError(
+            f"evaluate() expects parameters as a 2-D tensor (population, {policy.parameter_length}), got {shape}."
+        )
+    if parameters.shape[1] != policy.parameter_length:
+        raise ValueError(
+            f"Each parameter row must have the policy's {policy.parameter_length} parameters, got"
+            f" {parameters.shape[1]}."
+        )
+    budget = getattr(env.unwrapped, "num_episodes", None)
+    if budget is not None and budget < num_episodes:
+        raise ValueError(
+            f"The env was made with num_episodes={budget}, fewer than the {num_episodes} asked for: make it"
+            f" with num_episodes={num_episodes} (or without a budget)."
+        )
+    discrete = isinstance(env.single_action_space, Discrete)
+    chunks = [
+        _evaluate_chunk(policy, env, rows, num_episodes, None if seed is None else seed + i, discrete)
+        for i, rows in enumerate(parameters.split(num_envs))
+    ]
+    return EvaluationResult(*(torch.cat(parts) for parts in zip(*chunks, strict=True)))
+
+
+def _evaluate_chunk(
+    policy: Policy, env: Any, rows: torch.Tensor, num_episodes: int, seed: int | None, discrete: bool
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    num_rows, num_envs = len(rows), env.num_envs
+    if num_rows < num_envs:  # spare sub-envs run copies of the last row; their results are dropped
+        rows = torch.cat([rows, rows[-1:].expand(num_envs - num_rows, -1)])
+    policy.set_parameters(rows)
+    observation, _ = env.reset() if seed is None else env.reset(seed=seed)
+    device = rows.device
+    total = torch.zeros(num_envs, dtype=torch.float64, device=device)
+    episodes = torch.zeros(num_envs, dtype=torch.int64, device=device)
+    steps = torch.zeros(num_envs, dtype=torch.int64, device=device)
+    active = torch.ones(num_envs, dtype=torch.bool, device=device)
+    with torch.no_grad():
+        while True:
+            output = policy(observation.to(device).nan_to_num())
+            action = output.argmax(dim=-1) if discrete else output
+            observation, reward, terminated, truncated, _ = env.step(action)
+            reward = reward.to(device)
+            total += torch.where(active, reward, 0.0)
+            steps += active
+            ended = (terminated.to(device) | truncated.to(device)) & active
+            if ended.any():
+                episodes += ended
+                active &= episodes < num_episodes
+                if not active[:num_rows].any():
+                    break
+                policy.reset(ended)
+    return total[:num_rows], episodes[:num_rows], steps[:num_rows]

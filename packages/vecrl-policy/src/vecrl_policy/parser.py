@@ -1,0 +1,216 @@
+"""str_to_net: build a network from a string such as ``"Linear(4, 16) >> Tanh() >> Linear(16, 2)"``.
+
+The text is parsed with Python's ``ast`` and walked against a whitelist; nothing is ever evaluated.
+Allowed: layer calls ``Name(arg, ..., key=arg)`` chained with ``>>``, where each argument is a literal
+(number, string, bool, None, or a tuple/list of those), a negated number, or the name of a constant
+given as a keyword argument to :func:`str_to_net`. Comments and line breaks are free.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import inspect
+import io
+import tokenize
+from typing import Any
+
+from torch import nn
+
+from vecrl_policy import layers
+from vecrl_policy.chain import Chain
+
+#: Layers of vecrl_policy a network string can name; they shadow torch.nn's names (RNN, LSTM, GRU).
+OWN_LAYERS: dict[str, type[nn.Module]] = {
+    cls.__name__: cls
+    for cls in (layers.RNN, layers.LSTM, layers.GRU, layers.Clip, layers.Bin, layers.Slice, layers.Round)
+}
+
+# The text is wrapped in parentheses on lines of their own so that it may span several lines.
+_PREFIX_LINES = 1
+
+
+class NetParsingError(ValueError):
+    """A network string could not be turned into a module; ``line`` and ``column`` are 1-based."""
+
+    def __init__(self, message: str, text: str, line: int | None = None, column: int | None = None) -> None:
+        self.message = message
+        self.line = line
+        self.column = column
+        where = "" if line is None else f" (line {line}, column {column})"
+        pointer = ""
+        source_lines = text.splitlines()
+        if line is not None and column is not None and 1 <= line <= len(source_lines):
+            pointer = f"\n    {source_lines[line - 1]}\n    {' ' * (column - 1)}^"
+        super().__init__(f"Cannot parse the network string{where}: {message}{pointer}")
+
+
+def str_to_net(text: str, **constants: Any) -> nn.Module:
+    """Build the network described by ``text``; names of layers resolve to vecrl_policy, then torch.nn.
+
+    A single layer call gives that layer; a ``>>`` chain gives a :class:`Chain`. Keyword arguments are
+    the named constants the text may use as arguments.
+
+    Example:
+        >>> net = str_to_net(
+        ...     '''
+        ...     Linear(obs_length, 16) >> Tanh()  # hidden layer
+        ...     >> LSTM(16, 8) >> Linear(8, act_length, bias=False)
+        ...     ''',
+        ...     obs_length=4,
+        ...     act_length=2,
+        ... )
+        >>> len(net)
+        4
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"str_to_net expects the network as a string, got {type(text).__name__}.")
+    return _Builder(text, constants).build()
+
+
+class _Builder:
+    def __init__(self, text: str, constants: dict[str, Any]) -> None:
+        self.text = text
+        self.constants = constants
+
+    def error(self, message: str, node: ast.expr | ast.keyword | None = None) -> NetParsingError:
+        if node is None:
+            return NetParsingError(message, self.text)
+        return NetParsingError(message, self.text, node.lineno - _PREFIX_LINES, node.col_offset + 1)
+
+    def build(self) -> nn.Module:
+        if not self.text.strip():
+            raise NetParsingError("the string is empty; expected e.g. 'Linear(4, 2) >> Tanh()'.", self.text)
+        self.check_brackets()
+        try:
+            tree = ast.parse(f"(\n{self.text}\n)", mode="eval")
+        except SyntaxError as error:
+            line = None if error.lineno is None else error.lineno - _PREFIX_LINES
+            column = error.offset if line is not None and 1 <= line <= len(self.text.splitlines()) else None
+            raise NetParsingError(
+                f"invalid syntax ({error.msg}); expected layer calls chained with '>>'.",
+                self.text,
+                line if column is not None else None,
+                column,
+            ) from error
+        modules = [self.layer(node) for node in self.chain_operands(tree.body)]
+        return modules[0] if len(modules) == 1 else Chain(*modules)
+
+    def check_brackets(self) -> None:
+        """The text must balance its own brackets: it may not close the parentheses wrapped around it."""
+        openers: list[tuple[str, int, int]] = []
+        try:
+            for token in tokenize.generate_tokens(io.StringIO(self.text).readline):
+                line, column = token.start
+                if token.type == tokenize.OP and token.string in "([{":
+                    openers.append((token.string, line, column + 1))
+                elif token.type == tokenize.OP and token.string in ")]}":
+                    if not openers:
+                        raise NetParsingError(f"unbalanced {token.string!r}.", self.text, line, column + 1)
+                    openers.pop()
+        except (tokenize.TokenError, SyntaxError):
+            pass  # an unclosed bracket is reported below; other syntax errors by ast.parse
+        if openers:
+            bracket, line, column = openers[-1]
+            raise NetParsingError(f"{bracket!r} is never closed.", self.text, line, column)
+
+    def chain_operands(self, node: ast.expr) -> list[ast.Call]:
+        if isinstance(node, ast.BinOp):
+            if not isinstance(node.op, ast.RShift):
+                raise self.error(
+                    f"the operator {type(node.op).__name__} is not allowed; only '>>' chains layers.", node
+                )
+            return self.chain_operands(node.left) + self.chain_operands(node.right)
+        if isinstance(node, ast.Call):
+            return [node]
+        raise self.error(f"expected a layer call such as 'Linear(4, 2)', found {_describe(node)}.", node)
+
+    def layer(self, node: ast.Call) -> nn.Module:
+        if not isinstance(node.func, ast.Name):
+            raise self.error(
+                f"a layer must be called by its bare name (e.g. 'Linear(...)'), found {_describe(node.func)}.",
+                node.func,
+            )
+        cls = self.layer_class(node.func)
+        args = []
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                raise self.error("starred arguments ('*x') are not allowed.", arg)
+            args.append(self.value(arg))
+        kwargs = {}
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                raise self.error("'**' keyword unpacking is not allowed.", keyword.value)
+            if keyword.arg.startswith("_"):
+                raise self.error(f"the keyword {keyword.arg!r} is private; it is not allowed.", keyword)
+            kwargs[keyword.arg] = self.value(keyword.value)
+        try:
+            return cls(*args, **kwargs)
+        except Exception as error:
+            raise self.error(f"{cls.__name__}(...) failed: {type(error).__name__}: {error}", node) from error
+
+    def layer_class(self, name_node: ast.Name) -> type[nn.Module]:
+        name = name_node.id
+        if name.startswith("_"):
+            raise self.error(f"the name {name!r} is private; only public layer names are allowed.", name_node)
+        cls = OWN_LAYERS.get(name, getattr(nn, name, None))
+        if inspect.isclass(cls) and issubclass(cls, nn.Module):
+            return cls
+        known = sorted(set(OWN_LAYERS) | {n for n in dir(nn) if _is_public_layer(getattr(nn, n))})
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise self.error(
+            f"unknown layer {name!r}: it is neither a vecrl_policy layer nor a torch.nn module.{hint}",
+            name_node,
+        )
+
+    def value(self, node: ast.expr) -> Any:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str, bool, type(None))):
+            return node.value
+        if (
+            isinstance(node, ast.UnaryOp)
+            and isinstance(node.op, (ast.USub, ast.UAdd))
+            and isinstance(node.operand, ast.Constant)
+            and isinstance(node.operand.value, (int, float))
+            and not isinstance(node.operand.value, bool)
+        ):
+            return -node.operand.value if isinstance(node.op, ast.USub) else node.operand.value
+        if isinstance(node, (ast.Tuple, ast.List)):
+            items = [self.value(item) for item in node.elts]
+            return tuple(items) if isinstance(node, ast.Tuple) else items
+        if isinstance(node, ast.Name):
+            if node.id.startswith("_"):
+                raise self.error(f"the name {node.id!r} is private; it is not allowed.", node)
+            if node.id not in self.constants:
+                available = ", ".join(sorted(self.constants)) or "none were given"
+                raise self.error(
+                    f"unknown constant {node.id!r} (constants: {available});"
+                    f" pass it as a keyword argument, e.g. str_to_net(text, {node.id}=...).",
+                    node,
+                )
+            return self.constants[node.id]
+        if isinstance(node, ast.Call):
+            raise self.error("calls are not allowed as arguments; only literals and constants are.", node)
+        raise self.error(
+            f"arguments must be literals or constant names, found {_describe(node)}.",
+            node,
+        )
+
+
+def _is_public_layer(obj: Any) -> bool:
+    return inspect.isclass(obj) and issubclass(obj, nn.Module) and not obj.__name__.startswith("_")
+
+
+_NODE_NAMES = {
+    ast.Attribute: "an attribute access",
+    ast.Subscript: "a subscript",
+    ast.Lambda: "a lambda",
+    ast.JoinedStr: "an f-string",
+    ast.Call: "a call",
+    ast.BinOp: "an arithmetic expression",
+    ast.Name: "a bare name",
+}
+
+
+def _describe(node: ast.AST) -> str:
+    return _NODE_NAMES.get(type(node), f"a {type(node).__name__} expression")
