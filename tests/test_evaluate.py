@@ -1,0 +1,217 @@
+"""vecrl_policy.evaluate on real gymnasium envs, against a hand-written per-row reference."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+
+import vecrl
+from vecrl_policy import Policy, evaluate
+
+ROOT = Path(__file__).parent.parent
+
+
+def sub_seeds(seed: int, num_envs: int) -> list[int]:
+    """The per-sub-env seeds SyncVectorEnv derives from reset(seed=S)."""
+    return [int(s) for s in np.random.RandomState(seed).randint(0, 2**32, num_envs)]
+
+
+def reference_returns(policy, rows, num_envs, num_episodes, seed, env_id="CartPole-v1"):
+    """One plain gymnasium env and one nn.Module per row, stepped by hand (the specification)."""
+    totals, steps = [], []
+    for chunk_index, chunk in enumerate(rows.split(num_envs)):
+        seeds = sub_seeds(seed + chunk_index, num_envs)
+        for row, env_seed in zip(chunk, seeds, strict=False):  # the last chunk may be short
+            module = policy.to_torch_module(row)
+            env = gymnasium.make(env_id)
+            obs, _ = env.reset(seed=env_seed)
+            total, count, h = 0.0, 0, None
+            for episode in range(num_episodes):
+                if episode:
+                    obs, _ = env.reset()
+                    h = None
+                while True:
+                    x = torch.as_tensor(obs, dtype=torch.float32)
+                    with torch.no_grad():
+                        if is_recurrent(module):
+                            out, h = module(x, h)
+                        else:
+                            out = module(x)
+                    action = int(out.argmax()) if env_id == "CartPole-v1" else out.numpy()
+                    obs, reward, terminated, truncated, _ = env.step(action)
+                    total += float(reward)
+                    count += 1
+                    if terminated or truncated:
+                        break
+            totals.append(total)
+            steps.append(count)
+    return torch.tensor(totals, dtype=torch.float64), torch.tensor(steps)
+
+
+def is_recurrent(module) -> bool:
+    return any(type(m).__name__ in ("LSTM", "GRU", "RNN") for m in module.modules())
+
+
+@pytest.mark.parametrize(
+    "network",
+    ["Linear(4, 8) >> Tanh() >> Linear(8, 2)", "Linear(4, 6) >> Tanh() >> LSTM(6, 4) >> Linear(4, 2)"],
+    ids=["mlp", "lstm"],
+)
+@pytest.mark.parametrize(("population", "num_envs"), [(6, 6), (10, 4)], ids=["one-chunk", "chunks"])
+def test_returns_match_a_per_row_reference(network, population, num_envs):
+    torch.manual_seed(0)
+    policy = Policy(network)
+    rows = torch.randn(population, policy.parameter_length)
+    env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=num_envs, num_episodes=2)
+    result = evaluate(policy, env, rows, num_episodes=2, seed=7)
+    expected_total, expected_steps = reference_returns(policy, rows, num_envs, 2, seed=7)
+    torch.testing.assert_close(result.total_return, expected_total)
+    assert result.steps.tolist() == expected_steps.tolist()
+    assert result.episodes.tolist() == [2] * population
+    torch.testing.assert_close(result.mean_return, expected_total / 2)
+
+
+def test_an_env_without_budget_gives_the_same_results():
+    torch.manual_seed(1)
+    policy = Policy("Linear(4, 2)")
+    rows = torch.randn(5, policy.parameter_length)
+    budget = evaluate(
+        policy, vecrl.make_vector_env("CartPole-v1", num_envs=5, num_episodes=3), rows, num_episodes=3, seed=3
+    )
+    free = evaluate(policy, vecrl.make_vector_env("CartPole-v1", num_envs=5), rows, num_episodes=3, seed=3)
+    torch.testing.assert_close(budget.total_return, free.total_return)
+    assert torch.isfinite(budget.total_return).all()
+
+
+def test_recurrent_state_is_reset_for_exactly_the_rows_whose_episode_ended():
+    policy = Policy("LSTM(4, 2)")
+    env = vecrl.make_vector_env("CartPole-v1", num_envs=3, num_episodes=2)
+    ends, resets = [], []
+    env_step, policy_reset = env.step, policy.reset
+
+    def recording_step(action):
+        result = env_step(action)
+        ends.append((result[2] | result[3]).clone())
+        return result
+
+    def recording_reset(indices=None, **kwargs):
+        resets.append((len(ends), torch.as_tensor(indices).clone()))
+        return policy_reset(indices, **kwargs)
+
+    env.step, policy.reset = recording_step, recording_reset
+    evaluate(policy, env, torch.randn(3, policy.parameter_length), num_episodes=2, seed=0)
+
+    finished = torch.zeros(3, dtype=torch.long)
+    expected = []
+    for step, ended in enumerate(ends, start=1):
+        ended = ended & (finished < 2)  # past its budget a sub-env reports ended forever: not an episode end
+        finished += ended
+        if ended.any() and (finished < 2).any():
+            expected.append((step, ended))
+    assert [step for step, _ in resets] == [step for step, _ in expected]
+    for (_, mask), (_, want) in zip(resets, expected, strict=True):
+        assert mask.tolist() == want.tolist()
+
+
+def test_continuous_actions_reach_the_env_unchanged():
+    policy = Policy("Linear(3, 1) >> Tanh()")
+    rows = torch.randn(4, policy.parameter_length)
+    env = vecrl.make_vector_env(
+        "gym::Pendulum-v1", num_envs=4, num_episodes=1, gym_kwargs={"max_episode_steps": 20}
+    )
+    result = evaluate(policy, env, rows, seed=5)
+    assert result.steps.tolist() == [20] * 4
+    assert (result.total_return < 0).all()
+
+
+def test_a_smaller_env_budget_than_asked_is_refused():
+    policy = Policy("Linear(4, 2)")
+    env = vecrl.make_vector_env("CartPole-v1", num_envs=2, num_episodes=1)
+    with pytest.raises(ValueError, match="num_episodes=1, fewer than the 2"):
+        evaluate(policy, env, torch.zeros(2, policy.parameter_length), num_episodes=2)
+
+
+@pytest.mark.parametrize(
+    ("parameters", "message"),
+    [
+        (torch.zeros(10), "2-D tensor"),
+        (torch.zeros(2, 3), "the policy's 10 parameters"),
+        (torch.zeros(0, 10), "2-D"),
+    ],
+)
+def test_bad_parameters_are_refused(parameters, message):
+    policy = Policy("Linear(4, 2)")
+    env = vecrl.make_vector_env("CartPole-v1", num_envs=2)
+    with pytest.raises(ValueError, match=message):
+        evaluate(policy, env, parameters)
+
+
+def test_the_evaluate_command_prints_the_summary():
+    vecrl_script = Path(sys.executable).parent / "vecrl"
+    result = subprocess.run(
+        [
+            str(vecrl_script),
+            "evaluate",
+            "gym::CartPole-v1",
+            "--popsize",
+            "6",
+            "--episodes",
+            "2",
+            "--num-envs",
+            "4",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "6 policies x 2 episode(s): mean return" in result.stdout and "env-steps/s" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--policy", "Linear(obs_length, 4"], "bad --policy"),
+        (["--policy", "__import__('os').system('echo hacked')"], "bad --policy"),
+        (["--popsize", "0"], "expected a positive whole number"),
+        (["--episodes", "-1"], "expected a positive whole number"),
+    ],
+)
+def test_the_evaluate_command_refuses_bad_arguments_in_one_line(args, expected):
+    vecrl_script = Path(sys.executable).parent / "vecrl"
+    result = subprocess.run(
+        [str(vecrl_script), "evaluate", "gym::CartPole-v1", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 2
+    assert expected in result.stderr and "Traceback" not in result.stderr and "hacked" not in result.stdout
+
+
+def test_the_example_runs_and_writes_its_plot(tmp_path):
+    out = tmp_path / "progress.png"
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "examples" / "evolve_cartpole.py"),
+            "--generations",
+            "2",
+            "--popsize",
+            "8",
+            "--test-episodes",
+            "2",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "gen   2" in result.stdout
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
