@@ -58,7 +58,8 @@ def test_paths(packages: tuple[str, ...]) -> list[str]:
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
     """Every package installed together, every test: the command README.md and CI run."""
-    install_packages(session, ALL_PACKAGES, editable=True)
+    # gymnasium-robotics: the native goal env (PointMaze) of the Dict-observation tests.
+    install_packages(session, ALL_PACKAGES, "gymnasium-robotics", editable=True)
     sources = [f"{path_of(p)}/src" for p in ALL_PACKAGES]  # the docstring examples run too
     session.run("pytest", "--doctest-modules", *session.posargs, *test_paths(ALL_PACKAGES), "tests", *sources)
 

@@ -16,6 +16,7 @@ from vecrl.arrays import (
 )
 from vecrl.backend import Backend
 from vecrl.base_vector_env import BaseVectorEnv
+from vecrl.goal import GoalEnvWrapper
 from vecrl.hookspecs import hookimpl
 from vecrl.make import make_vector_env, split_env_name
 from vecrl.registry import (
@@ -36,6 +37,7 @@ __all__ = [
     "Backend",
     "BackendRegistration",
     "BaseVectorEnv",
+    "GoalEnvWrapper",
     "TorchWrapper",
     "array_type",
     "backend_distribution",

@@ -18,7 +18,8 @@ class BaseVectorEnv(gymnasium.vector.VectorEnv):
     gymnasium 0.29.1's ``VectorEnv.__init__`` takes these arguments and 1.x's takes none; this class
     takes them on both and sets ``num_envs``, ``single_observation_space``, ``single_action_space`` and
     the batched ``observation_space`` / ``action_space`` (Box gains a batch dimension, Discrete becomes
-    MultiDiscrete). Only Box and Discrete single spaces are supported. Subclasses autoreset in the same
+    MultiDiscrete, a Dict batches each of its leaves). Only Box and Discrete single spaces are supported,
+    and for observations also Dict spaces (possibly nested) of Box leaves. Subclasses autoreset in the same
     step, which ``metadata["autoreset_mode"]`` declares where gymnasium has autoreset modes.
 
     Example:
@@ -35,7 +36,9 @@ class BaseVectorEnv(gymnasium.vector.VectorEnv):
         if isinstance(num_envs, bool) or not isinstance(num_envs, Integral) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, but got {num_envs!r}.")
         num_envs = int(num_envs)
-        observation_space = batched_space(single_observation_space, num_envs, "observation space")
+        observation_space = batched_space(
+            single_observation_space, num_envs, "observation space", allow_dict=True
+        )
         action_space = batched_space(single_action_space, num_envs, "action space")
         if GYMNASIUM_1:
             super().__init__()

@@ -1,5 +1,7 @@
 """Checks a backend author runs against a backend: shapes, dtypes, seeding, the classic API, close.
 
+Observations may be tensors or (for Dict observation spaces) dicts of tensors, nested like the space.
+
 Example (in a plugin's test suite)::
 
     from vecrl.testing import check_backend
@@ -11,10 +13,11 @@ Example (in a plugin's test suite)::
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
+from gymnasium.spaces import Dict, Space
 
 from vecrl.actions import random_action_sampler
 from vecrl.torch_wrapper import TorchWrapper
@@ -83,20 +86,20 @@ def check_reset_and_step(
         result = env.reset(seed=seed)
         _expect(isinstance(result, tuple) and len(result) == 2, "reset() must return (observation, info).")
         observation, info = result
-        obs_shape = (num_envs, *(env.single_observation_space.shape or ()))
-        _check_tensor(observation, obs_shape, None, "reset() observation")
+        obs_space = env.single_observation_space
+        _check_observation(observation, obs_space, num_envs, "reset() observation")
         _expect(isinstance(info, dict), f"reset() info must be a dict, got {type(info).__qualname__}.")
-        seen = [observation.detach().cpu().clone()]
+        seen = [leaf.detach().cpu().clone() for leaf in _leaves(observation)]
         for step in range(num_steps):
             result = env.step(random_actions(env, seed=seed + step))
             _expect(len(result) == 5, f"step() must return 5 items, got {len(result)}.")
             observation, reward, terminated, truncated, info = result
-            _check_tensor(observation, obs_shape, None, "step() observation")
+            _check_observation(observation, obs_space, num_envs, "step() observation")
             _check_tensor(reward, (num_envs,), None, "step() reward")
             _check_tensor(terminated, (num_envs,), torch.bool, "step() terminated")
             _check_tensor(truncated, (num_envs,), torch.bool, "step() truncated")
             _expect(isinstance(info, dict), f"step() info must be a dict, got {type(info).__qualname__}.")
-            seen.append(observation.detach().cpu().clone())
+            seen.extend(leaf.detach().cpu().clone() for leaf in _leaves(observation))
             seen.append(reward.detach().cpu().clone())
     finally:
         check_close(env)
@@ -111,7 +114,8 @@ def check_classic_api(
     try:
         observation = env.reset(seed=0)
         _expect(
-            isinstance(observation, torch.Tensor), "reset() under force_classic_api must return only obs."
+            isinstance(observation, (torch.Tensor, Mapping)),
+            "reset() under force_classic_api must return only obs.",
         )
         result = env.step(random_actions(env))
         _expect(len(result) == 4, f"step() under force_classic_api must return 4 items, got {len(result)}.")
@@ -124,6 +128,29 @@ def check_close(env: TorchWrapper) -> None:
     """Check that ``close()`` works and can be called twice."""
     env.close()
     env.close()
+
+
+def _check_observation(x: object, space: Space, num_envs: int, what: str) -> None:
+    """Check a batched observation: a tensor of shape (num_envs, *space.shape), or for a Dict space a
+    dict with the space's keys, checked leaf by leaf."""
+    if isinstance(space, Dict):
+        _expect(
+            isinstance(x, Mapping) and set(x) == set(space.spaces),
+            f"{what} must be a dict with the keys {sorted(space.spaces)} of the Dict observation space, got"
+            f" {sorted(x) if isinstance(x, Mapping) else type(x).__qualname__}.",
+        )
+        assert isinstance(x, Mapping)
+        for key, subspace in space.spaces.items():
+            _check_observation(x[key], subspace, num_envs, f"{what}[{key!r}]")
+    else:
+        _check_tensor(x, (num_envs, *(space.shape or ())), None, what)
+
+
+def _leaves(x: Any) -> list[torch.Tensor]:
+    """The tensors of an observation: itself, or the leaves of a (nested) dict in key order."""
+    if isinstance(x, Mapping):
+        return [leaf for key in sorted(x) for leaf in _leaves(x[key])]
+    return [x]
 
 
 def _check_tensor(x: object, shape: tuple[int, ...], dtype: torch.dtype | None, what: str) -> None:

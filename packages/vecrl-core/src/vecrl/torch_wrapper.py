@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import torch
-from gymnasium.spaces import Box, Discrete, Space
+from gymnasium.spaces import Box, Dict, Discrete, Space
 
 from vecrl.arrays import ArrayType, array_type, convert_from_torch, convert_to_torch, convert_to_torch_bool
 from vecrl.spaces import check_supported_space, unbatched_space
@@ -16,7 +17,9 @@ class TorchWrapper:
     """Wrap a single or vector env so that observations, rewards and episode-end flags are torch tensors.
 
     Actions may be given as torch tensors; they are converted to what the env expects (numpy, jax or
-    torch), which is learnt from the first observation ``reset()`` returns.
+    torch), which is learnt from the first observation ``reset()`` returns. Dict observations (of Box
+    leaves, possibly nested) come back as dicts of tensors, nested alike; the array type is learnt from
+    their first leaf.
 
     Args:
         env: a ``gymnasium.Env``, a ``gymnasium.vector.VectorEnv``, or an env with the old API
@@ -52,7 +55,7 @@ class TorchWrapper:
             single_act = _single_space(env, "action")
         else:
             single_obs, single_act = env.observation_space, env.action_space
-        check_supported_space(single_obs, "observation space")
+        check_supported_space(single_obs, "observation space", allow_dict=True)
         check_supported_space(single_act, "action space")
 
         self.observation_space: Space = env.observation_space
@@ -62,6 +65,7 @@ class TorchWrapper:
             self.single_action_space: Space = single_act
 
         self._force_classic_api = bool(force_classic_api)
+        self._dict_observations = isinstance(single_obs, Dict)
         self._array_type: ArrayType | None = None
 
         self._discrete_dtype: torch.dtype | None = None
@@ -88,6 +92,11 @@ class TorchWrapper:
         return self._array_type
 
     @property
+    def metadata(self) -> dict[str, Any]:
+        """The wrapped env's ``metadata`` (e.g. its ``"autoreset_mode"``); ``{}`` when it has none."""
+        return getattr(self.env, "metadata", None) or {}
+
+    @property
     def unwrapped(self) -> Any:
         """The innermost env."""
         return self.env.unwrapped
@@ -98,8 +107,10 @@ class TorchWrapper:
         got_info = isinstance(result, tuple)
         observation, info = result if got_info else (result, {})
         if self._array_type is None:
-            self._array_type = array_type(observation, "numpy")
-        observation = convert_to_torch(observation)
+            self._array_type = array_type(_first_leaf(observation), "numpy")
+        observation = (
+            _tree_to_torch(observation) if self._dict_observations else convert_to_torch(observation)
+        )
         if self._force_classic_api or not got_info:
             return observation
         return observation, info
@@ -129,7 +140,11 @@ class TorchWrapper:
                 f"{f' of length {len(result)}' if isinstance(result, tuple) else ''}; expected a tuple"
                 " (obs, reward, terminated, truncated, info) or, for the old API, (obs, reward, done, info)."
             )
-        observation = convert_to_torch(result[0])
+        observation = result[0]
+        if self._dict_observations:
+            observation = _tree_to_torch(observation)
+        else:
+            observation = convert_to_torch(observation)
         reward = convert_to_torch(result[1])
         terminated = convert_to_torch_bool(result[2])
         info = result[-1]
@@ -168,6 +183,20 @@ class TorchWrapper:
 
     def __repr__(self) -> str:
         return f"TorchWrapper({self.env!r})"
+
+
+def _tree_to_torch(x: Any) -> Any:
+    """``x`` (an array or a nesting of mappings of arrays) with every array as a torch tensor."""
+    if isinstance(x, Mapping):
+        return {key: _tree_to_torch(value) for key, value in x.items()}
+    return convert_to_torch(x)
+
+
+def _first_leaf(x: Any) -> Any:
+    """The first array of ``x`` (an array or a nesting of mappings of arrays)."""
+    while isinstance(x, Mapping) and x:
+        x = next(iter(x.values()))
+    return x
 
 
 def _single_space(env: Any, kind: str) -> Space:

@@ -1,4 +1,4 @@
-"""vecrl-gym: the ``gym`` backend of vecrl, gymnasium environments batched with same-step autoreset.
+"""vecrl-gym: the ``gym`` backend of vecrl, gymnasium environments batched (same-step autoreset by default).
 
 Example:
     >>> import vecrl

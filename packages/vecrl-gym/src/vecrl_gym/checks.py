@@ -7,7 +7,7 @@ from numbers import Integral
 from typing import Any
 
 import numpy as np
-from gymnasium.spaces import Box, Discrete
+from gymnasium.spaces import Box, Dict, Discrete
 
 _MAX_SEED = 2**32
 
@@ -76,7 +76,7 @@ def _seed_in_range(value: Any, what: str) -> int:
 def check_same_spaces(envs: Sequence[Any]) -> None:
     """Check that every sub-env's spaces agree with those of sub-env 0; the error names the sub-env.
 
-    Observations must agree in space type, shape and dtype; actions in space type, ``n`` (and
+    Observations must agree in space type, shape and dtype (Dict spaces: be equal); actions in space type, ``n`` (and
     ``start``) for Discrete, shape for Box.
 
     Example:
@@ -87,6 +87,11 @@ def check_same_spaces(envs: Sequence[Any]) -> None:
     for index, env in enumerate(envs[1:], start=1):
         obs, act = env.observation_space, env.action_space
         _check_same_type(index, "observation", obs, first_obs)
+        if isinstance(first_obs, Dict) and obs != first_obs:
+            raise ValueError(
+                f"Sub-env {index} has the observation space {obs}, but sub-env 0 has {first_obs}. All sub-envs"
+                " of a SyncVectorEnv must have one Dict observation space (same keys, shapes and dtypes)."
+            )
         if obs.shape != first_obs.shape or obs.dtype != first_obs.dtype:
             raise ValueError(
                 f"Sub-env {index} has observations of shape {obs.shape} and dtype {obs.dtype}, but sub-env 0"
@@ -112,3 +117,24 @@ def _check_same_type(index: int, kind: str, space: Any, first: Any) -> None:
             f"Sub-env {index} has the {kind} space {space} (a {type(space).__name__}), but sub-env 0 has"
             f" {first} (a {type(first).__name__}): all sub-envs must have {kind} spaces of one type."
         )
+
+
+def checked_reset_mask(mask: Any, num_envs: int) -> np.ndarray:
+    """``options["reset_mask"]`` as a numpy bool array of shape ``(num_envs,)``; a ValueError otherwise.
+
+    A numpy array, a torch tensor (on any device) or a list of bools is accepted.
+
+    Example:
+        >>> checked_reset_mask([True, False], 2)
+        array([ True, False])
+    """
+    if hasattr(mask, "detach") and hasattr(mask, "cpu"):  # a torch tensor
+        mask = mask.detach().cpu().numpy()
+    array = np.asarray(mask)
+    if array.shape != (num_envs,) or array.dtype != np.bool_:
+        raise ValueError(
+            f"options['reset_mask'] must be a boolean array of shape ({num_envs},) (one entry per sub-env,"
+            f" True for those to reset), but got {type(mask).__qualname__} of shape {array.shape} and dtype"
+            f" {array.dtype}: {mask!r}."
+        )
+    return array

@@ -23,6 +23,7 @@ def make_gym_env(
     empty_info: bool = False,
     num_episodes: int | None = None,
     device: str | torch.device | None = None,
+    autoreset_mode: Any = "same_step",
     **kwargs: Any,
 ) -> vecrl.TorchWrapper:
     """Make ``num_envs`` copies of the gymnasium env ``env_name`` in a ``SyncVectorEnv``, as a TorchWrapper.
@@ -30,9 +31,14 @@ def make_gym_env(
     ``kwargs`` go to ``gymnasium.make``. The SyncVectorEnv makes its results torch tensors on ``device``
     (the CPU by default, sharing memory with its arrays), info's numeric arrays included, so the
     TorchWrapper has nothing left to convert. With ``num_envs=None`` the result wraps one plain
-    ``gymnasium.make`` env, and ``empty_info``, ``num_episodes`` and ``device`` (options of
-    ``SyncVectorEnv``) must be left at their defaults. An unknown id raises gymnasium's own error, which
-    suggests close matches.
+    ``gymnasium.make`` env, and ``empty_info``, ``num_episodes``, ``device`` and ``autoreset_mode``
+    (options of ``SyncVectorEnv``: ``"same_step"``, ``"next_step"`` or ``"disabled"``) must be left at
+    their defaults. An unknown id raises gymnasium's own error, which suggests close matches.
+
+    ``env_name`` may be gymnasium's ``"module:EnvId"`` (e.g. ``"gymnasium_robotics:PointMaze_UMaze-v3"``):
+    gymnasium.make imports ``module`` first, which registers the envs of packages such as
+    gymnasium-robotics, so ``make_vector_env("gym::gymnasium_robotics:PointMaze_UMaze-v3", num_envs=4)``
+    needs no import of its own.
 
     Example:
         >>> env = make_gym_env("CartPole-v1", num_envs=4, num_episodes=1)
@@ -45,6 +51,7 @@ def make_gym_env(
             "empty_info": (empty_info, False),
             "num_episodes": (num_episodes, None),
             "device": (device, None),
+            "autoreset_mode": (autoreset_mode, "same_step"),
         }
         for name, (value, default) in vector_only.items():
             if value != default:
@@ -68,6 +75,7 @@ def make_gym_env(
             empty_info=empty_info,
             num_episodes=num_episodes,
             device="cpu" if device is None else device,
+            autoreset_mode=autoreset_mode,
         )
     return vecrl.TorchWrapper(
         env,

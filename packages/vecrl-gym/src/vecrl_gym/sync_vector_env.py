@@ -1,18 +1,26 @@
-"""SyncVectorEnv: gymnasium envs stepped in lockstep, each reset in the very step its episode ends."""
+"""SyncVectorEnv: gymnasium envs stepped in lockstep, with gymnasium's three autoreset modes."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, SupportsFloat
 
 import gymnasium
 import numpy as np
 import torch
-from gymnasium.spaces import Discrete
+from gymnasium.spaces import Dict, Discrete
 
 import vecrl
-from vecrl.compat import FINAL_INFO_KEY, FINAL_OBS_KEY, GYMNASIUM_1, same_step_metadata
-from vecrl_gym.checks import check_same_spaces, checked_num_episodes, checked_seeds
+from vecrl.autoreset import autoreset_metadata, autoreset_mode_name
+from vecrl.compat import FINAL_INFO_KEY, FINAL_OBS_KEY, GYMNASIUM_1
+from vecrl_gym.batching import (
+    DictRows,
+    allocate_observations,
+    copy_observations,
+    observations_to_torch,
+    spent_observation,
+)
+from vecrl_gym.checks import check_same_spaces, checked_num_episodes, checked_reset_mask, checked_seeds
 from vecrl_gym.device import info_to_device
 
 EnvMaker = Callable[[], gymnasium.Env]
@@ -30,22 +38,42 @@ _UNSET = _Unset()
 
 
 class SyncVectorEnv(vecrl.BaseVectorEnv):
-    """Sub-environments stepped one after the other, with eager (same-step) autoreset.
+    """Sub-environments stepped one after the other, reset as ``autoreset_mode`` says.
 
-    A sub-env whose episode ends is reset within the same ``step()``: the observation returned for it
-    is the first one of its next episode, while the last observation and info of the finished episode
-    are in ``info`` under gymnasium's keys (``"final_obs"`` on gymnasium 1.x, ``"final_observation"``
-    on 0.29, and ``"final_info"``, each with its ``"_<key>"`` mask).
+    - ``"same_step"`` (the default): a sub-env whose episode ends is reset within the same ``step()``;
+      the observation returned for it is the first one of its next episode, while the last observation
+      and info of the finished episode are in ``info`` under gymnasium's keys (``"final_obs"`` on
+      gymnasium 1.x, ``"final_observation"`` on 0.29, and ``"final_info"``, each with its ``"_<key>"``
+      mask).
+    - ``"next_step"``: the step that ends an episode returns its last observation; the next ``step()``
+      resets that sub-env, ignores its action and reports reward 0, ``terminated = truncated = False``
+      and the reset's info (gymnasium 1.x's default).
+    - ``"disabled"``: no autoreset. Reset finished sub-envs with ``reset(options={"reset_mask": mask})``;
+      stepping one before that is a RuntimeError.
+
+    Each mode steps exactly like ``gymnasium.vector.SyncVectorEnv(..., autoreset_mode=...)`` given the
+    same per-env seeds and actions. gymnasium's ``AutoresetMode`` enum and its spellings (``"NextStep"``)
+    are accepted too, and ``metadata["autoreset_mode"]`` declares the mode (as the enum on gymnasium >=
+    1.1, as the string on older ones, where the three modes work all the same).
+
+    ``reset(options={"reset_mask": mask})`` (in every mode) resets only the sub-envs where ``mask`` (a
+    bool array, tensor or list of length ``num_envs``) is True, seeding only those; the other rows of the
+    returned observations are those last returned.
 
     Args:
         env_makers: functions without arguments, each making one sub-environment.
         empty_info: always report ``info`` as ``{}`` and skip all per-step info work.
         num_episodes: run each sub-env for this many episodes. On the step where its last episode
             ends it reports that episode's final observation and reward; from then on, until the next
-            ``reset()``, it reports terminated = truncated = True, a NaN observation (0 for integer
-            dtypes) and a NaN reward.
+            ``reset()`` (of that sub-env), it reports terminated = truncated = True, a NaN observation (0
+            for integer dtypes) and a NaN reward. In ``next_step`` mode the budget is counted the same way
+            (the reset step that would start one episode too many is not taken); with ``disabled``
+            autoreset it is a ValueError, since the user starts every episode.
         device: return torch tensors on this device instead of numpy arrays.
+        autoreset_mode: ``"same_step"``, ``"next_step"`` or ``"disabled"`` (see above).
 
+    Observation spaces may be Box or Dict (of Box leaves, possibly nested); Dict observations come
+    batched as a dict of arrays, laid out as ``gymnasium.vector.utils.create_empty_array`` does.
     Arrays returned by ``reset()`` and ``step()`` are fresh on every call: keeping them is safe.
 
     Example:
@@ -64,6 +92,7 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         empty_info: bool = False,
         num_episodes: int | None = None,
         device: str | torch.device | None = None,
+        autoreset_mode: Any = "same_step",
     ) -> None:
         makers = list(env_makers)
         if not makers:
@@ -78,6 +107,14 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
                     " that make the sub-environments, e.g. lambda: gymnasium.make('CartPole-v1')."
                 )
         self._num_episodes = checked_num_episodes(num_episodes)
+        self._autoreset_mode = autoreset_mode_name(autoreset_mode)
+        if self._autoreset_mode == "disabled" and self._num_episodes is not None:
+            raise ValueError(
+                f"num_episodes={num_episodes!r} cannot be combined with autoreset_mode='disabled': the episode"
+                " budget counts the episodes that autoreset starts, and with autoreset disabled you start"
+                " each episode yourself (reset(options={'reset_mask': mask})). Count episodes yourself, or"
+                " use autoreset_mode='same_step' or 'next_step'."
+            )
         self._device = None if device is None else torch.device(device)
         self._empty_info = bool(empty_info)
 
@@ -93,31 +130,46 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
             raise
 
         self.envs: list[gymnasium.Env] = envs
-        self.metadata = {**getattr(envs[0], "metadata", {}), **same_step_metadata()}
+        self.metadata = {**getattr(envs[0], "metadata", {}), **autoreset_metadata(self._autoreset_mode)}
         self.render_mode = getattr(envs[0], "render_mode", None)
 
         obs_space = self.single_observation_space
-        self._batched_obs_shape: tuple[int, ...] = (self.num_envs, *obs_space.shape)  # type: ignore[misc]
-        self._obs_dtype: np.dtype = obs_space.dtype  # type: ignore[assignment]
+        self._dict_observations = isinstance(obs_space, Dict)
+        self._batched_obs_shape: tuple[int, ...] = (self.num_envs, *(obs_space.shape or ()))
+        self._obs_dtype: Any = obs_space.dtype
         self._batched_action_shape: tuple[int, ...] = (self.num_envs, *self.single_action_space.shape)  # type: ignore[misc]
         self._discrete_actions = isinstance(self.single_action_space, Discrete)
         self._env_steps = [env.step for env in envs]
         self._env_resets = [env.reset for env in envs]
         self._pending_seeds: list[int | None] | None = None
         self._pending_actions: Any = None
+        # The step loop of the chosen mode: picked once here, so no step pays for branching on the mode.
+        self._step_sub_envs = {
+            "same_step": self._step_same_step,
+            "next_step": self._step_next_step,
+            "disabled": self._step_disabled,
+        }[self._autoreset_mode]
+        # Sub-envs whose episode ended and which no reset has restarted yet (next_step and disabled).
+        self._needs_reset = [False] * self.num_envs
+        # The observations last returned (numpy arrays), for the untouched rows of a masked reset.
+        self._last_observations: Any = None
 
         # Episodes still to run per sub-env (None: autoreset forever); 0 means its budget is spent.
         self._episodes_left: list[int] | None = None
-        self._spent_observation: np.ndarray | None = None
+        self._spent_observation: Any = None
         if self._num_episodes is not None:
             self._episodes_left = [self._num_episodes] * self.num_envs
-            fill = np.nan if np.issubdtype(self._obs_dtype, np.inexact) else 0
-            self._spent_observation = np.full(obs_space.shape, fill, dtype=self._obs_dtype)  # type: ignore[arg-type]
+            self._spent_observation = spent_observation(obs_space)
 
     @property
     def num_episodes(self) -> int | None:
         """The episode budget of each sub-env (None: autoreset forever)."""
         return self._num_episodes
+
+    @property
+    def autoreset_mode(self) -> str:
+        """The autoreset mode: ``"same_step"``, ``"next_step"`` or ``"disabled"``."""
+        return self._autoreset_mode
 
     def seed(self, seed: Seed = None) -> None:
         """Seed the next ``reset()`` (and only that one); None clears a pending seed.
@@ -141,33 +193,53 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         seed: Seed | _Unset = _UNSET,
         options: dict[str, Any] | None = None,
     ) -> tuple[Any, dict[str, Any]]:
-        """Reset every sub-env and restart the episode budgets; returns ``(observations, info)``.
+        """Reset the sub-envs and restart their episode budgets; returns ``(observations, info)``.
 
         ``seed`` is as in ``seed()``; leaving it out uses the seed given to ``seed()`` if any, and an
-        explicit ``seed=None`` resets without seeding. ``options`` go to every sub-env's ``reset``.
+        explicit ``seed=None`` resets without seeding. ``options`` go to every reset sub-env's ``reset``,
+        except ``options["reset_mask"]``: a bool array of length ``num_envs`` choosing the sub-envs to
+        reset (and to seed); the other rows keep the observations last returned.
 
         Example:
-            >>> import gymnasium
+            >>> import gymnasium, numpy as np
             >>> env = SyncVectorEnv([lambda: gymnasium.make("Pendulum-v1")] * 2)
             >>> obs, info = env.reset(seed=[1, 2], options={"x_init": 0.5})
-            >>> obs.shape
-            (2, 3)
+            >>> again, _ = env.reset(seed=[1, 3], options={"reset_mask": np.array([False, True])})
+            >>> bool((again[0] == obs[0]).all()), bool((again[1] == obs[1]).all())
+            (True, False)
         """
+        mask = None
+        if options is not None and "reset_mask" in options:
+            mask = checked_reset_mask(options["reset_mask"], self.num_envs)
+            options = {key: value for key, value in options.items() if key != "reset_mask"}
+            if self._last_observations is None and not mask.all():
+                raise RuntimeError(
+                    "reset(options={'reset_mask': mask}) keeps the other sub-envs' observations, but this env"
+                    " has not been reset yet. Call reset() without a mask first."
+                )
         if not isinstance(seed, _Unset):
             self.seed(seed)
         seeds = self._pending_seeds or [None] * self.num_envs
         self._pending_seeds = None
-        if self._num_episodes is not None:
-            self._episodes_left = [self._num_episodes] * self.num_envs
 
-        observations = np.empty(self._batched_obs_shape, dtype=self._obs_dtype)
+        if mask is None or self._last_observations is None:
+            indices: Iterable[int] = range(self.num_envs)
+            observations = self._new_observations(None)
+        else:
+            indices = np.flatnonzero(mask).tolist()
+            observations = self._new_observations(copy_observations(self._last_observations))
         infos: dict[str, Any] = {}
-        for index, (env_reset, env_seed) in enumerate(zip(self._env_resets, seeds, strict=True)):
-            observations[index], info = env_reset(seed=env_seed, options=options)
+        needs_reset, episodes_left, env_resets = self._needs_reset, self._episodes_left, self._env_resets
+        for index in indices:
+            observations[index], info = env_resets[index](seed=seeds[index], options=options)
             if info and not self._empty_info:
                 infos = self._add_info(infos, info, index)
+            needs_reset[index] = False
+            if episodes_left is not None:
+                episodes_left[index] = self._num_episodes  # type: ignore[assignment]
+        observations = self._finished_observations(observations)
         if self._device is not None:
-            return torch.from_numpy(observations).to(self._device), info_to_device(infos, self._device)
+            return observations_to_torch(observations, self._device), info_to_device(infos, self._device)
         return observations, infos
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
@@ -175,7 +247,7 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         info)`` batched over the sub-envs.
 
         ``actions`` (numpy array, torch tensor or nested list) must have the shape ``(num_envs,
-        *single_action_space.shape)``. Sub-envs whose episode ends are reset at once (see the class doc).
+        *single_action_space.shape)``. Finished episodes are handled as ``autoreset_mode`` says.
 
         Example:
             >>> import gymnasium, torch
@@ -191,14 +263,54 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         ):
             raise ValueError(self._action_error_message(actions))
         num_envs = self.num_envs
-        observations = np.empty(self._batched_obs_shape, self._obs_dtype)
+        if self._dict_observations:
+            observations: Any = DictRows(allocate_observations(self.single_observation_space, num_envs))
+        else:
+            observations = np.empty(self._batched_obs_shape, self._obs_dtype)
         rewards = np.empty(num_envs)
         terminated = np.zeros(num_envs, np.bool_)  # zeros: only the sub-envs whose episode ends are written
         truncated = np.zeros(num_envs, np.bool_)
-        infos: dict[str, Any] | None = None if self._empty_info else {}
-        episodes_left = self._episodes_left
+        infos = self._step_sub_envs(
+            actions, observations, rewards, terminated, truncated, None if self._empty_info else {}
+        )
+        if self._dict_observations:
+            observations = observations.arrays
+        self._last_observations = observations
+        if infos is None:
+            infos = {}
+        device = self._device
+        if device is None:
+            return observations, rewards, terminated, truncated, infos
+        if infos:
+            infos = info_to_device(infos, device)
+        if device.type == "cpu" and not self._dict_observations:  # share the fresh arrays' memory: no copy
+            return (
+                torch.from_numpy(observations),
+                torch.from_numpy(rewards),
+                torch.from_numpy(terminated),
+                torch.from_numpy(truncated),
+                infos,
+            )
+        return (
+            observations_to_torch(observations, device),
+            torch.from_numpy(rewards).to(device),
+            torch.from_numpy(terminated).to(device),
+            torch.from_numpy(truncated).to(device),
+            infos,
+        )
 
-        for index, env_step, action in zip(range(num_envs), self._env_steps, actions, strict=True):
+    def _step_same_step(
+        self,
+        actions: np.ndarray,
+        observations: Any,
+        rewards: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        infos: dict[str, Any] | None,
+    ) -> dict[str, Any] | None:
+        """Step every sub-env, resetting in place those whose episode ends (same_step autoreset)."""
+        episodes_left = self._episodes_left
+        for index, env_step, action in zip(range(self.num_envs), self._env_steps, actions, strict=True):
             if episodes_left is not None and not episodes_left[index]:
                 observations[index] = self._spent_observation
                 rewards[index] = np.nan
@@ -213,29 +325,87 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
                 infos = self._add_info(infos, info, index)
             observations[index] = observation
             rewards[index] = reward
+        return infos
 
-        if infos is None:
-            infos = {}
-        device = self._device
-        if device is None:
-            return observations, rewards, terminated, truncated, infos
-        if infos:
-            infos = info_to_device(infos, device)
-        if device.type == "cpu":  # the tensors share the fresh arrays' memory: no copy, no device move
-            return (
-                torch.from_numpy(observations),
-                torch.from_numpy(rewards),
-                torch.from_numpy(terminated),
-                torch.from_numpy(truncated),
-                infos,
+    def _step_next_step(
+        self,
+        actions: np.ndarray,
+        observations: Any,
+        rewards: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        infos: dict[str, Any] | None,
+    ) -> dict[str, Any] | None:
+        """Step every sub-env; those whose episode ended at the previous step are reset instead and their
+        action ignored (next_step autoreset)."""
+        episodes_left, needs_reset, env_resets = self._episodes_left, self._needs_reset, self._env_resets
+        for index, env_step, action in zip(range(self.num_envs), self._env_steps, actions, strict=True):
+            if needs_reset[index]:
+                if episodes_left is not None and not episodes_left[index]:
+                    observations[index] = self._spent_observation
+                    rewards[index] = np.nan
+                    terminated[index] = truncated[index] = True
+                    continue
+                observation, info = env_resets[index]()
+                reward: SupportsFloat = 0.0
+                needs_reset[index] = False
+            else:
+                observation, reward, term, trunc, info = env_step(action)
+                if term or trunc:
+                    terminated[index] = term
+                    truncated[index] = trunc
+                    needs_reset[index] = True
+                    if episodes_left is not None:
+                        episodes_left[index] -= 1
+            if info and infos is not None:
+                infos = self._add_info(infos, info, index)
+            observations[index] = observation
+            rewards[index] = reward
+        return infos
+
+    def _step_disabled(
+        self,
+        actions: np.ndarray,
+        observations: Any,
+        rewards: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        infos: dict[str, Any] | None,
+    ) -> dict[str, Any] | None:
+        """Step every sub-env, none of which may have a finished episode (autoreset disabled)."""
+        needs_reset = self._needs_reset
+        if True in needs_reset:
+            finished = [index for index, flag in enumerate(needs_reset) if flag]
+            raise RuntimeError(
+                f"The episodes of sub-envs {finished} have ended and autoreset is disabled, so they cannot be"
+                " stepped. Reset them first with env.reset(options={'reset_mask': mask}), mask being True"
+                " for the sub-envs to reset (e.g. mask = terminated | truncated)."
             )
-        return (
-            torch.from_numpy(observations).to(device),
-            torch.from_numpy(rewards).to(device),
-            torch.from_numpy(terminated).to(device),
-            torch.from_numpy(truncated).to(device),
-            infos,
-        )
+        for index, env_step, action in zip(range(self.num_envs), self._env_steps, actions, strict=True):
+            observation, reward, term, trunc, info = env_step(action)
+            if term or trunc:
+                terminated[index] = term
+                truncated[index] = trunc
+                needs_reset[index] = True
+            if info and infos is not None:
+                infos = self._add_info(infos, info, index)
+            observations[index] = observation
+            rewards[index] = reward
+        return infos
+
+    def _new_observations(self, arrays: Any) -> Any:
+        """Something to write one observation per sub-env into (``rows[i] = obs``): ``arrays`` if given
+        (the batched observations to update), else freshly allocated."""
+        if arrays is None:
+            arrays = allocate_observations(self.single_observation_space, self.num_envs)
+        return DictRows(arrays) if self._dict_observations else arrays
+
+    def _finished_observations(self, observations: Any) -> Any:
+        """The batched observations written through ``_new_observations()``, kept for masked resets."""
+        if self._dict_observations:
+            observations = observations.arrays
+        self._last_observations = observations
+        return observations
 
     def _end_episode(
         self, index: int, observation: Any, info: dict[str, Any], infos: dict[str, Any] | None

@@ -1,0 +1,93 @@
+"""Batched observations of Box and (nested) Dict spaces: allocation, row writes, NaN fills, torch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium.spaces import Dict, Space
+from gymnasium.vector.utils import create_empty_array
+
+
+class DictRows:
+    """Batched Dict observations (a dict of arrays, nested like the space) written one sub-env at a time.
+
+    ``rows[i] = observation`` writes sub-env ``i``'s observation into every leaf array, so the step loop
+    reads the same for Box observations (a numpy array) and Dict ones.
+
+    Example:
+        >>> from gymnasium.spaces import Box
+        >>> space = Dict({"a": Box(0.0, 1.0, (2,)), "b": Dict({"c": Box(0.0, 1.0, ())})})
+        >>> rows = DictRows(allocate_observations(space, 2))
+        >>> rows[1] = {"a": np.ones(2), "b": {"c": np.float32(0.5)}}
+        >>> float(rows.arrays["b"]["c"][1])
+        0.5
+    """
+
+    __slots__ = ("arrays",)
+
+    def __init__(self, arrays: dict[str, Any]) -> None:
+        self.arrays = arrays
+
+    def __setitem__(self, index: int, observation: Any) -> None:
+        _write_row(self.arrays, index, observation)
+
+
+def allocate_observations(space: Space, num_envs: int) -> Any:
+    """Uninitialised arrays for ``num_envs`` observations of ``space`` (gymnasium's own layout).
+
+    Example:
+        >>> from gymnasium.spaces import Box
+        >>> allocate_observations(Box(0.0, 1.0, (3,)), 2).shape
+        (2, 3)
+    """
+    return create_empty_array(space, n=num_envs, fn=np.empty)
+
+
+def spent_observation(space: Space) -> Any:
+    """One observation of ``space`` (Box, Discrete or Dict of those) that says "no episode left": NaN in
+    float leaves, 0 in integer ones.
+
+    Example:
+        >>> from gymnasium.spaces import Box
+        >>> spent_observation(Box(0, 5, (2,), dtype=np.int64))
+        array([0, 0])
+    """
+    if isinstance(space, Dict):
+        return {key: spent_observation(subspace) for key, subspace in space.spaces.items()}
+    fill = np.nan if np.issubdtype(space.dtype, np.inexact) else 0
+    return np.full(space.shape, fill, dtype=space.dtype)
+
+
+def copy_observations(observations: Any) -> Any:
+    """A copy of batched observations (an array or a nested dict of arrays).
+
+    Example:
+        >>> copy_observations({"a": np.zeros(2)})["a"]
+        array([0., 0.])
+    """
+    if isinstance(observations, dict):
+        return {key: copy_observations(value) for key, value in observations.items()}
+    return observations.copy()
+
+
+def observations_to_torch(observations: Any, device: torch.device) -> Any:
+    """Batched observations as torch tensors on ``device`` (sharing memory on the CPU), dicts kept.
+
+    Example:
+        >>> observations_to_torch({"a": np.zeros(2)}, torch.device("cpu"))
+        {'a': tensor([0., 0.], dtype=torch.float64)}
+    """
+    if isinstance(observations, dict):
+        return {key: observations_to_torch(value, device) for key, value in observations.items()}
+    tensor = torch.from_numpy(observations)
+    return tensor if device.type == "cpu" else tensor.to(device)
+
+
+def _write_row(arrays: Any, index: int, observation: Any) -> None:
+    if isinstance(arrays, dict):
+        for key, leaf in arrays.items():
+            _write_row(leaf, index, observation[key])
+    else:
+        arrays[index] = observation
