@@ -118,7 +118,8 @@ class TorchWrapper:
     def step(self, action: Any) -> tuple[Any, ...]:
         """Step with a torch (or numpy) action; returns ``(obs, reward, terminated, truncated, info)`` as
         tensors, or ``(obs, reward, done, info)`` under the classic API or for an old-API env."""
-        if self._array_type is None:
+        array_type = self._array_type
+        if array_type is None:
             raise RuntimeError(
                 "step() was called before reset(): the wrapper learns from the first observation which array"
                 " type the env expects. Call reset() first."
@@ -132,25 +133,30 @@ class TorchWrapper:
         if self._clip_bounds is not None:
             low, high = self._bounds_on(action.device)
             action = torch.clamp(action, low, high)
-        array_type = self._array_type
         result = self.env.step(action if array_type == "torch" else convert_from_torch(action, array_type))
-        if not isinstance(result, tuple) or len(result) not in (4, 5):
+        if type(result) is not tuple or len(result) not in (4, 5):
             raise TypeError(
                 f"The wrapped env's step() returned {type(result).__qualname__}"
                 f"{f' of length {len(result)}' if isinstance(result, tuple) else ''}; expected a tuple"
                 " (obs, reward, terminated, truncated, info) or, for the old API, (obs, reward, done, info)."
             )
-        observation = result[0]
-        if self._dict_observations:
-            observation = _tree_to_torch(observation)
-        else:
-            observation = convert_to_torch(observation)
-        reward = convert_to_torch(result[1])
-        terminated = convert_to_torch_bool(result[2])
+        # Each item is converted only when it is not already what we return (a backend that builds
+        # tensors itself pays nothing here): this is the hot path of every step.
+        observation, reward, terminated = result[0], result[1], result[2]
+        if type(observation) is not torch.Tensor:
+            observation = (
+                _tree_to_torch(observation) if self._dict_observations else convert_to_torch(observation)
+            )
+        if type(reward) is not torch.Tensor:
+            reward = convert_to_torch(reward)
+        if type(terminated) is not torch.Tensor or terminated.dtype is not torch.bool:
+            terminated = convert_to_torch_bool(terminated)
         info = result[-1]
         if len(result) == 4:
             return observation, reward, terminated, info
-        truncated = convert_to_torch_bool(result[3])
+        truncated = result[3]
+        if type(truncated) is not torch.Tensor or truncated.dtype is not torch.bool:
+            truncated = convert_to_torch_bool(truncated)
         if self._force_classic_api:
             return observation, reward, terminated | truncated, info
         return observation, reward, terminated, truncated, info
