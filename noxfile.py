@@ -26,8 +26,8 @@ TORCH = "torch==2.13.0"
 CORE, GYM, BRAX, POLICY = "vecrl-core", "vecrl-gym", "vecrl-brax", "vecrl-policy"
 ALL_PACKAGES = (CORE, GYM, BRAX, POLICY)
 TEST_TOOLS = ("pytest", "hypothesis", "setuptools>=68")
-# Extras the tests of each package need beyond its own dependencies (MuJoCo envs for the gym tests).
-TEST_EXTRAS = {GYM: ("gymnasium[mujoco]",)}
+# Extras the tests of each package need beyond its own dependencies (pygame for render, MuJoCo envs).
+TEST_EXTRAS = {GYM: ("gymnasium[classic-control,mujoco]",)}
 
 nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
@@ -108,20 +108,43 @@ def plugins(session: nox.Session) -> None:
 # The dependency matrix: explicit rows (oldest, API break, newest), never a cartesian product.
 # Every row runs on Python 3.11 with torch from constraints.txt. Rows that cannot install here say why.
 MATRIX_ROWS = [
-    # gymnasium 0.29.1: the old VectorEnv API (positional __init__, `final_observation` info keys).
-    # jax >= 0.4.31 and the brax releases that support it need numpy 2-era stacks; brax is covered by
-    # the brax rows below, so this row is core + gym + policy on numpy 1.x.
+    # gymnasium 0.29.1: the old VectorEnv API (positional __init__, `final_observation` info keys), on
+    # numpy 1.x (0.29.1 predates numpy 2) and the MuJoCo 3.1 its v4 envs were released with. brax has
+    # its own row below, so this row is core + gym + policy.
     nox.param(
-        (CORE, GYM, POLICY), ("gymnasium[mujoco]==0.29.1", "mujoco<3.2", "numpy<2"), id="gym029-numpy1"
+        (CORE, GYM, POLICY),
+        ("gymnasium[classic-control,mujoco]==0.29.1", "mujoco<3.2", "numpy<2"),
+        id="gym029-numpy1",
     ),
     # gymnasium 1.0: the first 1.x (new VectorEnv, next-step autoreset only, no AutoresetMode enum).
-    nox.param((CORE, GYM, POLICY), ("gymnasium[mujoco]==1.0.0", "numpy>=2"), id="gym10"),
+    nox.param((CORE, GYM, POLICY), ("gymnasium[classic-control,mujoco]==1.0.0", "numpy>=2"), id="gym10"),
     # gymnasium newest on numpy 1.x: numpy 1.x is still admitted by our floors.
-    nox.param((CORE, GYM, POLICY), ("gymnasium[mujoco]>=1.1", "numpy<2"), id="gymlatest-numpy1"),
-    # the newest jax/brax pair with everything else newest (also what `tests` runs).
-    nox.param(ALL_PACKAGES, ("jax", "brax"), id="brax-newest"),
-    # the oldest jax/brax pair vecrl-brax admits (see packages/vecrl-brax/pyproject.toml for why).
-    nox.param((CORE, BRAX), ("jax==0.4.31", "jaxlib==0.4.31", "brax==0.12.1"), id="brax-oldest"),
+    nox.param(
+        (CORE, GYM, POLICY), ("gymnasium[classic-control,mujoco]>=1.1", "numpy<2"), id="gymlatest-numpy1"
+    ),
+    # The newest jax/brax pair is what `nox -s tests` installs; no separate row.
+    # The oldest jax/brax pair vecrl-brax admits (packages/vecrl-brax/pyproject.toml says why), with the
+    # versions of their own dependencies that installed and passed together (newer flax/optax/orbax
+    # need a newer jax; mujoco-mjx must match mujoco).
+    nox.param(
+        (CORE, BRAX),
+        (
+            "jax==0.4.20",
+            "jaxlib==0.4.20",
+            "brax==0.9.4",
+            "flax==0.8.1",
+            "optax==0.1.9",
+            "chex==0.1.85",
+            "orbax-checkpoint==0.5.3",
+            "tensorstore==0.1.74",
+            "mujoco==3.1.2",
+            "mujoco-mjx==3.1.2",
+            "ml-dtypes==0.3.2",
+            "scipy==1.12.0",
+            "numpy==1.26.4",
+        ),
+        id="brax-oldest",
+    ),
 ]
 
 

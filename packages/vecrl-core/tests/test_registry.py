@@ -2,13 +2,15 @@ import pytest
 
 import vecrl
 from vecrl import Backend, make_vector_env, register_backend
-from vecrl.registry import DISABLE_AUTOLOAD_ENV
+from vecrl.testing import isolated_registry
 
 
 @pytest.fixture(autouse=True)
-def no_entry_points(monkeypatch):
-    """These tests see only in-process registrations (entry points are tested in tests/)."""
-    monkeypatch.setenv(DISABLE_AUTOLOAD_ENV, "1")
+def no_entry_points():
+    """These tests see only in-process registrations, whatever plugins earlier tests loaded (entry
+    points are tested in tests/)."""
+    with isolated_registry():
+        yield
 
 
 def recording_backend(prefix, calls):
@@ -141,3 +143,11 @@ def test_a_plugin_object_registers_and_unregisters():
     finally:
         vecrl.unregister_plugin(plugin)
     assert "obj" not in vecrl.backend_prefixes()
+
+
+def test_an_isolated_registry_hides_and_then_restores_loaded_plugins():
+    with register_backend(recording_backend("kept", [])):
+        with isolated_registry():
+            assert "kept" not in vecrl.backend_prefixes()
+            register_backend(recording_backend("temporary", []))
+        assert "kept" in vecrl.backend_prefixes() and "temporary" not in vecrl.backend_prefixes()

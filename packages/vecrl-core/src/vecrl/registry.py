@@ -9,6 +9,8 @@ from __future__ import annotations
 import difflib
 import importlib.metadata
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +29,38 @@ WELL_KNOWN_BACKENDS: dict[str, str] = {"gym": "vecrl-gym", "brax": "vecrl-brax"}
 _pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
 _pm.add_hookspecs(hookspecs)
 _loaded_entry_points: set[str] = set()
+
+
+@contextmanager
+def isolated_registry() -> Iterator[None]:
+    """Inside the block the registry is empty and entry points are not loaded; on exit it is restored.
+
+    For tests that register in-process backends, whatever plugins earlier tests loaded.
+
+    Example:
+        >>> with isolated_registry():
+        ...     backend_prefixes()
+        []
+    """
+    saved = [(plugin, _pm.get_name(plugin)) for plugin in _pm.get_plugins()]
+    saved_loaded = set(_loaded_entry_points)
+    saved_env = os.environ.get(DISABLE_AUTOLOAD_ENV)
+    for plugin, _ in saved:
+        _pm.unregister(plugin)
+    os.environ[DISABLE_AUTOLOAD_ENV] = "1"
+    try:
+        yield
+    finally:
+        for plugin in _pm.get_plugins():
+            _pm.unregister(plugin)
+        for plugin, name in saved:
+            _pm.register(plugin, name=name)
+        _loaded_entry_points.clear()
+        _loaded_entry_points.update(saved_loaded)
+        if saved_env is None:
+            os.environ.pop(DISABLE_AUTOLOAD_ENV, None)
+        else:
+            os.environ[DISABLE_AUTOLOAD_ENV] = saved_env
 
 
 def autoload_enabled() -> bool:

@@ -20,7 +20,18 @@ import torch
 from gymnasium.spaces import Dict, Space
 
 from vecrl.actions import random_action_sampler
+from vecrl.registry import isolated_registry
 from vecrl.torch_wrapper import TorchWrapper
+
+__all__ = [
+    "BackendCheckError",
+    "check_backend",
+    "check_classic_api",
+    "check_close",
+    "check_reset_and_step",
+    "isolated_registry",
+    "random_actions",
+]
 
 
 class BackendCheckError(AssertionError):

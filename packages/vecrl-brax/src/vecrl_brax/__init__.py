@@ -1,0 +1,39 @@
+"""vecrl-brax: the ``brax`` backend of vecrl, brax environments batched, jitted and handed to torch.
+
+jax and brax are imported on first use of ``VectorEnvFromBrax`` or ``make_brax_env``, not by
+``import vecrl_brax``.
+
+Example:
+    >>> import vecrl
+    >>> env = vecrl.make_vector_env("brax::inverted_pendulum", num_envs=8, episode_length=200)
+    >>> obs, info = env.reset(seed=0)
+    >>> tuple(obs.shape)
+    (8, 4)
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vecrl_brax.make import make_brax_env
+    from vecrl_brax.vector_env import VectorEnvFromBrax
+
+__version__ = "0.1.0"
+
+__all__ = ["VectorEnvFromBrax", "make_brax_env"]
+
+_LAZY = {"VectorEnvFromBrax": "vecrl_brax.vector_env", "make_brax_env": "vecrl_brax.make"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'vecrl_brax' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

@@ -1,0 +1,46 @@
+"""Which brax ``create`` serves a name: ``brax.envs.create``, or ``brax.v1.envs.create`` for ``old::NAME``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+OLD_PREFIX = "old::"
+
+#: brax.v1 (the pre-0.9 envs kept for reproducibility) shipped in these brax releases; 0.12.4 removed it
+#: (0.12.2's wheel on PyPI is empty). Checked against the wheels on PyPI.
+BRAX_V1_RELEASES = ">=0.9.0,<=0.12.3 (but not 0.12.2)"
+
+
+def resolve_create(env_name: str) -> tuple[Callable[..., Any], str]:
+    """The brax ``create`` function serving ``env_name``, and the name to give it.
+
+    ``"old::ant"`` uses ``brax.v1.envs.create("ant", ...)``; ``"ant"`` uses ``brax.envs.create("ant", ...)``.
+
+    Example:
+        >>> resolve_create("ant")[1]  # doctest: +SKIP
+        'ant'
+    """
+    if not isinstance(env_name, str) or not env_name:
+        raise TypeError(f"env_name must be a non-empty str such as 'ant' or 'old::ant', got {env_name!r}.")
+    if not env_name.startswith(OLD_PREFIX):
+        import brax.envs
+
+        return brax.envs.create, env_name
+    try:
+        import brax.v1.envs
+    except ImportError as error:
+        raise ImportError(
+            f"{env_name!r} asks for brax.v1 (the 'old::' envs), but the installed brax {_brax_version()} has no"
+            f" brax.v1: brax removed it in 0.12.4. It ships in brax {BRAX_V1_RELEASES}; install one of those,"
+            f" e.g. pip install 'brax==0.12.3', or drop the 'old::' prefix to use the current envs."
+        ) from error
+    return brax.v1.envs.create, env_name[len(OLD_PREFIX) :]
+
+
+def _brax_version() -> str:
+    try:
+        return version("brax")
+    except PackageNotFoundError:
+        return "(unknown version)"

@@ -1,0 +1,69 @@
+"""make_brax_env and the brax:: prefix: the vecrl contract, zero-copy torch results, kwargs reaching brax."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import vecrl
+from vecrl.compat import FINAL_OBS_KEY
+from vecrl.testing import check_backend
+from vecrl_brax import VectorEnvFromBrax, make_brax_env
+
+
+def test_the_brax_backend_follows_the_vecrl_contract():
+    check_backend(make_brax_env, "fast", num_envs=3, episode_length=4)
+
+
+def test_make_vector_env_with_the_brax_prefix_gives_torch_tensors():
+    env = vecrl.make_vector_env("brax::fast", num_envs=3, episode_length=4)
+    obs, _ = env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(torch.ones(3, 1))
+    assert isinstance(env.unwrapped, VectorEnvFromBrax)
+    assert (obs.dtype, reward.dtype, terminated.dtype, truncated.dtype) == (
+        torch.float32,
+        torch.float32,
+        torch.bool,
+        torch.bool,
+    )
+    assert isinstance(info[FINAL_OBS_KEY], torch.Tensor) and info[f"_{FINAL_OBS_KEY}"].dtype == torch.bool
+
+
+def test_torch_results_are_views_of_the_jax_buffers_not_copies():
+    env = make_brax_env("fast", num_envs=3, episode_length=4)
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(torch.ones(3, 1))
+    # obs, reward and the final observations are views of the one buffer imported from jax through DLPack
+    floats = {t.untyped_storage().data_ptr() for t in (obs, reward, info[FINAL_OBS_KEY])}
+    flags = {t.untyped_storage().data_ptr() for t in (terminated, truncated, info[f"_{FINAL_OBS_KEY}"])}
+    assert len(floats) == 1 and len(flags) == 1
+    assert obs.is_contiguous() and reward.is_contiguous()
+
+
+def test_episode_length_and_action_repeat_given_as_brax_kwargs_reach_brax():
+    env = vecrl.make_vector_env(
+        "brax::fast", num_envs=2, brax_kwargs={"episode_length": 3, "action_repeat": 2}
+    )
+    env.reset(seed=0)
+    env.step(torch.ones(2, 1))
+    assert np.asarray(env.unwrapped.state.info["steps"]).tolist() == [2.0, 2.0]  # action_repeat
+    _, _, terminated, truncated, _ = env.step(torch.ones(2, 1))
+    assert truncated.all() and not terminated.any()  # 4 steps >= episode_length 3
+
+
+def test_the_backend_and_other_env_constructor_arguments_reach_the_brax_env():
+    env = make_brax_env("inverted_pendulum", num_envs=2, backend="positional", n_frames=3, episode_length=5)
+    assert env.unwrapped.brax_env.unwrapped.backend == "positional"
+    assert env.unwrapped.brax_env.unwrapped._n_frames == 3
+
+
+def test_make_brax_env_needs_num_envs():
+    with pytest.raises(ValueError, match="num_envs"):
+        make_brax_env("fast")
+
+
+@pytest.mark.parametrize("keyword", ["batch_size", "auto_reset"])
+def test_keywords_that_would_break_batching_or_autoreset_are_rejected(keyword):
+    with pytest.raises(ValueError, match=keyword):
+        make_brax_env("fast", num_envs=2, **{keyword: 2})

@@ -1,0 +1,163 @@
+"""VectorEnvFromBrax on a real brax physics env (inverted_pendulum): the behaviour DESIGN.md asks for."""
+
+from __future__ import annotations
+
+import random
+
+import jax
+import numpy as np
+import pytest
+import torch
+from gymnasium.spaces import Box
+
+import vecrl
+from vecrl.compat import FINAL_OBS_KEY, same_step_metadata
+from vecrl_brax import VectorEnvFromBrax
+
+PENDULUM_EPISODE_LENGTH = 8
+# the spring pipeline compiles in about half the time of brax's default (generalized) one
+PENDULUM_KWARGS = {"episode_length": PENDULUM_EPISODE_LENGTH, "backend": "spring"}
+PUSH = np.full((4, 1), 3.0, dtype=np.float32)  # full force: the pole falls within a few steps
+IDLE = np.zeros((4, 1), dtype=np.float32)  # no force: the pole stays up past episode_length
+
+
+@pytest.fixture(scope="module")
+def pendulum() -> VectorEnvFromBrax:
+    """4 inverted pendulums (jax results), episodes truncated after 8 steps; compiled once for the module."""
+    env = VectorEnvFromBrax("inverted_pendulum", num_envs=4, **PENDULUM_KWARGS)
+    env.reset(seed=0)
+    return env
+
+
+def run(env: VectorEnvFromBrax, action: np.ndarray, steps: int) -> list[tuple]:
+    return [
+        tuple(np.asarray(x) if not isinstance(x, dict) else x for x in env.step(action)) for _ in range(steps)
+    ]
+
+
+def test_spaces_are_unbounded_observations_and_the_actuator_control_range(pendulum):
+    assert pendulum.single_observation_space == Box(-np.inf, np.inf, (4,), np.float32)
+    assert pendulum.single_action_space == Box(-3.0, 3.0, (1,), np.float32)
+    assert pendulum.observation_space.shape == (4, 4)
+    assert pendulum.action_space.shape == (4, 1)
+
+
+def test_metadata_declares_same_step_autoreset(pendulum):
+    assert pendulum.metadata.items() >= same_step_metadata().items()
+
+
+def test_reaching_episode_length_is_truncated_not_terminated(pendulum):
+    pendulum.reset(seed=1)
+    results = run(pendulum, IDLE, PENDULUM_EPISODE_LENGTH)
+    for _, _, terminated, truncated, _ in results[:-1]:
+        assert not terminated.any() and not truncated.any()
+    _, _, terminated, truncated, info = results[-1]
+    assert truncated.all() and not terminated.any()
+    assert np.asarray(info[f"_{FINAL_OBS_KEY}"]).all()
+
+
+def test_a_falling_pole_is_terminated_not_truncated(pendulum):
+    pendulum.reset(seed=2)
+    ended = [(term, trunc) for _, _, term, trunc, _ in run(pendulum, PUSH, PENDULUM_EPISODE_LENGTH - 1)]
+    assert any(term.any() for term, _ in ended)
+    assert not any(trunc.any() for _, trunc in ended)
+
+
+def test_a_finished_episode_restarts_in_the_same_step_and_its_last_observation_is_in_info(pendulum):
+    pendulum.reset(seed=3)
+    results = run(pendulum, PUSH, PENDULUM_EPISODE_LENGTH - 1)
+    obs, _, terminated, _, info = next(r for r in results if r[2].any())
+    final = np.asarray(info[FINAL_OBS_KEY])
+    mask = np.asarray(info[f"_{FINAL_OBS_KEY}"])
+    np.testing.assert_array_equal(mask, terminated)
+    # the pole of a finished episode has fallen past 0.2 rad; the new episode starts near upright
+    assert (np.abs(final[mask, 1]) > 0.2).all()
+    assert (np.abs(obs[mask, 1]) < 0.2).all()
+
+
+def test_each_new_episode_starts_from_a_fresh_random_state(pendulum):
+    first_obs, _ = pendulum.reset(seed=4)
+    starts = [np.asarray(first_obs)]
+    for step in range(2 * PENDULUM_EPISODE_LENGTH):
+        obs, _, _, truncated, _ = pendulum.step(IDLE)
+        if (step + 1) % PENDULUM_EPISODE_LENGTH == 0:
+            assert np.asarray(truncated).all()
+            starts.append(np.asarray(obs))
+    # two consecutive episodes of one sub-env start from different states (brax's AutoResetWrapper
+    # would replay the first one), and sub-envs differ from each other too
+    assert not np.isclose(starts[0], starts[1]).all(axis=1).any()
+    assert not np.isclose(starts[1], starts[2]).all(axis=1).any()
+    assert len({tuple(row) for row in starts[1].round(6)}) == 4
+
+
+def test_reset_with_a_seed_reproduces_the_run_including_its_autoresets(pendulum):
+    def rollout(**reset_kwargs):
+        obs, _ = pendulum.reset(**reset_kwargs)
+        return [np.asarray(obs)] + [r[0] for r in run(pendulum, PUSH, PENDULUM_EPISODE_LENGTH)]
+
+    first = rollout(seed=5)
+    np.testing.assert_array_equal(first, rollout(seed=5))
+    pendulum.seed(5)
+    np.testing.assert_array_equal(first, rollout())
+    assert not np.array_equal(first[0], rollout(seed=6)[0])
+
+
+def test_reset_without_a_seed_draws_a_fresh_one_from_the_env_not_from_pythons_random(pendulum):
+    pendulum.seed(7)
+    pendulum.seed(None)  # cancels the pending seed
+    python_random = random.getstate()
+    a, _ = pendulum.reset()
+    b, _ = pendulum.reset()
+    assert random.getstate() == python_random
+    assert not np.array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_reset_accepts_empty_options_and_rejects_options_brax_cannot_honour(pendulum):
+    pendulum.reset(seed=0, options={})
+    pendulum.reset(seed=0, options=None)
+    with pytest.raises(ValueError, match="take no reset options"):
+        pendulum.reset(seed=0, options={"init_state": 1})
+
+
+def test_actions_of_the_wrong_shape_are_rejected_with_the_expected_shape(pendulum):
+    pendulum.reset(seed=0)
+    with pytest.raises(ValueError, match=r"expected \(4, 1\)"):
+        pendulum.step(np.zeros((3, 1), np.float32))
+    with pytest.raises(ValueError, match=r"shape \(4,\)"):
+        pendulum.step(np.zeros(4, np.float32))
+
+
+def test_the_jitted_step_compiles_once_across_resets_and_action_types(pendulum):
+    compiles: list[str] = []
+
+    def listener(event: str, duration: float, **kwargs: object) -> None:
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiles.append(event)
+
+    actions = (IDLE, torch.zeros(4, 1), jax.numpy.zeros((4, 1)), jax.dlpack.from_dlpack(torch.zeros(4, 1)))
+    pendulum.reset(seed=8)
+    pendulum.step(IDLE)  # the step is compiled by now (this is the fixture's first step or a later one)
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    pendulum.reset(seed=9)
+    for action in actions:
+        for _ in range(PENDULUM_EPISODE_LENGTH + 1):  # through an autoreset too
+            pendulum.step(action)
+    # a second env of the same configuration shares the compiled code
+    VectorEnvFromBrax("inverted_pendulum", num_envs=4, **PENDULUM_KWARGS).reset(seed=1)
+    assert compiles == []
+
+
+def test_jax_results_reach_torch_without_a_copy(pendulum):
+    obs, reward, _, _, _ = pendulum.step(IDLE)
+    for array in (obs, reward):
+        tensor = vecrl.convert_to_torch(array)
+        assert tensor.data_ptr() == array.unsafe_buffer_pointer()
+        assert tensor.device.type == array.devices().pop().platform
+
+
+def test_step_before_reset_is_an_error():
+    env = VectorEnvFromBrax("inverted_pendulum", num_envs=4, **PENDULUM_KWARGS)
+    with pytest.raises(RuntimeError, match="before reset"):
+        env.step(IDLE)
+    env.close()
+    env.close()
