@@ -71,7 +71,10 @@ def test_an_ended_episode_reports_its_last_observation_and_info_under_gymnasiums
             continue
         np.testing.assert_array_equal(info[f"_{FINAL_OBS_KEY}"], ended)
         np.testing.assert_array_equal(info[f"_{FINAL_INFO_KEY}"], ended)
-        assert all(info[FINAL_OBS_KEY][i] is None for i in np.flatnonzero(~ended))
+        if info[FINAL_OBS_KEY].dtype == object:  # gymnasium keeps final observations in an object array
+            assert all(info[FINAL_OBS_KEY][i] is None for i in np.flatnonzero(~ended))
+        else:  # gymnasium 1.0 batches them densely, zeros where no episode ended
+            assert not info[FINAL_OBS_KEY][~ended].any()
         final_observations += [info[FINAL_OBS_KEY][i] for i in np.flatnonzero(ended)]
     assert final_observations, "pushing right ends CartPole episodes within 40 steps"
     # The final observation is the one that ended the episode: the pole fell or the cart left the track.
@@ -86,6 +89,10 @@ def test_an_ended_episode_reports_its_last_observation_and_info_under_gymnasiums
         (MUJOCO_ENV_ID, {}),
         ("Pendulum-v1", {"max_episode_steps": 4}),
     ],
+)
+@pytest.mark.skipif(
+    GYMNASIUM_1 and AutoresetMode is None,
+    reason="gymnasium 1.0's SyncVectorEnv has no same-step mode to compare with",
 )
 def test_info_is_batched_exactly_as_gymnasiums_own_same_step_sync_vector_env(env_id, make_kwargs):
     seeds = [5, 6, 7]
@@ -200,8 +207,10 @@ def test_actions_may_be_numpy_torch_or_nested_lists():
 
 def test_metadata_declares_same_step_autoreset_and_keeps_the_sub_envs_metadata():
     env = make_env("CartPole-v1", 2)
-    if GYMNASIUM_1:
-        assert env.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    # gymnasium's enum where it has one (>= 1.1), else the mode's name
+    assert env.metadata["autoreset_mode"] == (
+        AutoresetMode.SAME_STEP if AutoresetMode is not None else "same_step"
+    )
     assert env.metadata["render_fps"] == gym.make("CartPole-v1").metadata["render_fps"]
     assert isinstance(env, gym.vector.VectorEnv)
 
