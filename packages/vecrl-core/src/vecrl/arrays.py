@@ -76,7 +76,10 @@ def convert_to_torch(x: Any) -> torch.Tensor:
         # torch cannot view these (read-only, byte-swapped or reversed memory): copy once.
         return torch.from_numpy(np.array(x, dtype=x.dtype.newbyteorder("=")))
     if is_jax_array(x):
-        return torch.from_dlpack(x)
+        tensor = torch.from_dlpack(x)
+        if tensor.dtype != torch.bool and x.dtype == np.bool_:  # jax < 0.4.31 exports bools as uint8
+            tensor = tensor.view(torch.bool)
+        return tensor
     return torch.as_tensor(x)
 
 
@@ -100,7 +103,14 @@ def convert_from_torch(x: torch.Tensor, array_type: ArrayType) -> Any:
     if array_type == "jax":
         import jax.dlpack  # imported only when a jax array is asked for
 
-        return jax.dlpack.from_dlpack(x.detach().contiguous())
+        x = x.detach().contiguous()
+        try:
+            return jax.dlpack.from_dlpack(x)
+        except Exception:
+            if x.dtype != torch.bool:
+                raise
+            # older jax has no DLPack bool type: import the bytes, then cast (one copy)
+            return jax.dlpack.from_dlpack(x.view(torch.uint8)).astype(np.bool_)
     raise ValueError(
         f"convert_from_torch() received array_type={array_type!r}; expected one of {', '.join(ARRAY_TYPES)}."
     )

@@ -1,0 +1,67 @@
+"""What a user who installs only some vecrl packages gets (run by `nox -s isolation`).
+
+The session names the installed vecrl distributions in VECRL_ISOLATION; these tests check that
+exactly those are there, that nothing heavier came along, and that what is missing says how to get it.
+"""
+
+import importlib.metadata
+import importlib.util
+import os
+import subprocess
+import sys
+
+import pytest
+
+import vecrl
+
+INSTALLED = [name for name in os.environ.get("VECRL_ISOLATION", "").split(",") if name]
+pytestmark = pytest.mark.skipif(not INSTALLED, reason="run by `nox -s isolation`, which sets VECRL_ISOLATION")
+
+ALL = ("vecrl-core", "vecrl-gym", "vecrl-brax", "vecrl-policy")
+IMPORT_NAMES = {
+    "vecrl-core": "vecrl",
+    "vecrl-gym": "vecrl_gym",
+    "vecrl-brax": "vecrl_brax",
+    "vecrl-policy": "vecrl_policy",
+}
+
+
+def is_installed(distribution: str) -> bool:
+    try:
+        importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("distribution", ALL)
+def test_exactly_the_chosen_vecrl_packages_are_installed(distribution):
+    assert is_installed(distribution) == (distribution in INSTALLED)
+
+
+def test_jax_and_brax_come_only_with_vecrl_brax():
+    with_brax = "vecrl-brax" in INSTALLED
+    assert (importlib.util.find_spec("jax") is not None) == with_brax
+    assert (importlib.util.find_spec("brax") is not None) == with_brax
+
+
+@pytest.mark.parametrize(("prefix", "distribution"), [("gym", "vecrl-gym"), ("brax", "vecrl-brax")])
+def test_a_missing_backend_names_the_package_to_install(prefix, distribution):
+    if distribution in INSTALLED:
+        assert vecrl.get_backend(prefix).prefix == prefix
+    else:
+        with pytest.raises(ValueError, match=f"pip install {distribution}"):
+            vecrl.make_vector_env(f"{prefix}::Anything", num_envs=1)
+
+
+def test_importing_the_installed_packages_and_listing_backends_imports_nothing_heavy():
+    imports = "; ".join(f"import {IMPORT_NAMES[d]}" for d in INSTALLED)
+    code = (
+        f"import sys; {imports}; import vecrl; vecrl.list_backends();"
+        " print(' '.join(m for m in ('jax', 'brax', 'mujoco', 'vecrl_gym', 'vecrl_policy') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = result.stdout.split()
+    assert "jax" not in loaded and "brax" not in loaded and "mujoco" not in loaded
+    # listing backends loads the gym plugin module, never the policy package
+    assert ("vecrl_policy" in loaded) == ("vecrl-policy" in INSTALLED)
