@@ -8,8 +8,11 @@
     nox -s demo         the main job (README's other command)
     nox -s bench        everything in bench/ (off by default: slow, and numbers want a quiet machine)
 
-CI (.ci/run) runs tests, isolation, plugins, the matrix rows and lint/typecheck. Every install goes
-through constraints.txt, which pins torch to the CPU wheel this machine ships.
+CI (.ci/run) runs tests, lint, typecheck, plugins, the isolation rows but `all` (`tests` installs
+everything together already), and the matrix rows gym029-numpy1, gym10 and brax-oldest (the newest
+row is `tests`): all of it fits CI's 20 minutes on 2 cores. Run the rest with
+`nox -s "isolation(all)" "matrix(gymlatest-numpy1)"`, or every row with `nox -s isolation matrix`.
+Every install goes through constraints.txt, which pins torch to the CPU wheel this machine ships.
 """
 
 from __future__ import annotations
@@ -51,6 +54,11 @@ def install_packages(session: nox.Session, packages: tuple[str, ...], *extra: st
     install(session, *targets, *TEST_TOOLS, *extra)
 
 
+# Sessions other than `tests` leave out the tests marked slow (physics envs that take a minute to
+# compile): `tests` runs them, and the other sessions check installs and versions, not physics.
+NOT_SLOW = ("-m", "not slow")
+
+
 def test_paths(packages: tuple[str, ...]) -> list[str]:
     return [f"{path_of(p)}/tests" for p in packages]
 
@@ -80,6 +88,7 @@ def isolation(session: nox.Session, packages: tuple[str, ...]) -> None:
     install_packages(session, packages, editable=False)
     session.run(
         "pytest",
+        *NOT_SLOW,
         *session.posargs,
         *test_paths(packages),
         "tests/test_install_isolation.py",
@@ -158,7 +167,7 @@ def matrix(session: nox.Session, packages: tuple[str, ...], pins: tuple[str, ...
         "-c",
         "import gymnasium, numpy; print('gymnasium', gymnasium.__version__, 'numpy', numpy.__version__)",
     )
-    session.run("pytest", *session.posargs, *test_paths(packages))
+    session.run("pytest", *NOT_SLOW, *session.posargs, *test_paths(packages))
 
 
 @nox.session(python=PYTHON)
