@@ -66,8 +66,9 @@ def test_paths(packages: tuple[str, ...]) -> list[str]:
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
     """Every package installed together, every test: the command README.md and CI run."""
-    # gymnasium-robotics: the native goal env (PointMaze) of the Dict-observation tests.
-    install_packages(session, ALL_PACKAGES, "gymnasium-robotics", editable=True)
+    # gymnasium-robotics: the native goal env (PointMaze) of the Dict-observation tests;
+    # matplotlib: the example's plot, smoke-tested here.
+    install_packages(session, ALL_PACKAGES, "gymnasium-robotics", "matplotlib", editable=True)
     sources = [f"{path_of(p)}/src" for p in ALL_PACKAGES]  # the docstring examples run too
     session.run("pytest", "--doctest-modules", *session.posargs, *test_paths(ALL_PACKAGES), "tests", *sources)
 
