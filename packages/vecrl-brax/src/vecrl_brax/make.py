@@ -16,13 +16,15 @@ def make_brax_env(
     discrete_to_continuous_act: bool = False,
     clip_actions: bool = False,
     num_episodes: int | None = None,
+    autoreset_mode: Any = "same_step",
     **kwargs: Any,
 ) -> TorchWrapper:
     """Make ``num_envs`` brax envs, batched, jitted, and speaking torch.
 
     ``env_name`` is a brax env (``"ant"``) or, with ``"old::ant"``, a ``brax.v1`` env. ``kwargs``
     (``episode_length``, ``action_repeat``, ``backend``, constructor arguments) reach
-    ``brax.envs.create``. See ``VectorEnvFromBrax`` for autoreset, ``num_episodes`` and seeding.
+    ``brax.envs.create``. See ``VectorEnvFromBrax`` for ``autoreset_mode`` (``"same_step"``, ``"next_step"``
+    or ``"disabled"``), masked resets, ``num_episodes`` and seeding.
 
     Example:
         >>> env = make_brax_env("inverted_pendulum", num_envs=8, episode_length=200)
@@ -39,7 +41,12 @@ def make_brax_env(
     # then passes torch actions through unconverted; the env takes a CPU tensor as a numpy view, the
     # cheapest way into jax (jax.dlpack.from_dlpack costs ~0.1-0.3 ms per step on CPU).
     env = VectorEnvFromBrax(
-        env_name, num_envs=num_envs, num_episodes=num_episodes, array_type="torch", **kwargs
+        env_name,
+        num_envs=num_envs,
+        num_episodes=num_episodes,
+        array_type="torch",
+        autoreset_mode=autoreset_mode,
+        **kwargs,
     )
     return TorchWrapper(
         env,

@@ -1,28 +1,34 @@
-"""The gymnasium spaces of one brax sub-env: observations unbounded, actions from the actuators."""
+"""The gymnasium spaces of one brax sub-env: observations unbounded (Box, or Dict of Boxes for dict
+observations), actions from the actuators."""
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from gymnasium.spaces import Box
+from gymnasium.spaces import Box, Dict
 
 
-def observation_space(env: Any) -> Box:
-    """``Box(-inf, inf, (observation_size,), float32)``: brax declares no observation bounds.
+def observation_space(observation: Any) -> Box | Dict:
+    """The space of one sub-env's observation, given a batched observation (arrays or
+    ``jax.ShapeDtypeStruct``, leading axis the batch): ``Box(-inf, inf, float32)`` of its per-env shape,
+    brax declaring no bounds; a (possibly nested) dict of them becomes a ``Dict`` of such Boxes.
 
     Example:
-        >>> observation_space(brax.envs.create("fast")).shape  # doctest: +SKIP
-        (2,)
+        >>> observation_space(jax.ShapeDtypeStruct((8, 2), jnp.float32))  # doctest: +SKIP
+        Box(-inf, inf, (2,), float32)
     """
-    size = env.observation_size
-    if not isinstance(size, int):
+    if isinstance(observation, Mapping):
+        return Dict({key: observation_space(value) for key, value in observation.items()})
+    shape = getattr(observation, "shape", None)
+    if shape is None or len(shape) < 1:
         raise TypeError(
-            f"The brax env declares observation_size={size!r}; vecrl supports flat observations only"
-            " (an int size). Use a brax env whose observation is a single vector."
+            f"The brax env's observation has a leaf {observation!r} without a batch axis; vecrl supports"
+            " observations that are arrays or (nested) dicts of arrays."
         )
-    return Box(-np.inf, np.inf, shape=(size,), dtype=np.float32)
+    return Box(-np.inf, np.inf, shape=tuple(shape[1:]), dtype=np.float32)
 
 
 def action_space(env: Any) -> Box:

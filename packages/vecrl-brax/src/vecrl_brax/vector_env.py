@@ -15,6 +15,7 @@ import torch
 from jax.sharding import SingleDeviceSharding
 
 from vecrl import BaseVectorEnv
+from vecrl.autoreset import AutoresetModeName, autoreset_metadata, autoreset_mode_name
 from vecrl.compat import FINAL_OBS_KEY
 from vecrl_brax import autoreset, spaces
 from vecrl_brax.brax_versions import resolve_create
@@ -35,14 +36,23 @@ class VectorEnvFromBrax(BaseVectorEnv):
     (``brax.v1.envs.create`` for ``"old::NAME"``): every other keyword (``episode_length``,
     ``action_repeat``, ``backend``, the env's constructor arguments) reaches brax unchanged.
 
-    - Autoreset is eager (gymnasium's SAME_STEP): a sub-env whose episode ends is reset inside the
-      same jitted step, from a fresh random initial state (a new key per reset, unlike brax's own
-      ``AutoResetWrapper``, which replays the first state). ``info[FINAL_OBS_KEY]`` holds the last
-      observation of every row (meaningful where the mask ``info["_" + FINAL_OBS_KEY]`` is True).
+    - ``autoreset_mode="same_step"`` (the default, gymnasium's SAME_STEP): a sub-env whose episode ends
+      is reset inside the same jitted step, from a fresh random initial state (a new key per reset,
+      unlike brax's own ``AutoResetWrapper``, which replays the first state). ``info[FINAL_OBS_KEY]``
+      holds the last observation of every row (meaningful where ``info["_" + FINAL_OBS_KEY]`` is True).
+    - ``"next_step"``: the step that ends an episode returns its last observation; the next step
+      restarts that sub-env from a fresh state, ignores its action and reports reward 0 and
+      ``terminated = truncated = False``. ``"disabled"``: no autoreset; stepping a sub-env whose episode
+      ended before resetting it is a RuntimeError. The mode is declared in ``metadata["autoreset_mode"]``
+      and chooses the jitted step once, at construction.
+    - ``reset(options={"reset_mask": mask})`` restarts only the sub-envs where ``mask`` is True (fresh
+      random states: those a full ``reset`` with the same seed would give these rows; their budgets
+      restart); the other rows keep their states and the observations last returned.
     - ``terminated`` and ``truncated`` come from brax's ``done`` and ``info["truncation"]``: reaching
       ``episode_length`` is a truncation.
     - ``num_episodes=n``: each sub-env runs n episodes; after its last one it reports NaN observation and
-      reward, and terminated = truncated = True, until ``reset()``.
+      reward, and terminated = truncated = True, until ``reset()`` (in ``next_step`` mode too, where the
+      restart that would begin one episode too many is not taken; refused with ``"disabled"``).
     - Seeding: ``reset(seed=S)``, or ``seed(S)`` then ``reset()``, reproduce a run exactly; a reset
       without a seed draws one from a numpy Generator the env owns.
     - Results stay on jax's device: jax arrays (``array_type="jax"``), or torch tensors viewing the jax
@@ -64,6 +74,7 @@ class VectorEnvFromBrax(BaseVectorEnv):
         num_envs: int,
         num_episodes: int | None = None,
         array_type: Literal["jax", "torch"] = "jax",
+        autoreset_mode: Any = "same_step",
         **brax_kwargs: Any,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, Integral) or num_envs < 1:
@@ -74,6 +85,14 @@ class VectorEnvFromBrax(BaseVectorEnv):
             raise ValueError(f"num_episodes must be None or a positive int, but got {num_episodes!r}.")
         if array_type not in ("jax", "torch"):
             raise ValueError(f"array_type must be 'jax' or 'torch', but got {array_type!r}.")
+        mode = autoreset_mode_name(autoreset_mode)
+        if mode == "disabled" and num_episodes is not None:
+            raise ValueError(
+                f"num_episodes={num_episodes!r} cannot be combined with autoreset_mode='disabled': the episode"
+                " budget counts the episodes that autoreset starts, and with autoreset disabled you start"
+                " each episode yourself (reset(options={'reset_mask': mask})). Count episodes yourself, or"
+                " use autoreset_mode='same_step' or 'next_step'."
+            )
         for key, reason in _RESERVED_KWARGS.items():
             if key in brax_kwargs:
                 raise ValueError(f"VectorEnvFromBrax does not accept {key}={brax_kwargs[key]!r}: {reason}.")
@@ -81,16 +100,28 @@ class VectorEnvFromBrax(BaseVectorEnv):
         self.env_name: str = env_name
         self.num_episodes: int | None = None if num_episodes is None else int(num_episodes)
         self.array_type: Literal["jax", "torch"] = array_type
-        compiled = _compiled_env(env_name, num_envs, self.num_episodes, array_type == "torch", brax_kwargs)
+        self.autoreset_mode: AutoresetModeName = mode
+        compiled = _compiled_env(
+            env_name, num_envs, self.num_episodes, array_type == "torch", mode, brax_kwargs
+        )
         self.brax_env: Any = compiled.brax_env
         self._packer: Packer = compiled.packer
         self._jit_reset: Any = compiled.reset
         self._jit_step: Any = compiled.step
+        self._jit_masked_reset: Any = compiled.masked_reset
         super().__init__(
-            num_envs, spaces.observation_space(self.brax_env), spaces.action_space(self.brax_env)
+            num_envs,
+            spaces.observation_space(self._packer.example.state.obs),
+            spaces.action_space(self.brax_env),
         )
+        self.metadata = {**type(self).metadata, **autoreset_metadata(mode)}
         self._action_shape: tuple[int, int] = (num_envs, int(self.brax_env.action_size))
-        self._observation_size: int = int(self.brax_env.observation_size)
+        obs_leaves, obs_treedef = jax.tree_util.tree_flatten(self._packer.example.state.obs)
+        self._obs_treedef: Any = obs_treedef
+        # per sub-env shape of each observation leaf (one leaf: a flat observation; several: a dict)
+        self._obs_shapes: list[tuple[int, ...]] = [tuple(leaf.shape[1:]) for leaf in obs_leaves]
+        self._observation_size: int = sum(math.prod(shape) for shape in self._obs_shapes)
+        self._dict_observations: bool = isinstance(self._packer.example.state.obs, Mapping)
         self._metric_sizes: dict[str, int] = {
             name: math.prod(leaf.shape[1:])
             for name, leaf in sorted(self._packer.example.state.metrics.items())
@@ -98,6 +129,9 @@ class VectorEnvFromBrax(BaseVectorEnv):
         self._seed_source: np.random.Generator = np.random.default_rng()
         self._pending_seed: int | None = None
         self._carry: dict[str, jax.Array] | None = None  # the packed autoreset.Carry
+        self._last_observation: Any = None  # what the last reset() or step() returned, for masked resets
+        # disabled mode: which sub-envs ended at the last step (checked at the next one), else None
+        self._ended: Any = None
         self.closed: bool = False
 
     @property
@@ -110,16 +144,38 @@ class VectorEnvFromBrax(BaseVectorEnv):
         self._pending_seed = None if seed is None else _check_seed(seed)
 
     def reset(self, *, seed: int | None = None, options: Mapping[str, Any] | None = None) -> tuple[Any, dict]:
-        """Start a new episode in every sub-env; returns ``(observation, info)`` (of ``array_type``).
+        """Start a new episode in every sub-env, or in those chosen by ``options["reset_mask"]``.
 
-        ``options`` is accepted for gymnasium compatibility; brax's reset has no options, so a
-        non-empty mapping is an error rather than silently ignored.
+        Returns ``(observation, info)`` (of ``array_type``). ``options`` may hold only ``"reset_mask"``
+        (a bool array, tensor or list of length ``num_envs``), gymnasium's convention: then only the masked
+        sub-envs restart (from fresh random states, seeded by ``seed`` if given) and the other rows of the
+        returned observation are those last returned. brax's reset takes no other option, so any other
+        key is an error rather than silently ignored.
+
+        Example:
+            >>> env = VectorEnvFromBrax("fast", num_envs=3, episode_length=10)
+            >>> _ = env.reset(seed=0); _ = env.step(np.ones((3, 1), np.float32))
+            >>> obs, _ = env.reset(options={"reset_mask": [True, False, False]})
+            >>> (np.asarray(obs)[:, 0] == 0).tolist()  # only row 0 is back at the start
+            [True, False, False]
         """
+        mask = None
         if options:
-            raise ValueError(
-                f"reset() got options={dict(options)!r}, but brax environments take no reset options;"
-                " pass None or {}."
-            )
+            unknown = {key: value for key, value in options.items() if key != "reset_mask"}
+            if unknown:
+                raise ValueError(
+                    f"reset() got options={dict(options)!r}, but brax environments take no reset options"
+                    " other than 'reset_mask'; pass None, {} or {'reset_mask': mask}."
+                )
+            if "reset_mask" in options:
+                mask = _checked_reset_mask(options["reset_mask"], self.num_envs)
+                if mask.all():
+                    mask = None
+                elif self._carry is None:
+                    raise RuntimeError(
+                        "reset(options={'reset_mask': mask}) keeps the other sub-envs' observations, but this"
+                        " env has not been reset yet. Call reset() without a mask first."
+                    )
         if seed is not None:
             seed = _check_seed(seed)
         elif self._pending_seed is not None:
@@ -127,11 +183,30 @@ class VectorEnvFromBrax(BaseVectorEnv):
         else:
             seed = int(self._seed_source.integers(0, 2**32))
         self._pending_seed = None
-        self._carry = self._jit_reset(jax.random.PRNGKey(seed))
+        key = jax.random.PRNGKey(seed)
+        if mask is None:
+            self._carry = self._jit_reset(key)
+            self._ended = None
+        else:
+            self._carry = self._jit_masked_reset(self._carry, key, mask)
+            if self._ended is not None:
+                self._ended = self._ended & ~torch.from_numpy(mask)
         state = self.state
         if self.array_type == "torch":
-            return torch.from_dlpack(state.obs), {k: torch.from_dlpack(v) for k, v in state.metrics.items()}
-        return state.obs, dict(state.metrics)
+            observation = jax.tree_util.tree_map(torch.from_dlpack, state.obs)
+            info = {k: torch.from_dlpack(v) for k, v in state.metrics.items()}
+            where: Any = torch.where
+            mask_rows: Any = None if mask is None else torch.from_numpy(mask)
+        else:
+            observation, info, where, mask_rows = state.obs, dict(state.metrics), jax.numpy.where, mask
+        if mask is not None:
+            observation = jax.tree_util.tree_map(
+                lambda new, old: where(mask_rows.reshape(-1, *([1] * (new.ndim - 1))), new, old),
+                observation,
+                self._last_observation,
+            )
+        self._last_observation = observation
+        return observation, info
 
     def step(self, action: Any) -> tuple[Any, Any, Any, Any, dict]:
         """Step every sub-env with ``action`` (shape ``(num_envs, action_size)``); reset ended episodes.
@@ -141,14 +216,32 @@ class VectorEnvFromBrax(BaseVectorEnv):
         """
         if self._carry is None:
             raise RuntimeError("step() was called before reset(); call reset() first.")
+        if self._ended is not None and bool(self._ended.any()):
+            finished = torch.nonzero(self._ended).flatten().tolist()
+            raise RuntimeError(
+                f"The episodes of sub-envs {finished} have ended and autoreset is disabled, so they cannot be"
+                " stepped. Reset them first with env.reset(options={'reset_mask': mask}), mask being True"
+                " for the sub-envs to reset (e.g. mask = terminated | truncated)."
+            )
         action, borrowed = self._as_jax_input(action)
         self._carry, out = self._jit_step(self._carry, action)
         if self.array_type == "torch":
-            return self._split_torch(*out)
-        if borrowed:  # the jitted call may read the caller's memory until it is done
-            out.observation.block_until_ready()
-        info = {FINAL_OBS_KEY: out.final_observation, f"_{FINAL_OBS_KEY}": out.episode_ended, **out.metrics}
-        return out.observation, out.reward, out.terminated, out.truncated, info
+            result = self._split_torch(*out)
+        else:
+            if borrowed:  # the jitted call may read the caller's memory until it is done
+                out.reward.block_until_ready()
+            info = dict(out.metrics)
+            if out.final_observation is not None:
+                info = {FINAL_OBS_KEY: out.final_observation, f"_{FINAL_OBS_KEY}": out.episode_ended, **info}
+            result = (out.observation, out.reward, out.terminated, out.truncated, info)
+        self._last_observation = result[0]
+        if self.autoreset_mode == "disabled":
+            self._ended = (
+                torch.as_tensor(np.asarray(result[2] | result[3]))
+                if self.array_type == "jax"
+                else (result[2] | result[3])
+            )
+        return result
 
     def _split_torch(self, floats: jax.Array, flags: jax.Array) -> tuple[Any, Any, Any, Any, dict]:
         """The results of a step as torch views of the two buffers ``autoreset.pack_output`` made."""
@@ -157,17 +250,31 @@ class VectorEnvFromBrax(BaseVectorEnv):
         if flags_t.dtype == torch.uint8:  # jax 0.4.20 exports bool arrays through DLPack as uint8
             flags_t = flags_t.view(torch.bool)
         n, obs_size = self._action_shape[0], self._observation_size
-        observation = floats_t[: n * obs_size].view(n, obs_size)
+        observation = self._observation_views(floats_t, 0)
         reward = floats_t[n * obs_size : n * (obs_size + 1)]
-        offset = n * (2 * obs_size + 1)
-        info = {
-            FINAL_OBS_KEY: floats_t[n * (obs_size + 1) : offset].view(n, obs_size),
-            f"_{FINAL_OBS_KEY}": flags_t[2 * n :],
-        }
+        offset = n * (obs_size + 1)
+        info: dict[str, Any] = {}
+        if self.autoreset_mode == "same_step":
+            info[FINAL_OBS_KEY] = self._observation_views(floats_t, offset)
+            info[f"_{FINAL_OBS_KEY}"] = flags_t[2 * n :]
+            offset += n * obs_size
         for name, size in self._metric_sizes.items():
             info[name] = floats_t[offset : offset + n * size].view(n, *([size] if size != 1 else []))
             offset += n * size
         return observation, reward, flags_t[:n], flags_t[n : 2 * n], info
+
+    def _observation_views(self, floats: torch.Tensor, offset: int) -> Any:
+        """The batched observation laid out in ``floats`` from ``offset`` on, as views (a dict of them for
+        dict observations, in the order of jax's flattening, sorted keys)."""
+        n = self._action_shape[0]
+        if not self._dict_observations:
+            return floats[offset : offset + n * self._observation_size].view(n, self._observation_size)
+        views = []
+        for shape in self._obs_shapes:
+            size = n * math.prod(shape)
+            views.append(floats[offset : offset + size].view(n, *shape))
+            offset += size
+        return jax.tree_util.tree_unflatten(self._obs_treedef, views)
 
     def _as_jax_input(self, action: Any) -> tuple[Any, bool]:
         """``action`` in a form the jitted step takes, and whether it borrows the caller's memory."""
@@ -195,10 +302,14 @@ class VectorEnvFromBrax(BaseVectorEnv):
     def close(self, **kwargs: Any) -> None:
         """Drop the state; calling it again is harmless."""
         self._carry = None
+        self._last_observation = self._ended = None
         self.closed = True
 
     def __repr__(self) -> str:
-        return f"VectorEnvFromBrax({self.env_name!r}, num_envs={self.num_envs}, num_episodes={self.num_episodes})"
+        return (
+            f"VectorEnvFromBrax({self.env_name!r}, num_envs={self.num_envs}, num_episodes={self.num_episodes},"
+            f" autoreset_mode={self.autoreset_mode!r})"
+        )
 
 
 def _check_seed(seed: Any) -> int:
@@ -210,22 +321,43 @@ def _check_seed(seed: Any) -> int:
     return int(seed)
 
 
+def _checked_reset_mask(mask: Any, num_envs: int) -> np.ndarray:
+    """``options["reset_mask"]`` (numpy, jax, torch on any device, or a list) as a numpy bool array of shape
+    ``(num_envs,)``; a ValueError otherwise."""
+    if isinstance(mask, torch.Tensor):
+        mask = mask.detach().cpu().numpy()
+    array = np.asarray(mask)
+    if array.shape != (num_envs,) or array.dtype != np.bool_:
+        raise ValueError(
+            f"options['reset_mask'] must be a boolean array of shape ({num_envs},) (one entry per sub-env,"
+            f" True for those to reset), but got {type(mask).__qualname__} of shape {array.shape} and dtype"
+            f" {array.dtype}: {mask!r}."
+        )
+    return array
+
+
 class _CompiledEnv(NamedTuple):
     brax_env: Any
     packer: Packer
     reset: Any
     step: Any
+    masked_reset: Any
 
 
 def _compiled_env(
-    env_name: str, num_envs: int, num_episodes: int | None, pack_outputs: bool, brax_kwargs: dict
+    env_name: str,
+    num_envs: int,
+    num_episodes: int | None,
+    pack_outputs: bool,
+    mode: AutoresetModeName,
+    brax_kwargs: dict,
 ) -> _CompiledEnv:
     """The brax env and its jitted reset/step, shared by every VectorEnvFromBrax of the same configuration.
 
     jax caches compilations per function object, so sharing the functions means a second env of the same
     configuration (a new evaluation, a test) starts without compiling again (seconds to tens of seconds).
     """
-    key = (env_name, num_envs, num_episodes, pack_outputs, tuple(sorted(brax_kwargs.items())))
+    key = (env_name, num_envs, num_episodes, pack_outputs, mode, tuple(sorted(brax_kwargs.items())))
     try:
         hash(key)
     except TypeError:  # an unhashable constructor argument: build without sharing
@@ -238,6 +370,7 @@ def _build_compiled_env(
     num_envs: int,
     num_episodes: int | None,
     pack_outputs: bool,
+    mode: AutoresetModeName,
     brax_kwargs: tuple[tuple[str, Any], ...],
 ) -> _CompiledEnv:
     create, brax_name = resolve_create(env_name)
@@ -245,12 +378,13 @@ def _build_compiled_env(
     # One fixed device for every input and output: otherwise jax compiles the step again for each mix of
     # committed (DLPack-imported) and uncommitted (numpy) arguments it meets.
     device = SingleDeviceSharding(jax.devices()[0])
-    packed = autoreset.make_packed(brax_env, num_envs, num_episodes, pack_outputs=pack_outputs)
+    packed = autoreset.make_packed(brax_env, num_envs, num_episodes, pack_outputs=pack_outputs, mode=mode)
     reset = jax.jit(packed.reset, in_shardings=device, out_shardings=device)
     # The carry is donated: its buffers never reach the user (results are separate outputs, and
     # VectorEnvFromBrax.state unpacks copies), so XLA may update it in place instead of copying it.
     step = jax.jit(packed.step, in_shardings=device, out_shardings=device, donate_argnums=0)
-    return _CompiledEnv(brax_env, packed.packer, reset, step)
+    masked_reset = jax.jit(packed.masked_reset, in_shardings=device, out_shardings=device, donate_argnums=0)
+    return _CompiledEnv(brax_env, packed.packer, reset, step, masked_reset)
 
 
 _cached_compiled_env = functools.lru_cache(maxsize=16)(_build_compiled_env)
