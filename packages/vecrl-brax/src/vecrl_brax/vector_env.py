@@ -15,7 +15,7 @@ import torch
 from jax.sharding import SingleDeviceSharding
 
 from vecrl import BaseVectorEnv
-from vecrl.autoreset import AutoresetModeName, autoreset_metadata, autoreset_mode_name
+from vecrl.autoreset import AutoresetModeName, autoreset_metadata, autoreset_mode_name, checked_reset_mask
 from vecrl.compat import FINAL_OBS_KEY
 from vecrl_brax import autoreset, spaces
 from vecrl_brax.brax_versions import resolve_create
@@ -168,7 +168,7 @@ class VectorEnvFromBrax(BaseVectorEnv):
                     " other than 'reset_mask'; pass None, {} or {'reset_mask': mask}."
                 )
             if "reset_mask" in options:
-                mask = _checked_reset_mask(options["reset_mask"], self.num_envs)
+                mask = checked_reset_mask(options["reset_mask"], self.num_envs)
                 if mask.all():
                     mask = None
                 elif self._carry is None:
@@ -319,21 +319,6 @@ def _check_seed(seed: Any) -> int:
             " brax backend: one key seeds the whole batch.)"
         )
     return int(seed)
-
-
-def _checked_reset_mask(mask: Any, num_envs: int) -> np.ndarray:
-    """``options["reset_mask"]`` (numpy, jax, torch on any device, or a list) as a numpy bool array of shape
-    ``(num_envs,)``; a ValueError otherwise."""
-    if isinstance(mask, torch.Tensor):
-        mask = mask.detach().cpu().numpy()
-    array = np.asarray(mask)
-    if array.shape != (num_envs,) or array.dtype != np.bool_:
-        raise ValueError(
-            f"options['reset_mask'] must be a boolean array of shape ({num_envs},) (one entry per sub-env,"
-            f" True for those to reset), but got {type(mask).__qualname__} of shape {array.shape} and dtype"
-            f" {array.dtype}: {mask!r}."
-        )
-    return array
 
 
 class _CompiledEnv(NamedTuple):

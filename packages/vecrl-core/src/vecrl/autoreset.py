@@ -23,6 +23,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias
 
+import numpy as np
+import torch
+
 from vecrl.compat import AutoresetMode
 
 AutoresetModeName: TypeAlias = Literal["same_step", "next_step", "disabled"]
@@ -86,6 +89,27 @@ def declared_autoreset_mode(env: Any, default: AutoresetModeName = "same_step") 
     if not isinstance(metadata, Mapping) or metadata.get("autoreset_mode") is None:
         return default
     return autoreset_mode_name(metadata["autoreset_mode"])
+
+
+def checked_reset_mask(mask: Any, num_envs: int) -> np.ndarray:
+    """``options["reset_mask"]`` as a numpy bool array of shape ``(num_envs,)``; a ValueError otherwise.
+
+    A numpy array, a torch tensor (on any device) or a list of bools is accepted.
+
+    Example:
+        >>> checked_reset_mask([True, False], 2)
+        array([ True, False])
+    """
+    if isinstance(mask, torch.Tensor):
+        mask = mask.detach().cpu().numpy()
+    array = np.asarray(mask)
+    if array.shape != (num_envs,) or array.dtype != np.bool_:
+        raise ValueError(
+            f"options['reset_mask'] must be a boolean array of shape ({num_envs},) (one entry per sub-env,"
+            f" True for those to reset), but got {type(mask).__qualname__} of shape {array.shape} and dtype"
+            f" {array.dtype}: {mask!r}."
+        )
+    return array
 
 
 def _gymnasium_value(name: AutoresetModeName) -> str:

@@ -117,24 +117,3 @@ def _check_same_type(index: int, kind: str, space: Any, first: Any) -> None:
             f"Sub-env {index} has the {kind} space {space} (a {type(space).__name__}), but sub-env 0 has"
             f" {first} (a {type(first).__name__}): all sub-envs must have {kind} spaces of one type."
         )
-
-
-def checked_reset_mask(mask: Any, num_envs: int) -> np.ndarray:
-    """``options["reset_mask"]`` as a numpy bool array of shape ``(num_envs,)``; a ValueError otherwise.
-
-    A numpy array, a torch tensor (on any device) or a list of bools is accepted.
-
-    Example:
-        >>> checked_reset_mask([True, False], 2)
-        array([ True, False])
-    """
-    if hasattr(mask, "detach") and hasattr(mask, "cpu"):  # a torch tensor
-        mask = mask.detach().cpu().numpy()
-    array = np.asarray(mask)
-    if array.shape != (num_envs,) or array.dtype != np.bool_:
-        raise ValueError(
-            f"options['reset_mask'] must be a boolean array of shape ({num_envs},) (one entry per sub-env,"
-            f" True for those to reset), but got {type(mask).__qualname__} of shape {array.shape} and dtype"
-            f" {array.dtype}: {mask!r}."
-        )
-    return array

@@ -11,7 +11,7 @@ import torch
 from gymnasium.spaces import Dict, Discrete
 
 import vecrl
-from vecrl.autoreset import autoreset_metadata, autoreset_mode_name
+from vecrl.autoreset import autoreset_metadata, autoreset_mode_name, checked_reset_mask
 from vecrl.compat import FINAL_INFO_KEY, FINAL_OBS_KEY, GYMNASIUM_1
 from vecrl_gym.batching import (
     DictRows,
@@ -20,7 +20,7 @@ from vecrl_gym.batching import (
     observations_to_torch,
     spent_observation,
 )
-from vecrl_gym.checks import check_same_spaces, checked_num_episodes, checked_reset_mask, checked_seeds
+from vecrl_gym.checks import check_same_spaces, checked_num_episodes, checked_seeds
 from vecrl_gym.device import info_to_device
 
 EnvMaker = Callable[[], gymnasium.Env]
