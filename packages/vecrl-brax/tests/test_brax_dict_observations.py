@@ -4,6 +4,8 @@ results without a copy, in every autoreset mode, with masked resets and episode 
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 import torch
@@ -11,6 +13,17 @@ from gymnasium.spaces import Box, Dict
 
 from vecrl.compat import FINAL_OBS_KEY
 from vecrl_brax import VectorEnvFromBrax, make_brax_env
+
+
+def fast_env_has_dict_observations() -> bool:
+    from brax.envs.fast import Fast
+
+    return "obs_mode" in inspect.signature(Fast.__init__).parameters
+
+
+pytestmark = pytest.mark.skipif(
+    not fast_env_has_dict_observations(), reason="this brax's fast env has no obs_mode (no dict observations)"
+)
 
 NUM_ENVS = 2
 EPISODE_LENGTH = 3
