@@ -15,7 +15,13 @@ import torch
 from jax.sharding import SingleDeviceSharding
 
 from vecrl import BaseVectorEnv
-from vecrl.autoreset import AutoresetModeName, autoreset_metadata, autoreset_mode_name, checked_reset_mask
+from vecrl.autoreset import (
+    AutoresetModeName,
+    autoreset_metadata,
+    autoreset_mode_name,
+    checked_reset_mask,
+    finished_sub_envs_error,
+)
 from vecrl.compat import FINAL_OBS_KEY
 from vecrl_brax import autoreset, spaces
 from vecrl_brax.brax_versions import resolve_create
@@ -218,11 +224,7 @@ class VectorEnvFromBrax(BaseVectorEnv):
             raise RuntimeError("step() was called before reset(); call reset() first.")
         if self._ended is not None and bool(self._ended.any()):
             finished = torch.nonzero(self._ended).flatten().tolist()
-            raise RuntimeError(
-                f"The episodes of sub-envs {finished} have ended and autoreset is disabled, so they cannot be"
-                " stepped. Reset them first with env.reset(options={'reset_mask': mask}), mask being True"
-                " for the sub-envs to reset (e.g. mask = terminated | truncated)."
-            )
+            raise finished_sub_envs_error(finished)
         action, borrowed = self._as_jax_input(action)
         self._carry, out = self._jit_step(self._carry, action)
         if self.array_type == "torch":

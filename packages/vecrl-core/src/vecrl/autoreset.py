@@ -112,5 +112,19 @@ def checked_reset_mask(mask: Any, num_envs: int) -> np.ndarray:
     return array
 
 
+def finished_sub_envs_error(finished: list[int]) -> RuntimeError:
+    """The error for stepping sub-envs whose episodes ended while autoreset is disabled.
+
+    Example:
+        >>> str(finished_sub_envs_error([3])).split(",")[0]
+        'The episodes of sub-envs [3] have ended and autoreset is disabled'
+    """
+    return RuntimeError(
+        f"The episodes of sub-envs {finished} have ended and autoreset is disabled, so they cannot be"
+        " stepped. Reset them first with env.reset(options={'reset_mask': mask}), mask being True"
+        " for the sub-envs to reset (e.g. mask = terminated | truncated)."
+    )
+
+
 def _gymnasium_value(name: AutoresetModeName) -> str:
     return next(value for value, ours in _GYMNASIUM_VALUES.items() if ours == name)

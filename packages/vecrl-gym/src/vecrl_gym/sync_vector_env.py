@@ -11,7 +11,12 @@ import torch
 from gymnasium.spaces import Dict, Discrete
 
 import vecrl
-from vecrl.autoreset import autoreset_metadata, autoreset_mode_name, checked_reset_mask
+from vecrl.autoreset import (
+    autoreset_metadata,
+    autoreset_mode_name,
+    checked_reset_mask,
+    finished_sub_envs_error,
+)
 from vecrl.compat import FINAL_INFO_KEY, FINAL_OBS_KEY, GYMNASIUM_1
 from vecrl_gym.batching import (
     DictRows,
@@ -376,11 +381,7 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         needs_reset = self._needs_reset
         if True in needs_reset:
             finished = [index for index, flag in enumerate(needs_reset) if flag]
-            raise RuntimeError(
-                f"The episodes of sub-envs {finished} have ended and autoreset is disabled, so they cannot be"
-                " stepped. Reset them first with env.reset(options={'reset_mask': mask}), mask being True"
-                " for the sub-envs to reset (e.g. mask = terminated | truncated)."
-            )
+            raise finished_sub_envs_error(finished)
         for index, env_step, action in zip(range(self.num_envs), self._env_steps, actions, strict=True):
             observation, reward, term, trunc, info = env_step(action)
             if term or trunc:
