@@ -132,7 +132,7 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true", help="a short smoke run")
     args = parser.parse_args()
-    env_steps, repeats = (2_000, 1) if args.quick else (20_000, 3)
+    env_steps, repeats = (2_000, 1) if args.quick else (10_000, 7)
 
     print(f"gymnasium {gym.__version__}, torch {torch.__version__}, numpy {np.__version__}")
     print(f"{'env':<13} {'N':>4}  {'mode':<28} {'env-steps/s':>12}  {'of (a)':>7}")

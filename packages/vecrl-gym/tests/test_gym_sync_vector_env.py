@@ -82,11 +82,17 @@ def test_an_ended_episode_reports_its_last_observation_and_info_under_gymnasiums
         assert abs(final_obs[2]) > 0.2095 or abs(final_obs[0]) > 2.4, final_obs
 
 
+HOPPER_ENV_ID = "Hopper-v5" if GYMNASIUM_1 else "Hopper-v4"
+
+
+@pytest.mark.parametrize("device", [None, "cpu"])
 @pytest.mark.parametrize(
     ("env_id", "make_kwargs"),
     [
         ("FrozenLake-v1", {"is_slippery": True}),
         (MUJOCO_ENV_ID, {}),
+        # Hopper's reset info and step info have different keys, and its final infos are not empty.
+        (HOPPER_ENV_ID, {"max_episode_steps": 6}),
         ("Pendulum-v1", {"max_episode_steps": 4}),
     ],
 )
@@ -94,22 +100,42 @@ def test_an_ended_episode_reports_its_last_observation_and_info_under_gymnasiums
     GYMNASIUM_1 and AutoresetMode is None,
     reason="gymnasium 1.0's SyncVectorEnv has no same-step mode to compare with",
 )
-def test_info_is_batched_exactly_as_gymnasiums_own_same_step_sync_vector_env(env_id, make_kwargs):
+def test_info_is_batched_exactly_as_gymnasiums_own_same_step_sync_vector_env(env_id, make_kwargs, device):
     seeds = [5, 6, 7]
-    ours = SyncVectorEnv([lambda: gym.make(env_id, **make_kwargs)] * 3)
+    ours = SyncVectorEnv([lambda: gym.make(env_id, **make_kwargs)] * 3, device=device)
     same_step = {"autoreset_mode": AutoresetMode.SAME_STEP} if GYMNASIUM_1 else {}  # 0.29: same-step only
     theirs = gym.vector.SyncVectorEnv([lambda: gym.make(env_id, **make_kwargs)] * 3, **same_step)
     actions = random_actions(ours, 30)
 
-    ours_obs, ours_info = ours.reset(seed=seeds)
+    ours_obs, ours_info = as_numpy(ours.reset(seed=seeds), device)
     theirs_obs, theirs_info = theirs.reset(seed=seeds)
     np.testing.assert_array_equal(ours_obs, theirs_obs)
     assert_same_info(ours_info, theirs_info)
+    ends = 0
     for batch in actions:
-        ours_step, theirs_step = ours.step(batch), theirs.step(batch)
+        ours_step, theirs_step = as_numpy(ours.step(batch), device), theirs.step(batch)
         for a, b in zip(ours_step[:4], theirs_step[:4], strict=True):
             np.testing.assert_array_equal(a, b)
         assert_same_info(ours_step[4], theirs_step[4])
+        ends += int((theirs_step[2] | theirs_step[3]).sum())
+    assert ends >= 2 or env_id == MUJOCO_ENV_ID, "the rollout should cross episode ends"
+
+
+def as_numpy(result: tuple, device: str | None) -> tuple:
+    """A step or reset result with every tensor (also in info) as a numpy array; with a ``device``, the
+    numeric and bool arrays must all have been tensors, and nothing else."""
+    if device is None:
+        return result
+
+    def convert(value):
+        if isinstance(value, dict):
+            return {key: convert(item) for key, item in value.items()}
+        assert not (isinstance(value, np.ndarray) and value.dtype.kind in "biuf"), (
+            "a numeric array was not moved"
+        )
+        return value.numpy() if isinstance(value, torch.Tensor) else value
+
+    return tuple(convert(item) for item in result)
 
 
 def test_empty_info_reports_an_empty_dict_even_when_episodes_end():

@@ -24,6 +24,9 @@ AutoresetMode: Any = getattr(gymnasium.vector, "AutoresetMode", None)
 FINAL_OBS_KEY = "final_obs" if GYMNASIUM_1 else "final_observation"
 #: The info key under which a vector env reports the last info of a finished episode.
 FINAL_INFO_KEY = "final_info"
+#: Whether gymnasium's vector envs keep final observations in an object array (>= 1.1); before, they
+#: batched them like any other info value (an int observation into an int array, and so on).
+FINAL_OBS_IN_OBJECT_ARRAY = Version("1.1.0") <= GYMNASIUM_VERSION
 
 
 def same_step_metadata() -> dict[str, Any]:

@@ -17,7 +17,7 @@ from vecrl.autoreset import (
     checked_reset_mask,
     finished_sub_envs_error,
 )
-from vecrl.compat import FINAL_INFO_KEY, FINAL_OBS_KEY, GYMNASIUM_1
+from vecrl.compat import GYMNASIUM_1
 from vecrl_gym.batching import (
     DictRows,
     allocate_observations,
@@ -27,6 +27,8 @@ from vecrl_gym.batching import (
 )
 from vecrl_gym.checks import check_same_spaces, checked_num_episodes, checked_seeds
 from vecrl_gym.device import info_to_device
+from vecrl_gym.final_infos import EndedEpisode, add_final_infos
+from vecrl_gym.tensor_rows import TensorRows
 
 EnvMaker = Callable[[], gymnasium.Env]
 Seed = int | Sequence[int | None] | None
@@ -79,7 +81,9 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
 
     Observation spaces may be Box or Dict (of Box leaves, possibly nested); Dict observations come
     batched as a dict of arrays, laid out as ``gymnasium.vector.utils.create_empty_array`` does.
-    Arrays returned by ``reset()`` and ``step()`` are fresh on every call: keeping them is safe.
+    Arrays returned by ``reset()`` and ``step()`` are fresh on every call: keeping them is safe. (On the
+    CPU, ``step()``'s tensors are rows of small blocks made for several steps at once, each row given
+    out once: see ``TensorRows``.)
 
     Example:
         >>> import gymnasium, numpy as np
@@ -144,6 +148,17 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         self._obs_dtype: Any = obs_space.dtype
         self._batched_action_shape: tuple[int, ...] = (self.num_envs, *self.single_action_space.shape)  # type: ignore[misc]
         self._discrete_actions = isinstance(self.single_action_space, Discrete)
+        # On the CPU, step results and info masks are rows of tensors made many at a time (TensorRows).
+        self._result_rows: TensorRows | None = None
+        self._mask_rows: TensorRows | None = None
+        if self._device is not None and self._device.type == "cpu":
+            flags = ((self.num_envs,), np.dtype(np.bool_))
+            self._mask_rows = TensorRows([flags, flags])
+            if not self._dict_observations:
+                observations = (self._batched_obs_shape, np.dtype(self._obs_dtype))
+                self._result_rows = TensorRows(
+                    [observations, ((self.num_envs,), np.dtype(np.float64)), flags, flags]
+                )
         self._env_steps = [env.step for env in envs]
         self._env_resets = [env.reset for env in envs]
         self._pending_seeds: list[int | None] | None = None
@@ -267,14 +282,12 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
             self._discrete_actions and actions.dtype.kind not in "iub"
         ):
             raise ValueError(self._action_error_message(actions))
-        num_envs = self.num_envs
-        if self._dict_observations:
-            observations: Any = DictRows(allocate_observations(self.single_observation_space, num_envs))
+        observations: Any
+        tensors: tuple[torch.Tensor, ...] | None = None
+        if self._result_rows is not None:
+            (observations, rewards, terminated, truncated), tensors = self._result_rows.next_row()
         else:
-            observations = np.empty(self._batched_obs_shape, self._obs_dtype)
-        rewards = np.empty(num_envs)
-        terminated = np.zeros(num_envs, np.bool_)  # zeros: only the sub-envs whose episode ends are written
-        truncated = np.zeros(num_envs, np.bool_)
+            observations, rewards, terminated, truncated = self._new_arrays()
         infos = self._step_sub_envs(
             actions, observations, rewards, terminated, truncated, None if self._empty_info else {}
         )
@@ -288,14 +301,8 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
             return observations, rewards, terminated, truncated, infos
         if infos:
             infos = info_to_device(infos, device)
-        if device.type == "cpu" and not self._dict_observations:  # share the fresh arrays' memory: no copy
-            return (
-                torch.from_numpy(observations),
-                torch.from_numpy(rewards),
-                torch.from_numpy(terminated),
-                torch.from_numpy(truncated),
-                infos,
-            )
+        if tensors is not None:
+            return tensors[0], tensors[1], tensors[2], tensors[3], infos
         return (
             observations_to_torch(observations, device),
             torch.from_numpy(rewards).to(device),
@@ -315,6 +322,7 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
     ) -> dict[str, Any] | None:
         """Step every sub-env, resetting in place those whose episode ends (same_step autoreset)."""
         episodes_left = self._episodes_left
+        ended: list[EndedEpisode] = []
         for index, env_step, action in zip(range(self.num_envs), self._env_steps, actions, strict=True):
             if episodes_left is not None and not episodes_left[index]:
                 observations[index] = self._spent_observation
@@ -325,11 +333,14 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
             if term or trunc:
                 terminated[index] = term
                 truncated[index] = trunc
-                observation, info = self._end_episode(index, observation, info, infos)
+                ended.append((index, observation, info))
+                observation, info = self._end_episode(index, observation, info)
             if info and infos is not None:
                 infos = self._add_info(infos, info, index)
             observations[index] = observation
             rewards[index] = reward
+        if ended and infos is not None:
+            infos = add_final_infos(infos, ended, self._add_info, self._new_masks)
         return infos
 
     def _step_next_step(
@@ -394,6 +405,24 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
             rewards[index] = reward
         return infos
 
+    def _new_arrays(self) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
+        """Fresh arrays to write a step's observations, rewards, terminated and truncated into; the
+        flags start False, since only the sub-envs whose episode ends write them."""
+        num_envs = self.num_envs
+        observations: Any
+        if self._dict_observations:
+            observations = DictRows(allocate_observations(self.single_observation_space, num_envs))
+        else:
+            observations = np.empty(self._batched_obs_shape, self._obs_dtype)
+        return observations, np.empty(num_envs), np.zeros(num_envs, np.bool_), np.zeros(num_envs, np.bool_)
+
+    def _new_masks(self) -> tuple[Sequence[np.ndarray], Sequence[Any]]:
+        """Two zeroed bool arrays of length ``num_envs`` for info masks, and what to report for each."""
+        if self._mask_rows is not None:
+            return self._mask_rows.next_row()
+        masks = (np.zeros(self.num_envs, np.bool_), np.zeros(self.num_envs, np.bool_))
+        return masks, masks
+
     def _new_observations(self, arrays: Any) -> Any:
         """Something to write one observation per sub-env into (``rows[i] = obs``): ``arrays`` if given
         (the batched observations to update), else freshly allocated."""
@@ -408,17 +437,13 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         self._last_observations = observations
         return observations
 
-    def _end_episode(
-        self, index: int, observation: Any, info: dict[str, Any], infos: dict[str, Any] | None
-    ) -> tuple[Any, dict[str, Any]]:
+    def _end_episode(self, index: int, observation: Any, info: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         """Reset sub-env ``index`` whose episode just ended; give the observation and info to report.
 
         The sub-env is reset even when its budget is spent (as EvoTorch does), so that its random state
         advances exactly as in the reference implementation.
         """
         next_observation, next_info = self._env_resets[index]()
-        if infos is not None:
-            self._add_info(infos, {FINAL_OBS_KEY: observation, FINAL_INFO_KEY: info}, index)
         episodes_left = self._episodes_left
         if episodes_left is not None:
             episodes_left[index] -= 1

@@ -1,0 +1,57 @@
+"""The finished episodes' last observations and infos, batched into a step's info once per step."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from vecrl.compat import FINAL_INFO_KEY, FINAL_OBS_IN_OBJECT_ARRAY, FINAL_OBS_KEY
+
+#: A sub-env whose episode ended this step: its index, last observation and last info.
+EndedEpisode = tuple[int, Any, dict[str, Any]]
+#: gymnasium's ``VectorEnv._add_info(infos, info, index)``.
+AddInfo = Callable[[dict[str, Any], dict[str, Any], int], dict[str, Any]]
+#: Two zeroed bool arrays of length ``num_envs`` to write info masks into, and what to report for each
+#: (the arrays themselves, or tensors sharing their memory).
+NewMasks = Callable[[], tuple[Sequence[np.ndarray], Sequence[Any]]]
+
+
+def add_final_infos(
+    infos: dict[str, Any], ended: Sequence[EndedEpisode], add_info: AddInfo, new_masks: NewMasks
+) -> dict[str, Any]:
+    """``infos`` with the last observations and infos of the ``ended`` episodes, batched exactly as
+    gymnasium's same-step SyncVectorEnv of the installed version batches them.
+
+    From gymnasium 1.1 on, final observations go to an object array (None for the other sub-envs) and
+    final infos are batched by ``add_info`` (gymnasium's own ``_add_info``), each under its key with a
+    ``"_<key>"`` mask from ``new_masks()``; this is done once per step, not once per finished sub-env,
+    which keeps episode ends cheap. Older gymnasium batches a final observation like any info value, so
+    there ``add_info`` batches both, one sub-env at a time.
+
+    Example:
+        >>> import gymnasium
+        >>> env = gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 3)
+        >>> def new_masks():
+        ...     masks = (np.zeros(3, np.bool_), np.zeros(3, np.bool_))
+        ...     return masks, masks
+        >>> infos = add_final_infos({}, [(1, np.zeros(4), {})], env._add_info, new_masks)
+        >>> infos["_" + FINAL_OBS_KEY].tolist()
+        [False, True, False]
+    """
+    if not FINAL_OBS_IN_OBJECT_ARRAY:
+        for index, observation, info in ended:
+            infos = add_info(infos, {FINAL_OBS_KEY: observation, FINAL_INFO_KEY: info}, index)
+        return infos
+    (obs_mask, info_mask), (reported_obs_mask, reported_info_mask) = new_masks()
+    observations = np.empty(len(obs_mask), object)  # None where no episode ended
+    final_infos: dict[str, Any] = {}
+    for index, observation, info in ended:
+        obs_mask[index] = info_mask[index] = True
+        observations[index] = observation
+        if info:  # gymnasium adds nothing for an empty info but its mask
+            final_infos = add_info(final_infos, info, index)
+    infos[FINAL_OBS_KEY], infos[f"_{FINAL_OBS_KEY}"] = observations, reported_obs_mask
+    infos[FINAL_INFO_KEY], infos[f"_{FINAL_INFO_KEY}"] = final_infos, reported_info_mask
+    return infos

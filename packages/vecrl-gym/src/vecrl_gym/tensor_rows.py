@@ -1,0 +1,60 @@
+"""CPU tensors to return, made many at a time so that no single step pays for making them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+#: A block holds at most this many rows ...
+MAX_ROWS_PER_BLOCK = 64
+#: ... and at most this many bytes (a kept tensor keeps its whole block alive).
+MAX_BLOCK_BYTES = 16 * 1024
+
+#: The arrays of one row, to write into, and the tensors sharing their memory, to return.
+Row = tuple[tuple[np.ndarray, ...], tuple[torch.Tensor, ...]]
+
+
+class TensorRows:
+    """Rows of zeroed CPU arrays that are also torch tensors, each row handed out once.
+
+    Making a tensor costs about a microsecond of Python, and on a small env a step takes ten: the
+    four result tensors of each step would cost more than the step itself. So a block of rows is made
+    at once (``unbind`` makes all of a block's tensors in one call), every row goes to one caller, who
+    writes it through its numpy arrays and returns its tensors. A row is never handed out again, so
+    its tensors belong to whoever received them, like fresh ones; a kept tensor keeps its block (at
+    most ``MAX_BLOCK_BYTES``) alive.
+
+    Args:
+        layout: the shape and dtype of each array of a row.
+
+    Example:
+        >>> rows = TensorRows([((2, 3), np.dtype(np.float32)), ((2,), np.dtype(np.bool_))])
+        >>> (observations, flags), (observations_tensor, flags_tensor) = rows.next_row()
+        >>> observations[1] = 7.0
+        >>> observations_tensor[1], flags_tensor
+        (tensor([7., 7., 7.]), tensor([False, False]))
+        >>> rows.next_row()[1][0].data_ptr() != observations_tensor.data_ptr()
+        True
+    """
+
+    def __init__(self, layout: Sequence[tuple[tuple[int, ...], np.dtype]]) -> None:
+        self._layout = [(tuple(shape), np.dtype(dtype)) for shape, dtype in layout]
+        row_bytes = sum(dtype.itemsize * int(np.prod(shape)) for shape, dtype in self._layout)
+        self.rows_per_block = max(1, min(MAX_ROWS_PER_BLOCK, MAX_BLOCK_BYTES // max(row_bytes, 1)))
+        self._rows: Iterator[Row] = iter(())
+
+    def next_row(self) -> Row:
+        """A row nobody else gets: ``(arrays, tensors)``, one of each per entry of the layout."""
+        row = next(self._rows, None)
+        if row is None:
+            self._rows = self._new_block()
+            row = next(self._rows)
+        return row
+
+    def _new_block(self) -> Iterator[Row]:
+        blocks = [np.zeros((self.rows_per_block, *shape), dtype) for shape, dtype in self._layout]
+        tensors: Any = zip(*(torch.from_numpy(block).unbind() for block in blocks), strict=True)
+        return iter(list(zip(zip(*blocks, strict=True), tensors, strict=True)))
