@@ -10,6 +10,7 @@ each is kept, so that load from other processes hits both alike. Also prints the
 
     python bench/brax_step.py            # inverted_pendulum at 64 and 1024 envs, ant at 64 envs
     python bench/brax_step.py --quick    # a short smoke run
+    python bench/brax_step.py --only ant:64
 """
 
 from __future__ import annotations
@@ -108,8 +109,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="one small case, few steps (smoke run)")
     parser.add_argument("--steps", type=int, default=None, help="steps per timed round")
     parser.add_argument("--rounds", type=int, default=None, help="alternating timed rounds per side")
+    parser.add_argument("--only", metavar="NAME:N", help="one case, e.g. inverted_pendulum:1024")
     args = parser.parse_args()
     cases = CASES[:1] if args.quick else CASES
+    if args.only:
+        name, _, num_envs = args.only.partition(":")
+        cases = [(name, int(num_envs or 64))]
     steps = args.steps or (20 if args.quick else 200)
     rounds = args.rounds or (2 if args.quick else 15)  # 5 rounds left a ±10% spread between runs
 

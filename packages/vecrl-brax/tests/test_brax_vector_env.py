@@ -90,6 +90,23 @@ def test_each_new_episode_starts_from_a_fresh_random_state(pendulum):
     assert len({tuple(row) for row in starts[1].round(6)}) == 4
 
 
+def test_restarts_never_reuse_a_fresh_state_across_many_pool_refills_and_a_seed_reproduces_them(pendulum):
+    def restart_states(seed: int) -> list[tuple]:
+        pendulum.reset(seed=seed)
+        starts = []
+        for _ in range(64):
+            obs, _, terminated, truncated, _ = pendulum.step(PUSH)
+            ended = np.asarray(terminated) | np.asarray(truncated)
+            starts += [tuple(row) for row in np.asarray(obs)[ended]]
+        return starts
+
+    starts = restart_states(8)
+    # the pool holds 2 x 4 fresh states and gets a new half whenever a half is used up
+    assert len(starts) > 3 * 2 * 4, "pushed poles fall every few steps"
+    assert len(set(starts)) == len(starts)
+    assert restart_states(8) == starts
+
+
 def test_reset_with_a_seed_reproduces_the_run_including_its_autoresets(pendulum):
     def rollout(**reset_kwargs):
         obs, _ = pendulum.reset(**reset_kwargs)

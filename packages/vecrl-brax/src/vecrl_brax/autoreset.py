@@ -1,20 +1,25 @@
-"""The pure jax functions that VectorEnvFromBrax jits: reset, and step with fresh-state autoreset.
+"""The pure jax functions that VectorEnvFromBrax jits: fresh states, and step with fresh-state autoreset.
 
 A brax env built with ``batch_size=n`` and without brax's own ``auto_reset`` is stepped as is; every
 sub-env whose episode ends is then replaced, inside the same jitted call, by a fresh random initial
 state (brax's ``AutoResetWrapper`` instead restarts from the first state it cached).
 
-Fresh states come from a pool: one batch of ``n`` initial states made by a single batched reset with a
-new key, handed out in order (first come, first served) to the sub-envs that restart, and made anew
-only when the restarts of a step would need more than it has left. Each new episode still gets a state
-of its own, but the batched reset runs about once per ``n`` restarts instead of at every step where
-any sub-env restarts, which would cost about a third of a physics step each time.
+Fresh states come from a pool of two halves of ``h`` initial states each (``h = pool_half(n)``, a
+multiple of ``n``, at least ``MIN_POOL_HALF``), handed out in order (first come, first served) to the
+sub-envs that restart. A step restarts at most ``n <= h`` sub-envs, so it never runs out as long as the
+``h`` rows from the pool's cursor on are fresh: when a step's restarts use up a half, it says which
+(``StepOutput.refill``), and the caller puts a new batch in that half before the next step, made by the
+same compiled function that makes the states of ``reset()``. Each new episode thus gets a state of its
+own; a batched reset of 512 states costs about four times one of 64 (much of it is fixed cost at small
+batches), so making ``h`` at a time (with a copy of the env of batch size ``h``) halves its share; and
+brax's reset is compiled into that one function only, not into the step. The pool is an argument of the step, not part of what it carries, so
+no step copies it.
 
 With an episode budget, a sub-env that used it up is frozen and reports NaN until ``reset()``.
 
 The autoreset mode (``vecrl.autoreset``'s names) picks the step function once, at trace time:
 ``same_step`` (above), ``next_step`` (the step after an end restarts the sub-env from the pool, ignoring
-its action) and ``disabled`` (no restart; ``make_masked_reset`` restarts chosen sub-envs).
+its action) and ``disabled`` (no restart, no pool; ``make_masked_reset`` restarts chosen sub-envs).
 """
 
 from __future__ import annotations
@@ -28,29 +33,49 @@ import jax.numpy as jnp
 from vecrl.autoreset import AutoresetModeName
 from vecrl_brax.packing import Packer
 
+#: The smallest half of the pool of fresh states (in states).
+MIN_POOL_HALF = 512
+
+
+def pool_half(num_envs: int) -> int:
+    """The number of fresh states per half of the pool: the smallest multiple of ``num_envs`` that is at
+    least ``MIN_POOL_HALF``.
+
+    Example:
+        >>> pool_half(64), pool_half(1000)
+        (512, 1000)
+    """
+    return num_envs * -(-MIN_POOL_HALF // num_envs)
+
 
 class Carry(NamedTuple):
     """What the jitted step carries from one call to the next.
 
     ``episodes_left`` counts, per sub-env, the episodes it may still start (its current one included);
-    it is only read when an episode budget is set. ``pool`` is a batch of fresh initial states whose
-    rows from ``pool_next`` on are still unused (None without autoreset). ``needs_reset`` marks the
-    sub-envs whose episode ended at the previous step (``next_step`` mode only, None otherwise).
+    it is only read when an episode budget is set. ``pool_next`` is the pool's cursor: the ``h`` rows
+    of the pool from there on (cyclically, over its ``2 * h`` rows) are unused (None without
+    autoreset). ``needs_reset`` marks the sub-envs whose episode ended at the previous
+    step (``next_step`` mode only, None otherwise).
     """
 
     state: Any
-    key: jax.Array
     episodes_left: jax.Array
-    pool: Any
-    pool_next: Any  # a 0-d int32 jax.Array, or None
+    pool_next: Any = None  # a 0-d int32 jax.Array, or None
     needs_reset: Any = None  # a bool jax.Array of shape (num_envs,), or None
+
+
+#: The rows of the pool of fresh initial states (two batches of ``h = pool_half(num_envs)``: rows
+#: ``0..h-1`` and ``h..2h-1``): ``pool_rows(rows)`` is the batched state made of those rows.
+PoolRows = Callable[[jax.Array], Any]
 
 
 class StepOutput(NamedTuple):
     """What one jitted step reports; ``observation`` is ``carry.state.obs`` unless the budget is spent.
 
     ``final_observation`` and ``episode_ended`` are None except in ``same_step`` mode (the only mode whose
-    info carries the finished episode's last observation, as in gymnasium).
+    info carries the finished episode's last observation, as in gymnasium). ``refill`` (a 0-d int32, None
+    without autoreset) is the half of the pool (0 or 1) that this step used up, which must get fresh
+    states before the next step, or -1.
     """
 
     observation: Any
@@ -60,6 +85,7 @@ class StepOutput(NamedTuple):
     final_observation: Any
     episode_ended: jax.Array | None
     metrics: dict[str, jax.Array]
+    refill: jax.Array | None = None
 
 
 def cast_like(tree: Any, like: Any) -> Any:
@@ -99,42 +125,49 @@ def _split_done(stepped: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
     return done, done & ~time_limit, done & time_limit
 
 
-def make_reset(
-    env: Any,
-    num_envs: int,
-    num_episodes: int | None,
-    step_shape: Any,
-    mode: AutoresetModeName = "same_step",
-) -> Callable[[jax.Array], Carry]:
-    """The function ``key -> Carry`` that starts a fresh batch of episodes (to be jitted).
+def make_fresh(fresh_env: Any, step_shape: Any) -> Callable[[Any], Any]:
+    """The function ``seed -> state``: ``fresh_env.reset(jax.random.PRNGKey(seed))``, a batch of fresh
+    initial states (to be jitted; the only function that contains brax's reset). Making the key inside
+    saves a jax call (a quarter millisecond) per batch.
 
-    ``step_shape`` is ``jax.eval_shape`` of ``env.step``: the state is cast to the dtypes step returns.
+    ``fresh_env`` is the env (or a copy of it with a larger batch size, for the pool); ``step_shape`` is
+    ``jax.eval_shape`` of the env's step: the state is cast to the dtypes step returns.
     """
 
-    def reset(key: jax.Array) -> Carry:
-        reset_key, carry_key = jax.random.split(key)
-        state = cast_like(env.reset(reset_key), step_shape)
+    def fresh(seed: Any) -> Any:
+        return cast_like(fresh_env.reset(jax.random.PRNGKey(seed)), step_shape)
+
+    return fresh
+
+
+def make_start(
+    num_envs: int, num_episodes: int | None, mode: AutoresetModeName = "same_step"
+) -> Callable[[Any], Carry]:
+    """The function ``state -> Carry`` starting a batch of episodes from the first ``num_envs`` rows of
+    ``state`` (to be jitted)."""
+
+    def start(state: Any) -> Carry:
+        state = _first_rows(state, num_envs)
         budget = 0 if num_episodes is None else num_episodes
         episodes_left = jnp.full((num_envs,), budget, dtype=jnp.int32)
         if mode == "disabled":
-            return Carry(state, carry_key, episodes_left, None, None)
-        # the pool starts used up (pool_next == num_envs): the first restart fills it from a fresh key
+            return Carry(state, episodes_left)
         needs_reset = jnp.zeros((num_envs,), dtype=bool) if mode == "next_step" else None
-        return Carry(state, carry_key, episodes_left, state, jnp.int32(num_envs), needs_reset)
+        return Carry(state, episodes_left, jnp.int32(0), needs_reset)
 
-    return reset
+    return start
 
 
-def make_masked_reset(env: Any, num_episodes: int | None) -> Callable[[Carry, jax.Array, jax.Array], Carry]:
-    """The function ``(carry, key, mask) -> carry`` restarting only the sub-envs where ``mask`` is True.
+def make_masked_reset(num_episodes: int | None) -> Callable[[Carry, Any, jax.Array], Carry]:
+    """The function ``(carry, fresh, mask) -> carry`` restarting only the sub-envs where ``mask`` is True.
 
-    Their new states are the rows of the full ``reset(key)``'s batch (so a seed gives a masked row the
-    state a full reset with that seed would give it); their budgets restart; other rows are untouched.
+    Their new states are the rows of ``fresh``'s first ``num_envs`` (fresh states: those of the full
+    reset with the same seed, so that a seed gives a masked row the state a full reset with that seed
+    would give it); their budgets restart; other rows are untouched.
     """
 
-    def masked_reset(carry: Carry, key: jax.Array, mask: jax.Array) -> Carry:
-        reset_key, _ = jax.random.split(key)
-        fresh = cast_like(env.reset(reset_key), carry.state)
+    def masked_reset(carry: Carry, fresh: Any, mask: jax.Array) -> Carry:
+        fresh = _first_rows(fresh, mask.shape[0])
         budget = 0 if num_episodes is None else num_episodes
         return carry._replace(
             state=cast_like(_select_rows(mask, fresh, carry.state), carry.state),
@@ -145,16 +178,23 @@ def make_masked_reset(env: Any, num_episodes: int | None) -> Callable[[Carry, ja
     return masked_reset
 
 
+def _first_rows(state: Any, num_rows: int) -> Any:
+    """The first ``num_rows`` rows of every leaf of a batched ``state``."""
+    return jax.tree_util.tree_map(lambda x: x[:num_rows], state)
+
+
 def make_step(
     env: Any, num_envs: int, num_episodes: int | None, mode: AutoresetModeName = "same_step"
-) -> Callable[[Carry, jax.Array], tuple[Carry, StepOutput]]:
-    """The function ``(carry, action) -> (carry, output)``: one step with ``mode`` autoreset (to be jitted)."""
+) -> Callable[[Carry, jax.Array, PoolRows], tuple[Carry, StepOutput]]:
+    """The function ``(carry, action, pool_rows) -> (carry, output)``: one step with ``mode`` autoreset,
+    restarting from the pool, of ``pool_half(num_envs)`` rows per half (unused without autoreset; to be
+    jitted)."""
     if mode == "next_step":
         return _make_next_step(env, num_envs, num_episodes)
     if mode == "disabled":
         return _make_disabled_step(env)
 
-    def step(carry: Carry, action: jax.Array) -> tuple[Carry, StepOutput]:
+    def step(carry: Carry, action: jax.Array, pool_rows: PoolRows) -> tuple[Carry, StepOutput]:
         stepped = env.step(carry.state, action)
         done, terminated, truncated = _split_done(stepped)
 
@@ -169,7 +209,7 @@ def make_step(
             # a sub-env past its budget stays frozen: stepping a finished physics state only risks NaNs
             stepped = _select_rows(active, stepped, carry.state)
 
-        state, key, pool, pool_next = _restart_from_pool(env, num_envs, carry, restart, stepped)
+        state, pool_next, refill = _restart_from_pool(num_envs, carry, pool_rows, restart, stepped)
         observation, reward = state.obs, stepped.reward
         if num_episodes is not None:
             spent = ~active
@@ -185,44 +225,40 @@ def make_step(
             final_observation=stepped.obs,
             episode_ended=done & active,
             metrics=dict(stepped.metrics),
+            refill=refill,
         )
-        return Carry(state, key, episodes_left, pool, pool_next), output
+        return Carry(state, episodes_left, pool_next), output
 
     return step
 
 
 def _restart_from_pool(
-    env: Any, num_envs: int, carry: Carry, restart: jax.Array, stepped: Any
-) -> tuple[Any, jax.Array, Any, jax.Array]:
+    num_envs: int, carry: Carry, pool_rows: PoolRows, restart: jax.Array, stepped: Any
+) -> tuple[Any, jax.Array, jax.Array]:
     """``stepped`` with the rows where ``restart`` is True replaced by fresh states from the pool; also
-    the carry's next key, pool and ``pool_next``."""
-    key, pool_key = jax.random.split(carry.key)
-    # the i-th restarting sub-env takes the i-th free row of the pool
+    the pool's next cursor, and the half of the pool this step used up (or -1)."""
+    half_size = pool_half(num_envs)
+    # the i-th restarting sub-env takes the i-th unused row of the pool (cyclically)
     rank = jnp.cumsum(restart.astype(jnp.int32)) - 1
-    num_restarts = jnp.sum(restart.astype(jnp.int32))
-    pool, pool_next = jax.lax.cond(
-        carry.pool_next + num_restarts > num_envs,
-        lambda: (cast_like(env.reset(pool_key), carry.pool), jnp.int32(0)),
-        lambda: (carry.pool, carry.pool_next),
-    )
-    rows = jnp.clip(pool_next + rank, 0, num_envs - 1)
+    rows = (carry.pool_next + rank) % (2 * half_size)
+    pool_next = (carry.pool_next + jnp.sum(restart.astype(jnp.int32))) % (2 * half_size)
 
     def restart_rows() -> Any:
-        fresh = jax.tree_util.tree_map(lambda x: x[rows], pool)
-        return cast_like(_select_rows(restart, fresh, stepped), stepped)
+        return cast_like(_select_rows(restart, pool_rows(rows), stepped), stepped)
 
     # most steps restart no sub-env: skip the gather and select over the whole state then
     state = jax.lax.cond(jnp.any(restart), restart_rows, lambda: cast_like(stepped, stepped))
-    return state, key, pool, pool_next + num_restarts
+    half, new_half = carry.pool_next // half_size, pool_next // half_size
+    return state, pool_next, jnp.where(half != new_half, half, -1).astype(jnp.int32)
 
 
 def _make_next_step(
     env: Any, num_envs: int, num_episodes: int | None
-) -> Callable[[Carry, jax.Array], tuple[Carry, StepOutput]]:
+) -> Callable[[Carry, jax.Array, PoolRows], tuple[Carry, StepOutput]]:
     """One step with next-step autoreset: a sub-env whose episode ended at the previous step restarts from
     a fresh state instead of stepping (its action is ignored) and reports reward 0 and no end."""
 
-    def step(carry: Carry, action: jax.Array) -> tuple[Carry, StepOutput]:
+    def step(carry: Carry, action: jax.Array, pool_rows: PoolRows) -> tuple[Carry, StepOutput]:
         stepped = env.step(carry.state, action)
         done, terminated, truncated = _split_done(stepped)
         resetting = carry.needs_reset
@@ -236,7 +272,7 @@ def _make_next_step(
             restart = resetting & ~spent
             episodes_left = episodes_left - ended.astype(jnp.int32)
             stepped = _select_rows(spent, carry.state, stepped)
-        state, key, pool, pool_next = _restart_from_pool(env, num_envs, carry, restart, stepped)
+        state, pool_next, refill = _restart_from_pool(num_envs, carry, pool_rows, restart, stepped)
         observation = state.obs
         reward = jnp.where(resetting, jnp.zeros_like(stepped.reward), stepped.reward)
         terminated, truncated = terminated & ended, truncated & ended
@@ -246,16 +282,18 @@ def _make_next_step(
             reward = jnp.where(spent, jnp.nan, reward)
             terminated, truncated = terminated | spent, truncated | spent
             needs_reset = ended | spent
-        output = StepOutput(observation, reward, terminated, truncated, None, None, dict(state.metrics))
-        return Carry(state, key, episodes_left, pool, pool_next, needs_reset), output
+        output = StepOutput(
+            observation, reward, terminated, truncated, None, None, dict(state.metrics), refill
+        )
+        return Carry(state, episodes_left, pool_next, needs_reset), output
 
     return step
 
 
-def _make_disabled_step(env: Any) -> Callable[[Carry, jax.Array], tuple[Carry, StepOutput]]:
-    """One step without autoreset (finished sub-envs are the caller's to reset)."""
+def _make_disabled_step(env: Any) -> Callable[[Carry, jax.Array, PoolRows], tuple[Carry, StepOutput]]:
+    """One step without autoreset (finished sub-envs are the caller's to reset; the pool is unused)."""
 
-    def step(carry: Carry, action: jax.Array) -> tuple[Carry, StepOutput]:
+    def step(carry: Carry, action: jax.Array, pool_rows: PoolRows) -> tuple[Carry, StepOutput]:
         stepped = env.step(carry.state, action)
         _, terminated, truncated = _split_done(stepped)
         state = cast_like(stepped, stepped)
@@ -267,13 +305,31 @@ def _make_disabled_step(env: Any) -> Callable[[Carry, jax.Array], tuple[Carry, S
     return step
 
 
-class PackedEnv(NamedTuple):
-    """reset, step and masked_reset over a packed carry (see ``vecrl_brax.packing``), ready to be jitted."""
+Packed = dict[str, jax.Array]
 
-    packer: Packer
-    reset: Callable[[jax.Array], dict[str, jax.Array]]
-    step: Callable[[dict[str, jax.Array], jax.Array], tuple[dict[str, jax.Array], Any]]
-    masked_reset: Callable[[dict[str, jax.Array], jax.Array, jax.Array], dict[str, jax.Array]]
+
+class PackedEnv(NamedTuple):
+    """The functions VectorEnvFromBrax jits, over packed carries, states and pools (``vecrl_brax.packing``).
+
+    - ``fresh(seed)``: a batch of fresh initial states, ``pool_half(num_envs)`` with autoreset (the only
+      function with brax's reset in it);
+    - ``start(fresh)``: a carry starting episodes from the first ``num_envs`` of them;
+    - ``pool(a, b)``: a pool of two such batches; ``refill(pool, fresh, half)`` puts ``fresh`` in its
+      ``half`` (0 or 1);
+    - ``step(carry, action, pool)``: one step (the pool is read, not carried);
+    - ``masked_reset(carry, fresh, mask)``: restarts the masked rows from the first rows of ``fresh``;
+    - ``observe(carry)``: the observation and metrics of the state in a carry.
+    """
+
+    carry_packer: Packer
+    fresh_packer: Packer
+    fresh: Callable[[Any], Packed]
+    start: Callable[[Packed], Packed]
+    pool: Callable[[Packed, Packed], Packed]
+    refill: Callable[[Packed, Packed, int], Packed]
+    step: Callable[[Packed, jax.Array, Packed | None], tuple[Packed, Any]]
+    masked_reset: Callable[[Packed, Packed, Any], Packed]
+    observe: Callable[[Packed], tuple[Any, dict[str, jax.Array]]]
 
 
 def make_packed(
@@ -283,38 +339,80 @@ def make_packed(
     *,
     pack_outputs: bool,
     mode: AutoresetModeName = "same_step",
+    fresh_env: Any = None,
 ) -> PackedEnv:
-    """``make_reset``, ``make_step`` and ``make_masked_reset`` with the carry packed into one flat buffer
-    per dtype (and the step's results too, by ``pack_output``, when ``pack_outputs``)."""
+    """The functions of ``PackedEnv``, with carries and states packed into one flat buffer per dtype, a
+    pool as the two halves' buffers end to end (and the step's results too, by ``pack_output``, when
+    ``pack_outputs``).
+
+    ``fresh_env`` makes the fresh states: the same env with a batch size of ``pool_half(num_envs)``
+    (``env`` itself when that is ``num_envs``, the default, or without autoreset)."""
+    fresh_size = num_envs if fresh_env is None else pool_half(num_envs)
     key = jax.random.PRNGKey(0)
     zero_action = jax.ShapeDtypeStruct((num_envs, env.action_size), jnp.float32)
     step_shape = jax.eval_shape(env.step, jax.eval_shape(env.reset, key), zero_action)  # traced once, here
-    reset = make_reset(env, num_envs, num_episodes, step_shape, mode)
+    fresh = make_fresh(env if fresh_env is None else fresh_env, step_shape)
+    start = make_start(num_envs, num_episodes, mode)
     step = make_step(env, num_envs, num_episodes, mode)
-    masked_reset = make_masked_reset(env, num_episodes)
-    packer = Packer(jax.eval_shape(reset, key))
+    masked_reset = make_masked_reset(num_episodes)
+    # what fresh returns: fresh_size rows of the step's shapes and dtypes, all strongly typed
+    fresh_shape = jax.tree_util.tree_map(
+        lambda x: jax.ShapeDtypeStruct((fresh_size, *x.shape[1:]), x.dtype), step_shape
+    )
+    fresh_packer = Packer(fresh_shape)
+    carry_packer = Packer(jax.eval_shape(start, fresh_shape))
+    unpack_fresh, unpack_carry = fresh_packer.unpack, carry_packer.unpack
 
-    def packed_reset(key: jax.Array) -> dict[str, jax.Array]:
-        return packer.pack(reset(key))
+    def packed_fresh(seed: Any) -> Packed:
+        return fresh_packer.pack(fresh(seed))
 
-    def packed_step(packed: dict[str, jax.Array], action: jax.Array) -> tuple[dict[str, jax.Array], Any]:
-        carry, output = step(packer.unpack(packed), action)
-        return packer.pack(carry), pack_output(output) if pack_outputs else output
+    def packed_start(state: Packed) -> Packed:
+        return carry_packer.pack(start(unpack_fresh(state)))
 
-    def packed_masked_reset(
-        packed: dict[str, jax.Array], key: jax.Array, mask: jax.Array
-    ) -> dict[str, jax.Array]:
-        return packer.pack(masked_reset(packer.unpack(packed), key, mask))
+    def packed_pool(a: Packed, b: Packed) -> Packed:
+        return {name: jnp.concatenate([a[name], b[name]]) for name in fresh_packer.dtypes}
 
-    return PackedEnv(packer, packed_reset, packed_step, packed_masked_reset)
+    def packed_refill(pool: Packed, state: Packed, half: int) -> Packed:
+        return {
+            name: jax.lax.dynamic_update_slice_in_dim(pool[name], state[name], half * size, 0)
+            for name, size in fresh_packer.sizes.items()
+        }
+
+    def packed_step(packed: Packed, action: jax.Array, pool: Packed | None) -> tuple[Packed, Any]:
+        def pool_rows(rows: jax.Array) -> Any:
+            assert pool is not None and fresh_size == pool_half(num_envs)  # only autoreset reads the pool
+            return fresh_packer.gather_rows(pool, rows // fresh_size, rows % fresh_size)
+
+        carry, output = step(unpack_carry(packed), action, pool_rows)
+        return carry_packer.pack(carry), pack_output(output) if pack_outputs else output
+
+    def packed_masked_reset(packed: Packed, state: Packed, mask: jax.Array) -> Packed:
+        return carry_packer.pack(masked_reset(unpack_carry(packed), unpack_fresh(state), mask))
+
+    def observe(packed: Packed) -> tuple[Any, dict[str, jax.Array]]:
+        state = unpack_carry(packed).state
+        return state.obs, dict(state.metrics)
+
+    return PackedEnv(
+        carry_packer,
+        fresh_packer,
+        packed_fresh,
+        packed_start,
+        packed_pool,
+        packed_refill,
+        packed_step,
+        packed_masked_reset,
+        observe,
+    )
 
 
 def pack_output(output: StepOutput) -> tuple[jax.Array, jax.Array]:
     """The step's results as two flat buffers, so that torch imports two arrays per step instead of ~10.
 
     ``floats`` is ``[observation | reward | final_observation | each metric (sorted by name)]`` and
-    ``flags`` is ``[terminated | truncated | episode_ended]`` (``final_observation`` and
-    ``episode_ended`` only in ``same_step`` mode); ``VectorEnvFromBrax`` splits them again.
+    ``flags`` is ``[terminated | truncated | episode_ended | refill half 0 | refill half 1]``
+    (``final_observation`` and ``episode_ended`` only in ``same_step`` mode, the last two, one element
+    each, only with autoreset); ``VectorEnvFromBrax`` splits them again.
     """
     metrics = [jnp.ravel(output.metrics[name]).astype(jnp.float32) for name in sorted(output.metrics)]
     final = [] if output.final_observation is None else _raveled(output.final_observation)
@@ -322,7 +420,8 @@ def pack_output(output: StepOutput) -> tuple[jax.Array, jax.Array]:
         [*_raveled(output.observation), output.reward.astype(jnp.float32), *final, *metrics]
     )
     ended = [] if output.episode_ended is None else [output.episode_ended]
-    flags = jnp.concatenate([output.terminated, output.truncated, *ended])
+    refill = [] if output.refill is None else [output.refill.reshape(1) == 0, output.refill.reshape(1) == 1]
+    flags = jnp.concatenate([output.terminated, output.truncated, *ended, *refill])
     return floats, flags
 
 

@@ -36,6 +36,8 @@ class Packer:
             self._layout.append((name, sizes.get(name, 0), size, tuple(leaf.shape)))
             sizes[name] = sizes.get(name, 0) + size
         self.dtypes = sorted(sizes)
+        #: The length of the buffer of each dtype.
+        self.sizes: dict[str, int] = {name: sizes[name] for name in self.dtypes}
 
     def pack(self, tree: Any) -> dict[str, jax.Array]:
         """One 1-D array per dtype holding every leaf of ``tree``, in a fixed order."""
@@ -53,4 +55,24 @@ class Packer:
             jax.lax.slice(packed[name], (offset,), (offset + size,)).reshape(shape)
             for name, offset, size, shape in self._layout
         ]
+        return jax.tree_util.tree_unflatten(self.treedef, leaves)
+
+    def gather_rows(self, packed: dict[str, jax.Array], copies: jax.Array, rows: jax.Array) -> Any:
+        """A tree of this layout whose row ``i`` (along every leaf's first axis) is row ``rows[i]`` of the
+        tree packed as copy ``copies[i]`` of ``packed``, a buffer per dtype holding packed trees of this
+        layout end to end. Reads only those rows: nothing is unpacked (copied) first.
+
+        Example:
+            >>> packer = Packer({"a": jnp.zeros((3, 2))})
+            >>> two = {"float32": jnp.concatenate([packer.pack({"a": jnp.zeros((3, 2))})["float32"],
+            ...                                    packer.pack({"a": jnp.ones((3, 2))})["float32"]])}
+            >>> packer.gather_rows(two, jnp.array([1, 0]), jnp.array([2, 0]))["a"].tolist()
+            [[1.0, 1.0], [0.0, 0.0]]
+        """
+        leaves = []
+        for name, offset, size, shape in self._layout:
+            row_size = size // shape[0]
+            starts = copies * self.sizes[name] + offset + rows * row_size
+            indices = starts[:, None] + jnp.arange(row_size)[None, :]
+            leaves.append(packed[name][indices].reshape((rows.shape[0], *shape[1:])))
         return jax.tree_util.tree_unflatten(self.treedef, leaves)

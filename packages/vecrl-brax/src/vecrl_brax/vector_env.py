@@ -111,10 +111,8 @@ class VectorEnvFromBrax(BaseVectorEnv):
             env_name, num_envs, self.num_episodes, array_type == "torch", mode, brax_kwargs
         )
         self.brax_env: Any = compiled.brax_env
-        self._packer: Packer = compiled.packer
-        self._jit_reset: Any = compiled.reset
-        self._jit_step: Any = compiled.step
-        self._jit_masked_reset: Any = compiled.masked_reset
+        self._packer: Packer = compiled.packed.carry_packer
+        self._jit: autoreset.PackedEnv = compiled.packed
         super().__init__(
             num_envs,
             spaces.observation_space(self._packer.example.state.obs),
@@ -135,6 +133,10 @@ class VectorEnvFromBrax(BaseVectorEnv):
         self._seed_source: np.random.Generator = np.random.default_rng()
         self._pending_seed: int | None = None
         self._carry: dict[str, jax.Array] | None = None  # the packed autoreset.Carry
+        # fresh initial states for autoreset (autoreset.Pool, packed), and the source of the keys of its
+        # refills (seeded by reset(), so that a seed reproduces a run)
+        self._pool: dict[str, jax.Array] | None = None
+        self._refill_seeds: np.random.Generator = np.random.default_rng()
         self._last_observation: Any = None  # what the last reset() or step() returned, for masked resets
         # disabled mode: which sub-envs ended at the last step (checked at the next one), else None
         self._ended: Any = None
@@ -189,22 +191,31 @@ class VectorEnvFromBrax(BaseVectorEnv):
         else:
             seed = int(self._seed_source.integers(0, 2**32))
         self._pending_seed = None
-        key = jax.random.PRNGKey(seed)
+        seeds = np.random.default_rng(seed)
+        fresh = self._jit.fresh(_next_seed(seeds))
         if mask is None:
-            self._carry = self._jit_reset(key)
+            self._carry = self._jit.start(fresh)
+            if self.autoreset_mode != "disabled":
+                self._pool = self._jit.pool(
+                    self._jit.fresh(_next_seed(seeds)), self._jit.fresh(_next_seed(seeds))
+                )
+            self._refill_seeds = seeds
             self._ended = None
         else:
-            self._carry = self._jit_masked_reset(self._carry, key, mask)
+            assert self._carry is not None  # a masked reset before the first reset was refused above
+            self._carry = self._jit.masked_reset(self._carry, fresh, mask)
             if self._ended is not None:
                 self._ended = self._ended & ~torch.from_numpy(mask)
-        state = self.state
+        observation: Any
+        info: dict[str, Any]
+        observation, info = self._jit.observe(self._carry)
         if self.array_type == "torch":
-            observation = jax.tree_util.tree_map(torch.from_dlpack, state.obs)
-            info = {k: torch.from_dlpack(v) for k, v in state.metrics.items()}
+            observation = jax.tree_util.tree_map(torch.from_dlpack, observation)
+            info = {k: torch.from_dlpack(v) for k, v in info.items()}
             where: Any = torch.where
             mask_rows: Any = None if mask is None else torch.from_numpy(mask)
         else:
-            observation, info, where, mask_rows = state.obs, dict(state.metrics), jax.numpy.where, mask
+            where, mask_rows = jax.numpy.where, mask
         if mask is not None:
             observation = jax.tree_util.tree_map(
                 lambda new, old: where(mask_rows.reshape(-1, *([1] * (new.ndim - 1))), new, old),
@@ -226,9 +237,9 @@ class VectorEnvFromBrax(BaseVectorEnv):
             finished = torch.nonzero(self._ended).flatten().tolist()
             raise finished_sub_envs_error(finished)
         action, borrowed = self._as_jax_input(action)
-        self._carry, out = self._jit_step(self._carry, action)
+        self._carry, out = self._jit.step(self._carry, action, self._pool)
         if self.array_type == "torch":
-            result = self._split_torch(*out)
+            result, refill = self._split_torch(*out)
         else:
             if borrowed:  # the jitted call may read the caller's memory until it is done
                 out.reward.block_until_ready()
@@ -236,17 +247,23 @@ class VectorEnvFromBrax(BaseVectorEnv):
             if out.final_observation is not None:
                 info = {FINAL_OBS_KEY: out.final_observation, f"_{FINAL_OBS_KEY}": out.episode_ended, **info}
             result = (out.observation, out.reward, out.terminated, out.truncated, info)
+            refill = -1 if out.refill is None else int(out.refill)
+        if refill >= 0 and self._pool is not None:  # this step used up that half of the pool: refill it
+            self._pool = self._jit.refill(self._pool, self._jit.fresh(_next_seed(self._refill_seeds)), refill)
         self._last_observation = result[0]
         if self.autoreset_mode == "disabled":
             self._ended = (
-                torch.as_tensor(np.asarray(result[2] | result[3]))
+                torch.from_numpy(np.array(result[2] | result[3]))
                 if self.array_type == "jax"
                 else (result[2] | result[3])
             )
         return result
 
-    def _split_torch(self, floats: jax.Array, flags: jax.Array) -> tuple[Any, Any, Any, Any, dict]:
-        """The results of a step as torch views of the two buffers ``autoreset.pack_output`` made."""
+    def _split_torch(
+        self, floats: jax.Array, flags: jax.Array
+    ) -> tuple[tuple[Any, Any, Any, Any, dict], int]:
+        """The results of a step as torch views of the two buffers ``autoreset.pack_output`` made, and the
+        half of the pool to refill (or -1)."""
         floats_t = torch.from_dlpack(floats.block_until_ready())
         flags_t = torch.from_dlpack(flags.block_until_ready())
         if flags_t.dtype == torch.uint8:  # jax 0.4.20 exports bool arrays through DLPack as uint8
@@ -258,12 +275,16 @@ class VectorEnvFromBrax(BaseVectorEnv):
         info: dict[str, Any] = {}
         if self.autoreset_mode == "same_step":
             info[FINAL_OBS_KEY] = self._observation_views(floats_t, offset)
-            info[f"_{FINAL_OBS_KEY}"] = flags_t[2 * n :]
+            info[f"_{FINAL_OBS_KEY}"] = flags_t[2 * n : 3 * n]
             offset += n * obs_size
         for name, size in self._metric_sizes.items():
             info[name] = floats_t[offset : offset + n * size].view(n, *([size] if size != 1 else []))
             offset += n * size
-        return observation, reward, flags_t[:n], flags_t[n : 2 * n], info
+        refill = -1
+        if self.autoreset_mode != "disabled":
+            refill_first, refill_second = flags_t[-2:].tolist()
+            refill = 0 if refill_first else 1 if refill_second else -1
+        return (observation, reward, flags_t[:n], flags_t[n : 2 * n], info), refill
 
     def _observation_views(self, floats: torch.Tensor, offset: int) -> Any:
         """The batched observation laid out in ``floats`` from ``offset`` on, as views (a dict of them for
@@ -303,7 +324,7 @@ class VectorEnvFromBrax(BaseVectorEnv):
 
     def close(self, **kwargs: Any) -> None:
         """Drop the state; calling it again is harmless."""
-        self._carry = None
+        self._carry = self._pool = None
         self._last_observation = self._ended = None
         self.closed = True
 
@@ -312,6 +333,11 @@ class VectorEnvFromBrax(BaseVectorEnv):
             f"VectorEnvFromBrax({self.env_name!r}, num_envs={self.num_envs}, num_episodes={self.num_episodes},"
             f" autoreset_mode={self.autoreset_mode!r})"
         )
+
+
+def _next_seed(seeds: np.random.Generator) -> np.uint32:
+    """The next seed from ``seeds``, for ``autoreset.PackedEnv.fresh``."""
+    return np.uint32(seeds.integers(0, 2**32))
 
 
 def _check_seed(seed: Any) -> int:
@@ -325,10 +351,7 @@ def _check_seed(seed: Any) -> int:
 
 class _CompiledEnv(NamedTuple):
     brax_env: Any
-    packer: Packer
-    reset: Any
-    step: Any
-    masked_reset: Any
+    packed: autoreset.PackedEnv  # with every function jitted
 
 
 def _compiled_env(
@@ -365,13 +388,26 @@ def _build_compiled_env(
     # One fixed device for every input and output: otherwise jax compiles the step again for each mix of
     # committed (DLPack-imported) and uncommitted (numpy) arguments it meets.
     device = SingleDeviceSharding(jax.devices()[0])
-    packed = autoreset.make_packed(brax_env, num_envs, num_episodes, pack_outputs=pack_outputs, mode=mode)
-    reset = jax.jit(packed.reset, in_shardings=device, out_shardings=device)
-    # The carry is donated: its buffers never reach the user (results are separate outputs, and
-    # VectorEnvFromBrax.state unpacks copies), so XLA may update it in place instead of copying it.
-    step = jax.jit(packed.step, in_shardings=device, out_shardings=device, donate_argnums=0)
-    masked_reset = jax.jit(packed.masked_reset, in_shardings=device, out_shardings=device, donate_argnums=0)
-    return _CompiledEnv(brax_env, packed.packer, reset, step, masked_reset)
+    fresh_env = None  # the env makes the fresh states itself, unless the pool wants larger batches
+    if mode != "disabled" and autoreset.pool_half(num_envs) != num_envs:
+        fresh_env = create(
+            brax_name, batch_size=autoreset.pool_half(num_envs), auto_reset=False, **dict(brax_kwargs)
+        )
+    packed = autoreset.make_packed(
+        brax_env, num_envs, num_episodes, pack_outputs=pack_outputs, mode=mode, fresh_env=fresh_env
+    )
+    jitted = {
+        name: jax.jit(getattr(packed, name), in_shardings=device, out_shardings=device)
+        for name in ("fresh", "start", "pool", "observe")
+    }
+    # The carry and the pool are donated where they are updated: their buffers never reach the user
+    # (results are separate outputs, and VectorEnvFromBrax.state unpacks copies), so XLA may update them
+    # in place instead of copying them.
+    for name in ("step", "refill", "masked_reset"):
+        jitted[name] = jax.jit(
+            getattr(packed, name), in_shardings=device, out_shardings=device, donate_argnums=0
+        )
+    return _CompiledEnv(brax_env, packed._replace(**jitted))  # type: ignore[arg-type]
 
 
 _cached_compiled_env = functools.lru_cache(maxsize=16)(_build_compiled_env)
