@@ -13,7 +13,7 @@ from vecrl_gym.tensor_rows import MAX_BLOCK_BYTES, MAX_ROWS_PER_BLOCK, TensorRow
 
 def test_every_row_is_new_zeroed_memory_shared_by_its_arrays_and_tensors():
     rows = TensorRows([((3, 2), np.dtype(np.float32)), ((3,), np.dtype(np.bool_))])
-    seen = set()
+    kept, seen = [], set()  # kept: rows whose memory is alive, so that its address cannot come back
     for _ in range(3 * rows.rows_per_block + 1):  # across several blocks
         (values, flags), (values_tensor, flags_tensor) = rows.next_row()
         assert values.shape == (3, 2) and values.dtype == np.float32 and flags.dtype == np.bool_
@@ -24,6 +24,7 @@ def test_every_row_is_new_zeroed_memory_shared_by_its_arrays_and_tensors():
         assert values_tensor.sum() == 6 and flags_tensor.tolist() == [False, True, False]
         assert values_tensor.data_ptr() not in seen
         seen.add(values_tensor.data_ptr())
+        kept.append(values_tensor)
 
 
 def test_a_block_holds_at_most_its_byte_budget_and_at_least_one_row():
