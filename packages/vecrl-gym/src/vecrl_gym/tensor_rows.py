@@ -25,7 +25,8 @@ class TensorRows:
     at once (``unbind`` makes all of a block's tensors in one call), every row goes to one caller, who
     writes it through its numpy arrays and returns its tensors. A row is never handed out again, so
     its tensors belong to whoever received them, like fresh ones; a kept tensor keeps its block (at
-    most ``MAX_BLOCK_BYTES``) alive.
+    most ``MAX_BLOCK_BYTES``) alive, and ``torch.save`` of one saves its block (``.clone()`` first to
+    save only the row).
 
     Args:
         layout: the shape and dtype of each array of a row.
