@@ -345,9 +345,9 @@ def make_packed(
     pool as the two halves' buffers end to end (and the step's results too, by ``pack_output``, when
     ``pack_outputs``).
 
-    ``fresh_env`` makes the fresh states: the same env with a batch size of ``pool_half(num_envs)``
-    (``env`` itself when that is ``num_envs``, the default, or without autoreset)."""
-    fresh_size = num_envs if fresh_env is None else pool_half(num_envs)
+    ``fresh_env`` makes the fresh states: with autoreset, the same env with a batch size of
+    ``pool_half(num_envs)``; ``env`` itself (the default) when that is ``num_envs`` or without autoreset."""
+    fresh_size = num_envs if mode == "disabled" else pool_half(num_envs)
     key = jax.random.PRNGKey(0)
     zero_action = jax.ShapeDtypeStruct((num_envs, env.action_size), jnp.float32)
     step_shape = jax.eval_shape(env.step, jax.eval_shape(env.reset, key), zero_action)  # traced once, here
@@ -380,7 +380,7 @@ def make_packed(
 
     def packed_step(packed: Packed, action: jax.Array, pool: Packed | None) -> tuple[Packed, Any]:
         def pool_rows(rows: jax.Array) -> Any:
-            assert pool is not None and fresh_size == pool_half(num_envs)  # only autoreset reads the pool
+            assert pool is not None  # only autoreset reads the pool
             return fresh_packer.gather_rows(pool, rows // fresh_size, rows % fresh_size)
 
         carry, output = step(unpack_carry(packed), action, pool_rows)

@@ -389,10 +389,9 @@ def _build_compiled_env(
     # committed (DLPack-imported) and uncommitted (numpy) arguments it meets.
     device = SingleDeviceSharding(jax.devices()[0])
     fresh_env = None  # the env makes the fresh states itself, unless the pool wants larger batches
-    if mode != "disabled" and autoreset.pool_half(num_envs) != num_envs:
-        fresh_env = create(
-            brax_name, batch_size=autoreset.pool_half(num_envs), auto_reset=False, **dict(brax_kwargs)
-        )
+    pool_half = autoreset.pool_half(num_envs)
+    if mode != "disabled" and pool_half != num_envs:
+        fresh_env = create(brax_name, batch_size=pool_half, auto_reset=False, **dict(brax_kwargs))
     packed = autoreset.make_packed(
         brax_env, num_envs, num_episodes, pack_outputs=pack_outputs, mode=mode, fresh_env=fresh_env
     )

@@ -291,9 +291,7 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         infos = self._step_sub_envs(
             actions, observations, rewards, terminated, truncated, None if self._empty_info else {}
         )
-        if self._dict_observations:
-            observations = observations.arrays
-        self._last_observations = observations
+        observations = self._finished_observations(observations)
         if infos is None:
             infos = {}
         device = self._device
@@ -431,7 +429,8 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         return DictRows(arrays) if self._dict_observations else arrays
 
     def _finished_observations(self, observations: Any) -> Any:
-        """The batched observations written through ``_new_observations()``, kept for masked resets."""
+        """The batched observations written through ``_new_observations()`` or ``_new_arrays()``, kept for
+        masked resets."""
         if self._dict_observations:
             observations = observations.arrays
         self._last_observations = observations
