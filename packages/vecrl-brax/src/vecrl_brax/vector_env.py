@@ -133,7 +133,7 @@ class VectorEnvFromBrax(BaseVectorEnv):
         self._seed_source: np.random.Generator = np.random.default_rng()
         self._pending_seed: int | None = None
         self._carry: dict[str, jax.Array] | None = None  # the packed autoreset.Carry
-        # fresh initial states for autoreset (autoreset.Pool, packed), and the source of the keys of its
+        # fresh initial states for autoreset (two packed batches end to end), and the source of the keys of its
         # refills (seeded by reset(), so that a seed reproduces a run)
         self._pool: dict[str, jax.Array] | None = None
         self._refill_seeds: np.random.Generator = np.random.default_rng()
