@@ -65,7 +65,7 @@ def test_unknown_prefix_lists_the_known_ones_and_suggests_a_close_match():
 
 @pytest.mark.parametrize(("prefix", "package"), [("gym", "vecrl-gym"), ("brax", "vecrl-brax")])
 def test_missing_well_known_backend_names_the_package_to_install(prefix, package):
-    with pytest.raises(ValueError, match=f"pip install {package}"):
+    with pytest.raises(ValueError, match=f"pip install -c constraints.txt packages/{package}"):
         make_vector_env(f"{prefix}::anything")
 
 

@@ -31,6 +31,9 @@ class BaseVectorEnv(gymnasium.vector.VectorEnv):
     """
 
     metadata: dict[str, Any] = {"render_modes": [], **same_step_metadata()}  # noqa: RUF012 (gymnasium's own type)
+    #: True where the first ``reset()`` and ``step()`` compile (jax backends): tools such as ``vecrl bench``
+    #: then say so before that pause and leave it out of the rates they report.
+    jit_compiled: bool = False
 
     def __init__(self, num_envs: int, single_observation_space: Space, single_action_space: Space) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, Integral) or num_envs < 1:

@@ -1,7 +1,9 @@
 """The ``vecrl`` command: ``vecrl backends``, ``vecrl bench``, and subcommands that plugins add.
 
-A package adds a subcommand with a ``vecrl_commands`` hookimpl in a module published under the
-``vecrl.commands`` entry-point group (vecrl-policy adds ``vecrl evaluate`` this way).
+A package adds a subcommand with a ``vecrl_commands`` hookimpl (returning ``vecrl.command.Command``
+objects) in a module published under the ``vecrl.commands`` entry-point group (vecrl-policy adds
+``vecrl evaluate`` this way). A plugin that fails to load is reported in one line; the other commands
+still work.
 
 Example::
 
@@ -14,46 +16,31 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Sequence
+from typing import TextIO
 
-from vecrl.registry import WELL_KNOWN_BACKENDS, backend_distribution, list_backends, load_command_plugins
-
-if TYPE_CHECKING:
-    from vecrl.torch_wrapper import TorchWrapper
+from vecrl.command import (
+    Command,
+    CommandError,
+    make_env_or_fail,
+    positive_int,
+    seed_int,
+    warm_up,
+)
+from vecrl.registry import (
+    DISABLE_AUTOLOAD_ENV,
+    WELL_KNOWN_BACKENDS,
+    autoload_enabled,
+    backend_distribution,
+    install_hint,
+    installed_backends,
+    load_command_plugins,
+)
 
 COMMANDS_ENTRY_POINT_GROUP = "vecrl.commands"
 
-
-class CommandError(Exception):
-    """A user-facing error: ``vecrl`` prints its message on one line and exits with status 2."""
-
-
-@dataclass(frozen=True)
-class Command:
-    """A ``vecrl`` subcommand: ``add_arguments`` fills its parser, ``run`` does the work (returns the exit code).
-
-    Example:
-        >>> Command("hello", "Say hello.", lambda parser: None, lambda args: print("hello") or 0).name
-        'hello'
-    """
-
-    name: str
-    help: str
-    add_arguments: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], int]
-
-
-def positive_int(text: str) -> int:
-    """argparse type: a whole number >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {value}")
-    return value
+#: Commands we publish in other packages: name -> the distribution that adds it.
+WELL_KNOWN_COMMANDS: dict[str, str] = {"evaluate": "vecrl-policy"}
 
 
 class ProgressBar:
@@ -87,15 +74,17 @@ def _add_backends_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_backends(args: argparse.Namespace) -> int:
-    backends = list_backends()
+    backends, broken = installed_backends()
     rows = []
     for backend in backends:
         dist = backend_distribution(backend.prefix)
         provider = f"{dist[0]} {dist[1]}" if dist else "(registered in-process)"
         rows.append((backend.prefix, provider, backend.description))
+    for prefix, error in broken.items():
+        rows.append((prefix, "broken", error.splitlines()[0]))
     for prefix, package in WELL_KNOWN_BACKENDS.items():
-        if all(backend.prefix != prefix for backend in backends):
-            rows.append((prefix, "not installed", f"pip install {package}"))
+        if all(backend.prefix != prefix for backend in backends) and prefix not in broken:
+            rows.append((prefix, "not installed", install_hint(package)))
     width = max(len(r[0]) for r in rows) if rows else 0
     provider_width = max(len(r[1]) for r in rows) if rows else 0
     for prefix, provider, description in rows:
@@ -105,11 +94,9 @@ def _run_backends(args: argparse.Namespace) -> int:
 
 def _add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("env", help="environment name, e.g. gym::CartPole-v1 or brax::ant")
-    parser.add_argument("--num-envs", type=positive_int, default=16, help="sub-environments (default 16)")
-    parser.add_argument(
-        "--steps", type=positive_int, default=1000, help="vector steps to take (default 1000)"
-    )
-    parser.add_argument("--seed", type=int, default=0, help="seed for reset and the random actions")
+    parser.add_argument("--num-envs", type=positive_int, default=16, help="sub-environments")
+    parser.add_argument("--steps", type=positive_int, default=1000, help="vector steps to take")
+    parser.add_argument("--seed", type=seed_int, default=0, help="seed for reset and the random actions")
 
 
 def _run_bench(args: argparse.Namespace) -> int:
@@ -118,9 +105,8 @@ def _run_bench(args: argparse.Namespace) -> int:
 
     env = make_env_or_fail(make_vector_env, args.env, num_envs=args.num_envs)
     try:
+        warm_up(env, args.env, args.seed)  # the first reset and step may compile (jax): not timed
         sample = random_action_sampler(env.single_action_space, env.num_envs, seed=args.seed)
-        env.reset(seed=args.seed)
-        env.step(sample())  # the first step may compile (jax) or warm caches: not timed
         bar = ProgressBar(args.steps)
         start = time.perf_counter()
         for step in range(args.steps):
@@ -138,23 +124,6 @@ def _run_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def make_env_or_fail(make: Callable[..., TorchWrapper], env_name: str, **kwargs: Any) -> TorchWrapper:
-    """Build an env, turning the errors a mistyped name causes into a one-line CommandError."""
-    try:
-        return make(env_name, **kwargs)
-    except (ValueError, TypeError, ImportError, LookupError) as error:
-        raise CommandError(f"cannot make {env_name!r}: {_first_line(error)}") from error
-    except Exception as error:  # gymnasium raises its own error types for unknown ids
-        if type(error).__module__.startswith(("gymnasium", "gym")):
-            raise CommandError(f"cannot make {env_name!r}: {_first_line(error)}") from error
-        raise
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
-
-
 BUILTIN_COMMANDS = (
     Command(
         "backends",
@@ -168,14 +137,47 @@ BUILTIN_COMMANDS = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``vecrl`` parser with the built-in subcommands and those that plugins provide."""
+def _not_installed(name: str, package: str) -> Command:
+    """A stand-in for a well-known command whose package is missing: it says what to install."""
+
+    def add_arguments(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("arguments", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+
+    def run(args: argparse.Namespace) -> int:
+        if not autoload_enabled():
+            raise CommandError(
+                f"'vecrl {name}' is added by the package {package}, whose plugin is not loaded because"
+                f" {DISABLE_AUTOLOAD_ENV} is set."
+            )
+        raise CommandError(
+            f"'vecrl {name}' is added by the package {package}, which is not installed: {install_hint(package)}"
+        )
+
+    return Command(name, f"(needs {package}, not installed)", add_arguments, run)
+
+
+def build_parser(stderr: TextIO | None = None) -> argparse.ArgumentParser:
+    """The ``vecrl`` parser with the built-in subcommands and those that plugins provide; a plugin that
+    fails to load is reported on ``stderr`` in one line and left out."""
     parser = argparse.ArgumentParser(
-        prog="vecrl", description="Batched RL environments and policies, in torch."
+        prog="vecrl",
+        description="Batched RL environments and policies, in torch.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (*BUILTIN_COMMANDS, *load_command_plugins(COMMANDS_ENTRY_POINT_GROUP)):
-        sub = subparsers.add_parser(command.name, help=command.help, description=command.help)
+    plugin_commands, failures = load_command_plugins(COMMANDS_ENTRY_POINT_GROUP)
+    for failure in failures:
+        print(f"vecrl: warning: {failure.splitlines()[0]}", file=stderr or sys.stderr)
+    commands = [*BUILTIN_COMMANDS, *plugin_commands]
+    names = {command.name for command in commands}
+    commands += [_not_installed(n, p) for n, p in WELL_KNOWN_COMMANDS.items() if n not in names]
+    for command in commands:
+        sub = subparsers.add_parser(
+            command.name,
+            help=command.help,
+            description=command.help,
+            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        )
         command.add_arguments(sub)
         sub.set_defaults(run=command.run)
     return parser

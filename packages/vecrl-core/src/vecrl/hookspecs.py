@@ -16,7 +16,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from vecrl.backend import Backend
-    from vecrl.cli import Command
+    from vecrl.command import Command
 
 PROJECT_NAME = "vecrl"
 
@@ -41,7 +41,7 @@ def vecrl_backends() -> list[Backend]:  # type: ignore[empty-body]
 
 @hookspec
 def vecrl_commands() -> list[Command]:  # type: ignore[empty-body]
-    """Return extra ``vecrl`` subcommands, as a list of ``vecrl.cli.Command``.
+    """Return extra ``vecrl`` subcommands, as a list of ``vecrl.command.Command``.
 
     Loaded only by the ``vecrl`` command, from the ``vecrl.commands`` entry-point group (so a package
     that adds commands is not mistaken for a backend). vecrl-policy adds ``vecrl evaluate`` this way.

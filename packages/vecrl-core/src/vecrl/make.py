@@ -15,6 +15,9 @@ _KWARGS_SUFFIX = "_kwargs"
 def split_env_name(env_name: str) -> tuple[str, str]:
     """Split ``"prefix::name"`` on the first ``::``; a name without ``::`` belongs to the ``gym`` backend.
 
+    ``"gym:CartPole-v1"`` (one colon after a backend's prefix) is refused with a hint that ``::`` was
+    meant; any other ``"module:EnvId"`` is gymnasium's own form and goes to the gym backend.
+
     Example:
         >>> split_env_name("brax::old::ant"), split_env_name("CartPole-v1")
         (('brax', 'old::ant'), ('gym', 'CartPole-v1'))
@@ -26,6 +29,12 @@ def split_env_name(env_name: str) -> tuple[str, str]:
     prefix, separator, name = env_name.partition("::")
     if not separator:
         prefix, name = DEFAULT_PREFIX, env_name
+        module, colon, rest = env_name.partition(":")
+        if colon and module in set(WELL_KNOWN_BACKENDS) | set(backend_prefixes()):
+            raise ValueError(
+                f"env_name {env_name!r} has one colon after the backend prefix {module!r}; a prefix is"
+                f" separated by two: did you mean {module + '::' + rest!r}?"
+            )
     if not prefix or not name:
         raise ValueError(
             f"env_name {env_name!r} is incomplete: expected 'prefix::name' (e.g. 'gym::CartPole-v1',"

@@ -26,6 +26,17 @@ DISABLE_AUTOLOAD_ENV = "VECRL_DISABLE_PLUGIN_AUTOLOAD"
 #: Backends we publish ourselves: prefix -> the distribution that provides it.
 WELL_KNOWN_BACKENDS: dict[str, str] = {"gym": "vecrl-gym", "brax": "vecrl-brax"}
 
+
+def install_hint(distribution: str) -> str:
+    """The command that installs one of our packages (from the vecrl repository, through its constraints).
+
+    Example:
+        >>> install_hint("vecrl-gym")
+        'pip install -c constraints.txt packages/vecrl-gym (in the vecrl repository)'
+    """
+    return f"pip install -c constraints.txt packages/{distribution} (in the vecrl repository)"
+
+
 _pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
 _pm.add_hookspecs(hookspecs)
 _loaded_entry_points: set[str] = set()
@@ -160,10 +171,30 @@ def get_backend(prefix: str) -> Backend:
 
 
 def list_backends() -> list[Backend]:
-    """Every backend available, loading all entry points of the ``vecrl`` group; sorted by prefix."""
+    """Every backend available, loading all entry points of the ``vecrl`` group; sorted by prefix.
+
+    A plugin that fails to load raises ImportError; ``installed_backends`` lists around it instead.
+    """
     for name in sorted(_entry_point_names()):
         _load_entry_point(name)
     return [backend for _, backend in sorted(_collect().items())]
+
+
+def installed_backends() -> tuple[list[Backend], dict[str, str]]:
+    """Every backend that loads (sorted by prefix), and for each entry point that fails to load, its error.
+
+    Example:
+        >>> backends, broken = installed_backends()  # doctest: +SKIP
+        >>> broken  # a plugin whose import raised  # doctest: +SKIP
+        {'toy': "The vecrl plugin 'toy' from vecrl-toy 0.1.0 (vecrl_toy) failed to load: ..."}
+    """
+    broken: dict[str, str] = {}
+    for name in sorted(_entry_point_names()):
+        try:
+            _load_entry_point(name)
+        except ImportError as error:
+            broken[name] = str(error)
+    return [backend for _, backend in sorted(_collect().items())], broken
 
 
 def backend_prefixes() -> list[str]:
@@ -194,11 +225,27 @@ def backend_distribution(prefix: str) -> tuple[str, str] | None:
     return None
 
 
-def load_command_plugins(group: str) -> list[Any]:
-    """Load every entry point of ``group`` and return the ``vecrl.cli.Command`` objects they provide."""
+def load_command_plugins(group: str) -> tuple[list[Any], list[str]]:
+    """Load every entry point of ``group``; return the ``vecrl.command.Command`` objects they provide, and
+    one line for each plugin that failed to load or to list its commands (the others still count)."""
+    failures: list[str] = []
     if autoload_enabled():
-        _pm.load_setuptools_entrypoints(group)
-    return [command for commands in _pm.hook.vecrl_commands() for command in commands]
+        for ep in importlib.metadata.entry_points(group=group):
+            try:
+                _pm.load_setuptools_entrypoints(group, name=ep.name)
+            except Exception as error:
+                failures.append(
+                    f"the command plugin {ep.name!r} from {_dist_name(ep)} failed to load: {error}"
+                )
+    commands: list[Any] = []
+    for hookimpl_ in _pm.hook.vecrl_commands.get_hookimpls():
+        try:
+            commands.extend(hookimpl_.function())  # type: ignore[arg-type]
+        except Exception as error:
+            failures.append(
+                f"the command plugin {hookimpl_.plugin_name!r} failed to list its commands: {error}"
+            )
+    return commands, failures
 
 
 def _collect() -> dict[str, Backend]:
@@ -299,7 +346,7 @@ def _unknown_prefix_message(prefix: str, known: list[str]) -> str:
     if prefix in WELL_KNOWN_BACKENDS:
         message += (
             f" The {prefix!r} backend is provided by the package {WELL_KNOWN_BACKENDS[prefix]}, which is not"
-            f" installed: pip install {WELL_KNOWN_BACKENDS[prefix]}"
+            f" installed: {install_hint(WELL_KNOWN_BACKENDS[prefix])}."
         )
     message += f" Registered prefixes: {', '.join(known) if known else '(none)'}."
     close = difflib.get_close_matches(prefix, known, n=1)

@@ -10,6 +10,7 @@ import torch
 from gymnasium.spaces import Box, Dict, Discrete, Space
 
 from vecrl.arrays import ArrayType, array_type, convert_from_torch, convert_to_torch, convert_to_torch_bool
+from vecrl.checks import checked_flag, closed_env_error
 from vecrl.spaces import check_supported_space, unbatched_space
 
 
@@ -64,7 +65,10 @@ class TorchWrapper:
             self.single_observation_space: Space = single_obs
             self.single_action_space: Space = single_act
 
-        self._force_classic_api = bool(force_classic_api)
+        self._force_classic_api = checked_flag(force_classic_api, "force_classic_api")
+        checked_flag(discrete_to_continuous_act, "discrete_to_continuous_act")
+        checked_flag(clip_actions, "clip_actions")
+        self._closed = False
         self._dict_observations = isinstance(single_obs, Dict)
         self._array_type: ArrayType | None = None
 
@@ -72,6 +76,7 @@ class TorchWrapper:
         if discrete_to_continuous_act and isinstance(single_act, Discrete):
             self._discrete_dtype = torch.from_numpy(np.empty(0, dtype=single_act.dtype)).dtype
             self._discrete_start = int(single_act.start)
+            self._discrete_n = int(single_act.n)
             box = Box(-np.inf, np.inf, shape=(int(single_act.n),), dtype=np.float32)
             if self._vectorized:
                 self.single_action_space = box
@@ -103,6 +108,8 @@ class TorchWrapper:
 
     def reset(self, *args: Any, **kwargs: Any) -> Any:
         """Reset the env; returns ``(obs, info)``, or only ``obs`` under the classic API or an old-API env."""
+        if self._closed:
+            raise closed_env_error("reset", self)
         result = self.env.reset(*args, **kwargs)
         got_info = isinstance(result, tuple)
         observation, info = result if got_info else (result, {})
@@ -119,7 +126,9 @@ class TorchWrapper:
         """Step with a torch (or numpy) action; returns ``(obs, reward, terminated, truncated, info)`` as
         tensors, or ``(obs, reward, done, info)`` under the classic API or for an old-API env."""
         array_type = self._array_type
-        if array_type is None:
+        if array_type is None or self._closed:
+            if self._closed:
+                raise closed_env_error("step", self)
             raise RuntimeError(
                 "step() was called before reset(): the wrapper learns from the first observation which array"
                 " type the env expects. Call reset() first."
@@ -127,6 +136,12 @@ class TorchWrapper:
         if not isinstance(action, torch.Tensor):
             action = convert_to_torch(action)
         if self._discrete_dtype is not None:
+            if action.ndim == 0 or action.shape[-1] != self._discrete_n:
+                raise ValueError(
+                    f"With discrete_to_continuous_act=True, step() takes one score per discrete action:"
+                    f" {self._discrete_n} columns for Discrete({self._discrete_n}), whose argmax is the action;"
+                    f" got an action of shape {tuple(action.shape)}."
+                )
             action = torch.argmax(action, dim=-1).to(self._discrete_dtype)
             if self._discrete_start:
                 action = action + self._discrete_start
@@ -184,7 +199,8 @@ class TorchWrapper:
         return self.env.render(*args, **kwargs)
 
     def close(self, *args: Any, **kwargs: Any) -> Any:
-        """Close the wrapped env."""
+        """Close the wrapped env; ``step()`` and ``reset()`` raise from now on (closing again is harmless)."""
+        self._closed = True
         return self.env.close(*args, **kwargs)
 
     def __repr__(self) -> str:

@@ -1,0 +1,144 @@
+"""Checks every backend makes of what it is given, and the errors of an env that cannot step.
+
+One home for each rule: an option that must be a bool, a device that must exist, a batch that must fit
+in memory, and the errors of a closed env and of a sub-env that raised.
+
+Example:
+    >>> checked_flag(True, "empty_info")
+    True
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import torch
+
+
+class SubEnvError(RuntimeError):
+    """A sub-environment raised while the vector env was stepping or resetting it.
+
+    ``index`` names the sub-env; the original exception is chained as ``__cause__``. The other sub-envs
+    may have stepped already, so the env refuses ``step()`` until ``reset()``.
+
+    Example:
+        >>> error = SubEnvError(3, "step()", ValueError("bad action"))
+        >>> error.index, str(error).split(":")[0]
+        (3, 'Sub-env 3 raised ValueError in step()')
+    """
+
+    def __init__(self, index: int, during: str, error: BaseException) -> None:
+        self.index = index
+        super().__init__(
+            f"Sub-env {index} raised {type(error).__qualname__} in {during}: {error}. The other sub-envs may"
+            " have moved on already, so the batch is out of step: this env refuses step() until reset()."
+        )
+
+
+def failed_env_error(reason: str) -> RuntimeError:
+    """The error of ``step()`` on an env that an earlier error left half-applied.
+
+    Example:
+        >>> str(failed_env_error("sub-env 2 raised")).split(";")[0]
+        'step() refused: sub-env 2 raised'
+    """
+    return RuntimeError(
+        f"step() refused: {reason}; the sub-envs are out of step. Call reset() (without a reset_mask) to"
+        " start every sub-env again."
+    )
+
+
+def closed_env_error(method: str, env: object) -> RuntimeError:
+    """The error of ``step()`` or ``reset()`` on a closed env.
+
+    Example:
+        >>> str(closed_env_error("step", "env")).split(".")[0]
+        "step() was called on 'env', which is closed"
+    """
+    return RuntimeError(
+        f"{method}() was called on {env!r}, which is closed. A closed env has released its sub-envs;"
+        " make a new one (vecrl.make_vector_env(...))."
+    )
+
+
+def checked_flag(value: Any, name: str) -> bool:
+    """``value`` if it is a bool (numpy's too); a TypeError otherwise, so that ``"no"`` is never True.
+
+    Example:
+        >>> checked_flag("no", "empty_info")
+        Traceback (most recent call last):
+        ...
+        TypeError: empty_info must be True or False, but got 'no' (a str).
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, but got {value!r} (a {type(value).__qualname__}).")
+
+
+def checked_device(device: Any) -> torch.device:
+    """``device`` as a ``torch.device`` that this torch can allocate on; a ValueError otherwise.
+
+    Example:
+        >>> checked_device("cpu")
+        device(type='cpu')
+    """
+    try:
+        result = torch.device(device)
+    except (RuntimeError, TypeError) as error:
+        raise ValueError(
+            f"device={device!r} is not a torch device: {error}. Use e.g. 'cpu' or 'cuda:0'."
+        ) from None
+    try:
+        torch.empty(0, device=result)
+    except (RuntimeError, AssertionError) as error:
+        cuda = "available" if torch.cuda.is_available() else "not available"
+        raise ValueError(
+            f"device={device!r} cannot be used by this torch {torch.__version__} (CUDA {cuda}): {error}"
+            " Use device='cpu', or install a torch build for that device."
+        ) from None
+    return result
+
+
+def check_fits_in_memory(what: str, num_envs: int, bytes_per_env: int) -> None:
+    """Raise a MemoryError naming the size needed when ``num_envs * bytes_per_env`` exceeds the memory
+    this machine has available, before anything that large is allocated.
+
+    Example:
+        >>> check_fits_in_memory("CartPole-v1", 8, 1_000)
+    """
+    available = available_memory()
+    needed = num_envs * bytes_per_env
+    if available is not None and needed > available:
+        raise MemoryError(
+            f"{what} with num_envs={num_envs:,} would need about {_size(needed)} ({_size(bytes_per_env)} per"
+            f" sub-env), but this machine has {_size(available)} available. Use fewer sub-envs, e.g."
+            f" num_envs={max(1, available // max(bytes_per_env, 1) // 2):,}, and evaluate a large population in"
+            " chunks (vecrl_policy.evaluate does this)."
+        )
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to allocate now (Linux's MemAvailable; else the physical memory), or
+    None where neither can be read."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _size(num_bytes: int) -> str:
+    value, unit = float(num_bytes), "B"
+    for larger in ("KiB", "MiB", "GiB", "TiB"):
+        if value < 1024:
+            break
+        value, unit = value / 1024, larger
+    return f"{value:,.1f} {unit}"

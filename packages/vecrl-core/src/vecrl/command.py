@@ -1,0 +1,109 @@
+"""What a ``vecrl`` subcommand is made of: ``Command``, ``CommandError`` and the argument types and
+helpers that the built-in and the plugins' commands share.
+
+A package adds a subcommand with a ``vecrl_commands`` hookimpl returning ``Command`` objects, in a module
+published under the ``vecrl.commands`` entry-point group (vecrl-policy adds ``vecrl evaluate`` so).
+
+Example:
+    >>> seed_int("7"), finite_positive_float("0.5")
+    (7, 0.5)
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from vecrl.torch_wrapper import TorchWrapper
+
+
+class CommandError(Exception):
+    """A user-facing error: ``vecrl`` prints its message on one line and exits with status 2."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """A ``vecrl`` subcommand: ``add_arguments`` fills its parser, ``run`` does the work (returns the exit code).
+
+    Example:
+        >>> Command("hello", "Say hello.", lambda parser: None, lambda args: print("hello") or 0).name
+        'hello'
+    """
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+def positive_int(text: str) -> int:
+    """argparse type: a whole number >= 1."""
+    return _whole_number(text, 1, None, "a positive whole number")
+
+
+def seed_int(text: str) -> int:
+    """argparse type: a seed, a whole number in [0, 2**32)."""
+    return _whole_number(text, 0, 2**32, "a seed in [0, 2**32)")
+
+
+def _whole_number(text: str, low: int, stop: int | None, expected: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+    if value < low or (stop is not None and value >= stop):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {value}")
+    return value
+
+
+def finite_positive_float(text: str) -> float:
+    """argparse type: a finite number > 0 (``nan`` and ``inf`` are refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite positive number, got {text!r}")
+    return value
+
+
+def make_env_or_fail(make: Callable[..., TorchWrapper], env_name: str, **kwargs: Any) -> TorchWrapper:
+    """Build an env, turning the errors a mistyped name or a wrong size causes into a one-line CommandError."""
+    try:
+        return make(env_name, **kwargs)
+    except (ValueError, TypeError, ImportError, LookupError, MemoryError) as error:
+        raise CommandError(f"cannot make {env_name!r}: {first_line(error)}") from error
+    except Exception as error:  # gymnasium raises its own error types for unknown ids
+        if type(error).__module__.startswith(("gymnasium", "gym")):
+            raise CommandError(f"cannot make {env_name!r}: {first_line(error)}") from error
+        raise
+
+
+def warm_up(env: TorchWrapper, env_name: str, seed: int, stream: TextIO | None = None) -> None:
+    """Reset ``env`` and step it once with random actions, so that a rate measured afterwards leaves out
+    the first call's compile; says so first on ``stream`` (stderr) when the env is jit-compiled.
+
+    Example:
+        >>> import vecrl
+        >>> warm_up(vecrl.make_vector_env("gym::CartPole-v1", num_envs=2), "gym::CartPole-v1", seed=0)
+    """
+    from vecrl.actions import random_action_sampler
+
+    if getattr(env.unwrapped, "jit_compiled", False):
+        print(
+            f"{env_name}: compiling the first reset and step (once per configuration)...",
+            file=stream or sys.stderr,
+        )
+    env.reset(seed=seed)
+    env.step(random_action_sampler(env.single_action_space, env.num_envs, seed=seed)())
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of ``error``'s message, or its type's name when it has none."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
