@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from numbers import Integral
-from typing import Any
+from typing import Any, overload
 
 import gymnasium
 import torch
@@ -71,7 +72,7 @@ def make_gym_env(
         # The batched results become tensors (on the CPU without a copy) right where they are made,
         # which leaves the TorchWrapper nothing to convert.
         env = SyncVectorEnv(
-            [make_one] * int(num_envs),
+            _Copies(make_one, int(num_envs)),
             empty_info=empty_info,
             num_episodes=num_episodes,
             device="cpu" if device is None else device,
@@ -83,3 +84,25 @@ def make_gym_env(
         discrete_to_continuous_act=discrete_to_continuous_act,
         clip_actions=clip_actions,
     )
+
+
+class _Copies(Sequence[Any]):
+    """``count`` times ``item``, without a list that long: SyncVectorEnv checks that the sub-envs fit in
+    memory after making two of them, so a num_envs far too large fails at once, with the size it needs."""
+
+    def __init__(self, item: Any, count: int) -> None:
+        self._item, self._count = item, count
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Any]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return [self._item] * len(range(*index.indices(self._count)))
+        if not -self._count <= index < self._count:
+            raise IndexError(index)
+        return self._item

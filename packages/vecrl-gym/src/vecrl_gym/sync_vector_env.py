@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import tracemalloc
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, SupportsFloat
+from typing import Any, NoReturn, SupportsFloat
 
 import gymnasium
 import numpy as np
@@ -16,6 +17,14 @@ from vecrl.autoreset import (
     autoreset_mode_name,
     checked_reset_mask,
     finished_sub_envs_error,
+)
+from vecrl.checks import (
+    SubEnvError,
+    check_fits_in_memory,
+    checked_device,
+    checked_flag,
+    closed_env_error,
+    failed_env_error,
 )
 from vecrl.compat import GYMNASIUM_1
 from vecrl_gym.batching import (
@@ -67,8 +76,16 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
     bool array, tensor or list of length ``num_envs``) is True, seeding only those; the other rows of the
     returned observations are those last returned.
 
+    A sub-env that raises in ``step()`` or ``reset()`` is named in a ``vecrl.checks.SubEnvError`` that
+    chains its exception; the other sub-envs may have stepped already, so the env then refuses ``step()``
+    until ``reset()``. Actions are checked before any sub-env steps (shape, and for a Discrete space
+    integer dtype and range), so a bad action changes nothing. ``step()`` and ``reset()`` after
+    ``close()`` raise.
+
     Args:
-        env_makers: functions without arguments, each making one sub-environment.
+        env_makers: functions without arguments, each making one sub-environment (a sequence is read one
+            maker at a time, so a lazy one of any length is fine: the sub-envs must fit in memory, which is
+            checked once two are made, before the rest).
         empty_info: always report ``info`` as ``{}`` and skip all per-step info work.
         num_episodes: run each sub-env for this many episodes. On the step where its last episode
             ends it reports that episode's final observation and reward; from then on, until the next
@@ -103,18 +120,12 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         device: str | torch.device | None = None,
         autoreset_mode: Any = "same_step",
     ) -> None:
-        makers = list(env_makers)
+        makers = env_makers if isinstance(env_makers, Sequence) else list(env_makers)
         if not makers:
             raise ValueError(
                 "SyncVectorEnv needs at least one sub-environment, but env_makers is empty. Pass a list of"
                 " functions that each make one env, e.g. [lambda: gymnasium.make('CartPole-v1')] * 8."
             )
-        for index, maker in enumerate(makers):
-            if not callable(maker):
-                raise TypeError(
-                    f"env_makers[{index}] is {maker!r}, which is not callable. SyncVectorEnv expects functions"
-                    " that make the sub-environments, e.g. lambda: gymnasium.make('CartPole-v1')."
-                )
         self._num_episodes = checked_num_episodes(num_episodes)
         self._autoreset_mode = autoreset_mode_name(autoreset_mode)
         if self._autoreset_mode == "disabled" and self._num_episodes is not None:
@@ -124,13 +135,11 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
                 " each episode yourself (reset(options={'reset_mask': mask})). Count episodes yourself, or"
                 " use autoreset_mode='same_step' or 'next_step'."
             )
-        self._device = None if device is None else torch.device(device)
-        self._empty_info = bool(empty_info)
+        self._device = None if device is None else checked_device(device)
+        self._empty_info = checked_flag(empty_info, "empty_info")
 
-        envs: list[gymnasium.Env] = []
+        envs = _make_sub_envs(makers)
         try:
-            for maker in makers:
-                envs.append(maker())
             check_same_spaces(envs)
             super().__init__(len(envs), envs[0].observation_space, envs[0].action_space)
         except BaseException:
@@ -148,6 +157,9 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         self._obs_dtype: Any = obs_space.dtype
         self._batched_action_shape: tuple[int, ...] = (self.num_envs, *self.single_action_space.shape)  # type: ignore[misc]
         self._discrete_actions = isinstance(self.single_action_space, Discrete)
+        if self._discrete_actions:
+            start = int(self.single_action_space.start)  # type: ignore[attr-defined]
+            self._action_range = (start, start + int(self.single_action_space.n) - 1)  # type: ignore[attr-defined]
         # On the CPU, step results and info masks are rows of tensors made many at a time (TensorRows).
         self._result_rows: TensorRows | None = None
         self._mask_rows: TensorRows | None = None
@@ -163,6 +175,9 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         self._env_resets = [env.reset for env in envs]
         self._pending_seeds: list[int | None] | None = None
         self._pending_actions: Any = None
+        # Why step() is refused (an error left the sub-envs out of step), or None; closing refuses too.
+        self._failure: str | None = None
+        self._unusable = False
         # The step loop of the chosen mode: picked once here, so no step pays for branching on the mode.
         self._step_sub_envs = {
             "same_step": self._step_same_step,
@@ -228,6 +243,8 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
             >>> bool((again[0] == obs[0]).all()), bool((again[1] == obs[1]).all())
             (True, False)
         """
+        if self.closed:
+            raise closed_env_error("reset", self)
         mask = None
         if options is not None and "reset_mask" in options:
             mask = checked_reset_mask(options["reset_mask"], self.num_envs)
@@ -237,6 +254,8 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
                     "reset(options={'reset_mask': mask}) keeps the other sub-envs' observations, but this env"
                     " has not been reset yet. Call reset() without a mask first."
                 )
+            if self._failure is not None and not mask.all():
+                raise failed_env_error(self._failure)
         if not isinstance(seed, _Unset):
             self.seed(seed)
         seeds = self._pending_seeds or [None] * self.num_envs
@@ -250,13 +269,19 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
             observations = self._new_observations(copy_observations(self._last_observations))
         infos: dict[str, Any] = {}
         needs_reset, episodes_left, env_resets = self._needs_reset, self._episodes_left, self._env_resets
-        for index in indices:
-            observations[index], info = env_resets[index](seed=seeds[index], options=options)
-            if info and not self._empty_info:
-                infos = self._add_info(infos, info, index)
-            needs_reset[index] = False
-            if episodes_left is not None:
-                episodes_left[index] = self._num_episodes  # type: ignore[assignment]
+        index = -1
+        try:
+            for index in indices:
+                observations[index], info = env_resets[index](seed=seeds[index], options=options)
+                if info and not self._empty_info:
+                    infos = self._add_info(infos, info, index)
+                needs_reset[index] = False
+                if episodes_left is not None:
+                    episodes_left[index] = self._num_episodes  # type: ignore[assignment]
+        except BaseException as error:
+            self._fail(index, "reset()", error)
+        if mask is None or mask.all():
+            self._failure, self._unusable = None, False
         observations = self._finished_observations(observations)
         if self._device is not None:
             return observations_to_torch(observations, self._device), info_to_device(infos, self._device)
@@ -276,10 +301,17 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
             >>> env.step(torch.zeros(2, 1))[1].dtype
             torch.float64
         """
+        if self._unusable:
+            self._refuse_step()
         if type(actions) is not np.ndarray:
             actions = _as_numpy(actions)
         if actions.shape != self._batched_action_shape or (
-            self._discrete_actions and actions.dtype.kind not in "iub"
+            self._discrete_actions
+            and (
+                actions.dtype.kind not in "iu"
+                or actions.min() < self._action_range[0]
+                or actions.max() > self._action_range[1]
+            )
         ):
             raise ValueError(self._action_error_message(actions))
         observations: Any
@@ -321,22 +353,26 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         """Step every sub-env, resetting in place those whose episode ends (same_step autoreset)."""
         episodes_left = self._episodes_left
         ended: list[EndedEpisode] = []
-        for index, env_step, action in zip(range(self.num_envs), self._env_steps, actions, strict=True):
-            if episodes_left is not None and not episodes_left[index]:
-                observations[index] = self._spent_observation
-                rewards[index] = np.nan
-                terminated[index] = truncated[index] = True
-                continue
-            observation, reward, term, trunc, info = env_step(action)
-            if term or trunc:
-                terminated[index] = term
-                truncated[index] = trunc
-                ended.append((index, observation, info))
-                observation, info = self._end_episode(index, observation, info)
-            if info and infos is not None:
-                infos = self._add_info(infos, info, index)
-            observations[index] = observation
-            rewards[index] = reward
+        index = -1
+        try:
+            for index, env_step, action in zip(range(self.num_envs), self._env_steps, actions, strict=True):
+                if episodes_left is not None and not episodes_left[index]:
+                    observations[index] = self._spent_observation
+                    rewards[index] = np.nan
+                    terminated[index] = truncated[index] = True
+                    continue
+                observation, reward, term, trunc, info = env_step(action)
+                if term or trunc:
+                    terminated[index] = term
+                    truncated[index] = trunc
+                    ended.append((index, observation, info))
+                    observation, info = self._end_episode(index, observation, info)
+                if info and infos is not None:
+                    infos = self._add_info(infos, info, index)
+                observations[index] = observation
+                rewards[index] = reward
+        except BaseException as error:
+            self._fail(index, "step()", error)
         if ended and infos is not None:
             infos = add_final_infos(infos, ended, self._add_info, self._new_masks)
         return infos
@@ -353,28 +389,32 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         """Step every sub-env; those whose episode ended at the previous step are reset instead and their
         action ignored (next_step autoreset)."""
         episodes_left, needs_reset, env_resets = self._episodes_left, self._needs_reset, self._env_resets
-        for index, env_step, action in zip(range(self.num_envs), self._env_steps, actions, strict=True):
-            if needs_reset[index]:
-                if episodes_left is not None and not episodes_left[index]:
-                    observations[index] = self._spent_observation
-                    rewards[index] = np.nan
-                    terminated[index] = truncated[index] = True
-                    continue
-                observation, info = env_resets[index]()
-                reward: SupportsFloat = 0.0
-                needs_reset[index] = False
-            else:
-                observation, reward, term, trunc, info = env_step(action)
-                if term or trunc:
-                    terminated[index] = term
-                    truncated[index] = trunc
-                    needs_reset[index] = True
-                    if episodes_left is not None:
-                        episodes_left[index] -= 1
-            if info and infos is not None:
-                infos = self._add_info(infos, info, index)
-            observations[index] = observation
-            rewards[index] = reward
+        index = -1
+        try:
+            for index, env_step, action in zip(range(self.num_envs), self._env_steps, actions, strict=True):
+                if needs_reset[index]:
+                    if episodes_left is not None and not episodes_left[index]:
+                        observations[index] = self._spent_observation
+                        rewards[index] = np.nan
+                        terminated[index] = truncated[index] = True
+                        continue
+                    observation, info = env_resets[index]()
+                    reward: SupportsFloat = 0.0
+                    needs_reset[index] = False
+                else:
+                    observation, reward, term, trunc, info = env_step(action)
+                    if term or trunc:
+                        terminated[index] = term
+                        truncated[index] = trunc
+                        needs_reset[index] = True
+                        if episodes_left is not None:
+                            episodes_left[index] -= 1
+                if info and infos is not None:
+                    infos = self._add_info(infos, info, index)
+                observations[index] = observation
+                rewards[index] = reward
+        except BaseException as error:
+            self._fail(index, "step()", error)
         return infos
 
     def _step_disabled(
@@ -391,17 +431,36 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         if True in needs_reset:
             finished = [index for index, flag in enumerate(needs_reset) if flag]
             raise finished_sub_envs_error(finished)
-        for index, env_step, action in zip(range(self.num_envs), self._env_steps, actions, strict=True):
-            observation, reward, term, trunc, info = env_step(action)
-            if term or trunc:
-                terminated[index] = term
-                truncated[index] = trunc
-                needs_reset[index] = True
-            if info and infos is not None:
-                infos = self._add_info(infos, info, index)
-            observations[index] = observation
-            rewards[index] = reward
+        index = -1
+        try:
+            for index, env_step, action in zip(range(self.num_envs), self._env_steps, actions, strict=True):
+                observation, reward, term, trunc, info = env_step(action)
+                if term or trunc:
+                    terminated[index] = term
+                    truncated[index] = trunc
+                    needs_reset[index] = True
+                if info and infos is not None:
+                    infos = self._add_info(infos, info, index)
+                observations[index] = observation
+                rewards[index] = reward
+        except BaseException as error:
+            self._fail(index, "step()", error)
         return infos
+
+    def _fail(self, index: int, during: str, error: BaseException) -> NoReturn:
+        """Refuse step() from now on (until a full reset) and raise: a SubEnvError naming sub-env ``index``
+        and chaining ``error``, or ``error`` itself when it is no Exception (Ctrl-C)."""
+        self._failure = f"sub-env {index} raised {type(error).__qualname__} in {during}"
+        self._unusable = True
+        if not isinstance(error, Exception):
+            raise error
+        raise SubEnvError(index, during, error) from error
+
+    def _refuse_step(self) -> NoReturn:
+        if self.closed:
+            raise closed_env_error("step", self)
+        assert self._failure is not None
+        raise failed_env_error(self._failure)
 
     def _new_arrays(self) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
         """Fresh arrays to write a step's observations, rewards, terminated and truncated into; the
@@ -453,6 +512,15 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
     def _action_error_message(self, actions: np.ndarray) -> str:
         """Say what ``step()`` expected of ``actions``, what it received and how to fix it."""
         expected, shape = self._batched_action_shape, actions.shape
+        if shape == expected and actions.dtype.kind in "iu":
+            low, high = self._action_range
+            rows = np.flatnonzero((actions < low) | (actions > high)).tolist()
+            return (
+                f"SyncVectorEnv.step() expected actions in [{low}, {high}] for the action space"
+                f" {self.single_action_space}, but the actions of sub-envs {rows} are"
+                f" {actions[rows].tolist()}. No sub-env was stepped. Clip them, or take the argmax of the"
+                " policy's scores (discrete_to_continuous_act=True does that)."
+            )
         if shape == expected:
             return (
                 f"SyncVectorEnv.step() expected integer actions for the discrete action space"
@@ -544,9 +612,55 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         return tuple(env.render() for env in self.envs)
 
     def close_extras(self, **kwargs: Any) -> None:
-        """Close every sub-env (``close()`` calls this once; closing again does nothing)."""
+        """Close every sub-env (``close()`` calls this once; closing again does nothing); from now on
+        ``step()`` and ``reset()`` raise."""
+        self._unusable = True
         for env in getattr(self, "envs", ()):
             env.close()
+
+
+def _make_sub_envs(makers: Sequence[EnvMaker]) -> list[gymnasium.Env]:
+    """Call every maker; once two sub-envs are made, check that all of them fit in memory (the second one's
+    Python allocations and arrays for its observations, times the number of makers)."""
+    envs: list[gymnasium.Env] = []
+    try:
+        for index, maker in enumerate(makers):
+            if not callable(maker):
+                raise TypeError(
+                    f"env_makers[{index}] is {maker!r}, which is not callable. SyncVectorEnv expects functions"
+                    " that make the sub-environments, e.g. lambda: gymnasium.make('CartPole-v1')."
+                )
+            if index != 1 or len(makers) <= 2:
+                envs.append(maker())
+                continue
+            env, allocated = _made_and_measured(maker)
+            envs.append(env)
+            arrays = 4 * 8 * gymnasium.spaces.flatdim(env.observation_space) + 64  # obs, last, final; flags
+            check_fits_in_memory(f"SyncVectorEnv of {_env_name(env)}", len(makers), allocated + arrays)
+    except BaseException:
+        for env in envs:
+            env.close()
+        raise
+    return envs
+
+
+def _made_and_measured(maker: EnvMaker) -> tuple[gymnasium.Env, int]:
+    """The env ``maker`` makes, and the bytes of Python memory (numpy's included) that making it took."""
+    tracing = tracemalloc.is_tracing()
+    if not tracing:
+        tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    try:
+        env = maker()
+        return env, max(tracemalloc.get_traced_memory()[0] - before, 0)
+    finally:
+        if not tracing:
+            tracemalloc.stop()
+
+
+def _env_name(env: gymnasium.Env) -> str:
+    spec = getattr(env, "spec", None)
+    return spec.id if spec is not None else type(env.unwrapped).__qualname__
 
 
 def _as_numpy(actions: Any) -> np.ndarray:
