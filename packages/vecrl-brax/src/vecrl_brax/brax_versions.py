@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
+
+from vecrl_brax.quiet_import import without_warp_notices
 
 OLD_PREFIX = "old::"
 
@@ -25,18 +28,35 @@ def resolve_create(env_name: str) -> tuple[Callable[..., Any], str]:
     if not isinstance(env_name, str) or not env_name:
         raise TypeError(f"env_name must be a non-empty str such as 'ant' or 'old::ant', got {env_name!r}.")
     if not env_name.startswith(OLD_PREFIX):
-        import brax.envs
+        with without_warp_notices():
+            import brax.envs
 
-        return brax.envs.create, env_name
+        return brax.envs.create, _known_name(brax.envs, env_name, env_name)
     try:
-        import brax.v1.envs
+        with without_warp_notices():
+            import brax.v1.envs
     except ImportError as error:
         raise ImportError(
             f"{env_name!r} asks for brax.v1 (the 'old::' envs), but the installed brax {_brax_version()} has no"
             f" brax.v1: brax removed it in 0.12.4. It ships in brax {BRAX_V1_RELEASES}; install one of those,"
             f" e.g. pip install 'brax==0.12.3', or drop the 'old::' prefix to use the current envs."
         ) from error
-    return brax.v1.envs.create, env_name[len(OLD_PREFIX) :]
+    return brax.v1.envs.create, _known_name(brax.v1.envs, env_name[len(OLD_PREFIX) :], env_name)
+
+
+def _known_name(envs_module: Any, name: str, asked: str) -> str:
+    """``name`` if ``envs_module`` registers it; else a ValueError listing its envs, with a close match."""
+    registered = getattr(envs_module, "_envs", None)
+    if not isinstance(registered, dict) or name in registered:
+        return name
+    prefix = OLD_PREFIX if asked.startswith(OLD_PREFIX) else ""
+    known = sorted(registered)
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f" Did you mean {prefix + close[0]!r}?" if close else ""
+    raise ValueError(
+        f"brax has no environment {asked!r}.{hint} Its environments: {', '.join(prefix + k for k in known)}."
+        " (An env you registered yourself with brax.envs.register_environment works too.)"
+    )
 
 
 def _brax_version() -> str:

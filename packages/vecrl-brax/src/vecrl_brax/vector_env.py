@@ -6,7 +6,7 @@ import functools
 import math
 from collections.abc import Mapping
 from numbers import Integral
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, NoReturn
 
 import jax
 import jax.dlpack
@@ -22,6 +22,7 @@ from vecrl.autoreset import (
     checked_reset_mask,
     finished_sub_envs_error,
 )
+from vecrl.checks import check_fits_in_memory, closed_env_error
 from vecrl.compat import FINAL_OBS_KEY
 from vecrl_brax import autoreset, spaces
 from vecrl_brax.brax_versions import resolve_create
@@ -72,6 +73,8 @@ class VectorEnvFromBrax(BaseVectorEnv):
         >>> obs.shape
         (4, 4)
     """
+
+    jit_compiled = True  # the first reset() and step() of a configuration compile (seconds)
 
     def __init__(
         self,
@@ -167,6 +170,8 @@ class VectorEnvFromBrax(BaseVectorEnv):
             >>> (np.asarray(obs)[:, 0] == 0).tolist()  # only row 0 is back at the start
             [True, False, False]
         """
+        if self.closed:
+            raise closed_env_error("reset", self)
         mask = None
         if options:
             unknown = {key: value for key, value in options.items() if key != "reset_mask"}
@@ -182,7 +187,8 @@ class VectorEnvFromBrax(BaseVectorEnv):
                 elif self._carry is None:
                     raise RuntimeError(
                         "reset(options={'reset_mask': mask}) keeps the other sub-envs' observations, but this"
-                        " env has not been reset yet. Call reset() without a mask first."
+                        " env has not been reset yet (or a failed step left it without a state). Call reset()"
+                        " without a mask first."
                     )
         if seed is not None:
             seed = _check_seed(seed)
@@ -232,12 +238,18 @@ class VectorEnvFromBrax(BaseVectorEnv):
         the final observation of each row under ``FINAL_OBS_KEY`` with its mask, and brax's metrics.
         """
         if self._carry is None:
-            raise RuntimeError("step() was called before reset(); call reset() first.")
+            if self.closed:
+                raise closed_env_error("step", self)
+            raise RuntimeError(
+                "step() was called before reset(), or after a step that raised (which leaves no state to"
+                " step from); call reset() first."
+            )
         if self._ended is not None and bool(self._ended.any()):
             finished = torch.nonzero(self._ended).flatten().tolist()
             raise finished_sub_envs_error(finished)
         action, borrowed = self._as_jax_input(action)
-        self._carry, out = self._jit.step(self._carry, action, self._pool)
+        carry, self._carry = self._carry, None  # donated to the step: if it raises, only reset() helps
+        self._carry, out = self._jit.step(carry, action, self._pool)
         if self.array_type == "torch":
             result, refill = self._split_torch(*out)
         else:
@@ -322,8 +334,14 @@ class VectorEnvFromBrax(BaseVectorEnv):
             borrowed = False
         return action, borrowed
 
+    def __reduce__(self) -> NoReturn:
+        raise TypeError(
+            f"{self!r} cannot be pickled: it holds compiled jax functions and device buffers. Pickle what"
+            " made it instead (the name and keyword arguments of vecrl.make_vector_env) and make it again."
+        )
+
     def close(self, **kwargs: Any) -> None:
-        """Drop the state; calling it again is harmless."""
+        """Drop the state; ``step()`` and ``reset()`` raise from now on; calling it again is harmless."""
         self._carry = self._pool = None
         self._last_observation = self._ended = None
         self.closed = True
@@ -385,6 +403,8 @@ def _build_compiled_env(
 ) -> _CompiledEnv:
     create, brax_name = resolve_create(env_name)
     brax_env = create(brax_name, batch_size=num_envs, auto_reset=False, **dict(brax_kwargs))
+    if num_envs >= _CHECK_MEMORY_FROM:
+        _check_states_fit(brax_env, env_name, num_envs)
     # One fixed device for every input and output: otherwise jax compiles the step again for each mix of
     # committed (DLPack-imported) and uncommitted (numpy) arguments it meets.
     device = SingleDeviceSharding(jax.devices()[0])
@@ -410,3 +430,15 @@ def _build_compiled_env(
 
 
 _cached_compiled_env = functools.lru_cache(maxsize=16)(_build_compiled_env)
+
+# Below this many sub-envs the states of any brax env take a few hundred MB at most: not worth a trace.
+_CHECK_MEMORY_FROM = 65_536
+# Batches of states alive at once: the carry, the pool's two halves, a fresh batch and the step's outputs.
+_STATE_COPIES = 5
+
+
+def _check_states_fit(brax_env: Any, env_name: str, num_envs: int) -> None:
+    """A MemoryError with the size needed when the batched states cannot fit; shapes only, nothing runs."""
+    state = jax.eval_shape(brax_env.reset, jax.random.PRNGKey(0))
+    size = sum(math.prod(leaf.shape) * leaf.dtype.itemsize for leaf in jax.tree_util.tree_leaves(state))
+    check_fits_in_memory(f"brax env {env_name!r}", num_envs, _STATE_COPIES * size // num_envs)
