@@ -132,7 +132,7 @@ def test_observation_batch_must_match_parameter_rows():
 
 
 def test_calling_before_set_parameters_is_an_error():
-    with pytest.raises(RuntimeError, match="set_parameters"):
+    with pytest.raises(ValueError, match="set_parameters"):
         Policy(nn.Linear(3, 2))(torch.randn(3))
 
 

@@ -154,3 +154,27 @@ def test_constants_are_used_as_values_never_evaluated():
 def test_non_string_input_is_a_type_error():
     with pytest.raises(TypeError, match="string"):
         str_to_net(nn.Linear(2, 3))  # type: ignore[arg-type]
+
+
+def test_a_very_long_chain_builds_and_a_deeper_one_is_a_parsing_error():
+    assert len(str_to_net(" >> ".join(["Tanh()"] * 1000))) == 1000
+    with pytest.raises(NetParsingError, match="too deeply"):
+        str_to_net(" >> ".join(["Tanh()"] * 100_000))
+    with pytest.raises(NetParsingError, match="too deeply|nested"):
+        str_to_net("Linear(" + "[" * 300 + "]" * 300 + ")")
+
+
+@pytest.mark.parametrize(("text", "line"), [("# only a comment", 1), ("\n\n   # a comment\n", 3)])
+def test_a_comment_only_string_points_at_a_real_line(text, line):
+    with pytest.raises(NetParsingError, match="no layer, only comments") as caught:
+        str_to_net(text)
+    assert caught.value.line == line and caught.value.column >= 1
+
+
+def test_a_network_past_the_parameter_limit_is_refused_before_it_is_built():
+    with pytest.raises(NetParsingError, match=r"2,500,050,000 parameters, more than the limit of 10,000,000"):
+        str_to_net("Linear(50000, 50000)")  # 9.3 GiB: refused without allocating it
+    net = str_to_net("Linear(4000, 4000)", max_parameters=20_000_000)
+    assert sum(p.numel() for p in net.parameters()) == 16_004_000
+    with pytest.raises(TypeError, match="max_parameters must be a positive int"):
+        str_to_net("Linear(2, 2)", max_parameters=0)

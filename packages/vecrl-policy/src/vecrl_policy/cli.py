@@ -10,8 +10,17 @@ import torch
 from gymnasium.spaces import Discrete
 
 import vecrl
-from vecrl.cli import Command, CommandError, make_env_or_fail, positive_int
+from vecrl.command import (
+    Command,
+    CommandError,
+    finite_positive_float,
+    make_env_or_fail,
+    positive_int,
+    seed_int,
+    warm_up,
+)
 from vecrl_policy.evaluate import evaluate
+from vecrl_policy.observations import flat_observation_length
 from vecrl_policy.parser import NetParsingError
 from vecrl_policy.policy import Policy
 
@@ -23,20 +32,22 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         default="Linear(obs_length, 32) >> Tanh() >> Linear(32, act_length)",
         help="network string; obs_length and act_length are filled in from the env",
     )
-    parser.add_argument("--popsize", type=positive_int, default=64, help="random parameter rows (default 64)")
-    parser.add_argument("--episodes", type=positive_int, default=1, help="episodes per row (default 1)")
+    parser.add_argument("--popsize", type=positive_int, default=64, help="random parameter rows")
+    parser.add_argument("--episodes", type=positive_int, default=1, help="episodes per row")
     parser.add_argument(
-        "--num-envs", type=positive_int, default=None, help="sub-envs (default: popsize, at most 256)"
+        "--num-envs", type=positive_int, default=None, help="sub-envs; None: popsize, at most 256"
     )
-    parser.add_argument("--sigma", type=float, default=0.5, help="std of the random parameters (default 0.5)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--sigma", type=finite_positive_float, default=0.5, help="std of the random parameters"
+    )
+    parser.add_argument("--seed", type=seed_int, default=0, help="seed of the parameters and the env")
 
 
 def _run(args: argparse.Namespace) -> int:
     num_envs = args.num_envs or min(args.popsize, 256)
     env = make_env_or_fail(vecrl.make_vector_env, args.env, num_envs=num_envs, num_episodes=args.episodes)
     try:
-        obs_length = math.prod(env.single_observation_space.shape or ())
+        obs_length = flat_observation_length(env.single_observation_space)
         space = env.single_action_space
         act_length = int(space.n) if isinstance(space, Discrete) else math.prod(space.shape or ())
         try:
@@ -45,8 +56,12 @@ def _run(args: argparse.Namespace) -> int:
             raise CommandError(f"bad --policy: {str(error).splitlines()[0]}") from error
         generator = torch.Generator().manual_seed(args.seed)
         population = args.sigma * torch.randn(args.popsize, policy.parameter_length, generator=generator)
+        warm_up(env, args.env, args.seed)  # the first reset and step may compile (jax): not timed
         start = time.perf_counter()
-        result = evaluate(policy, env, population, num_episodes=args.episodes, seed=args.seed)
+        try:
+            result = evaluate(policy, env, population, num_episodes=args.episodes, seed=args.seed)
+        except ValueError as error:  # a network that does not fit the env
+            raise CommandError(f"bad --policy for {args.env}: {str(error).splitlines()[0]}") from error
         elapsed = time.perf_counter() - start
     finally:
         env.close()

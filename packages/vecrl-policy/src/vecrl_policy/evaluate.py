@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from numbers import Integral
 from typing import Any
 
 import torch
-from gymnasium.spaces import Discrete
+from gymnasium.spaces import Discrete, flatdim
 
+from vecrl_policy.observations import Flattener, observation_flattener
 from vecrl_policy.policy import Policy
 
 
@@ -48,6 +50,11 @@ def evaluate(
     episode (NaN under a budget) are never counted. Discrete action spaces take the argmax of the
     policy's output.
 
+    The policy sees each observation flattened as ``gymnasium.spaces.flatten`` does, in the dtype and on
+    the device of ``parameters``: float64 observations (MuJoCo) reach a float32 policy as float32, and a
+    ``Discrete(n)`` observation (FrozenLake) as a one-hot vector of length n. Size the network's input
+    with ``gymnasium.spaces.flatdim(env.single_observation_space)``.
+
     Example:
         >>> env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=64, num_episodes=1)  # doctest: +SKIP
         >>> policy = Policy("Linear(4, 2)")  # doctest: +SKIP
@@ -81,15 +88,49 @@ def evaluate(
             f" with num_episodes={num_episodes} (or without a budget)."
         )
     discrete = isinstance(env.single_action_space, Discrete)
+    flatten = observation_flattener(env.single_observation_space, parameters.dtype, parameters.device)
+    _check_policy_fits_env(policy, env, parameters[:1])
     chunks = [
-        _evaluate_chunk(policy, env, rows, num_episodes, None if seed is None else seed + i, discrete)
+        _evaluate_chunk(
+            policy, env, rows, num_episodes, None if seed is None else seed + i, discrete, flatten
+        )
         for i, rows in enumerate(parameters.split(num_envs))
     ]
     return EvaluationResult(*(torch.cat(parts) for parts in zip(*chunks, strict=True)))
 
 
+def _check_policy_fits_env(policy: Policy, env: Any, row: torch.Tensor) -> None:
+    """Run the network once on a zero observation: a ValueError says what does not fit, before any step.
+    (The first chunk's set_parameters clears the state this leaves.)"""
+    observation_space, action_space = env.single_observation_space, env.single_action_space
+    obs_length = flatdim(observation_space)
+    expected = (int(action_space.n),) if isinstance(action_space, Discrete) else tuple(action_space.shape)
+    policy.set_parameters(row)
+    try:
+        with torch.no_grad():
+            output = policy(torch.zeros(1, obs_length, dtype=row.dtype, device=row.device))
+    except RuntimeError as error:
+        raise ValueError(
+            f"The policy's network cannot read this env's observations: they reach it as vectors of length"
+            f" {obs_length} (flattened from {observation_space}), and it raised: {str(error).splitlines()[0]}"
+            f" Make its input {obs_length} wide (gymnasium.spaces.flatdim(env.single_observation_space))."
+        ) from error
+    if tuple(output.shape[1:]) != expected:
+        what = "one score per discrete action" if isinstance(action_space, Discrete) else "one action"
+        raise ValueError(
+            f"The policy's network gives outputs of shape {tuple(output.shape[1:])} per row, but the env's action"
+            f" space {action_space} needs {what} of shape {expected}. Make its output {math.prod(expected)} wide."
+        )
+
+
 def _evaluate_chunk(
-    policy: Policy, env: Any, rows: torch.Tensor, num_episodes: int, seed: int | None, discrete: bool
+    policy: Policy,
+    env: Any,
+    rows: torch.Tensor,
+    num_episodes: int,
+    seed: int | None,
+    discrete: bool,
+    flatten: Flattener,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     num_rows, num_envs = len(rows), env.num_envs
     if num_rows < num_envs:  # spare sub-envs run copies of the last row; their results are dropped
@@ -103,7 +144,7 @@ def _evaluate_chunk(
     active = torch.ones(num_envs, dtype=torch.bool, device=device)
     with torch.no_grad():
         while True:
-            output = policy(observation.to(device).nan_to_num())
+            output = policy(flatten(observation))
             action = output.argmax(dim=-1) if discrete else output
             observation, reward, terminated, truncated, _ = env.step(action)
             reward = reward.to(device)

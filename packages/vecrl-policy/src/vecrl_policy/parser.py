@@ -13,8 +13,9 @@ import difflib
 import inspect
 import io
 import tokenize
-from typing import Any
+from typing import Any, TypeAlias
 
+import torch
 from torch import nn
 
 from vecrl_policy import layers
@@ -25,6 +26,13 @@ OWN_LAYERS: dict[str, type[nn.Module]] = {
     cls.__name__: cls
     for cls in (layers.RNN, layers.LSTM, layers.GRU, layers.Clip, layers.Bin, layers.Slice, layers.Round)
 }
+
+#: The default limit on the parameters of one network: a string that asks for more (a typo such as
+#: Linear(50000, 50000), 10 GB) is refused before anything is allocated. ``max_parameters=`` raises it.
+MAX_PARAMETERS = 10_000_000
+
+# One layer call: its node, class, positional and keyword arguments.
+_Layer: TypeAlias = tuple[ast.Call, type[nn.Module], list[Any], dict[str, Any]]
 
 # The text is wrapped in parentheses on lines of their own so that it may span several lines.
 _PREFIX_LINES = 1
@@ -45,11 +53,13 @@ class NetParsingError(ValueError):
         super().__init__(f"Cannot parse the network string{where}: {message}{pointer}")
 
 
-def str_to_net(text: str, **constants: Any) -> nn.Module:
+def str_to_net(text: str, *, max_parameters: int = MAX_PARAMETERS, **constants: Any) -> nn.Module:
     """Build the network described by ``text``; names of layers resolve to vecrl_policy, then torch.nn.
 
     A single layer call gives that layer; a ``>>`` chain gives a :class:`Chain`. Keyword arguments are
-    the named constants the text may use as arguments.
+    the named constants the text may use as arguments. A network of more than ``max_parameters``
+    parameters (10 million by default) is refused before it is built: the layers are first made on
+    torch's meta device, which allocates nothing, and counted.
 
     Example:
         >>> net = str_to_net(
@@ -65,13 +75,16 @@ def str_to_net(text: str, **constants: Any) -> nn.Module:
     """
     if not isinstance(text, str):
         raise TypeError(f"str_to_net expects the network as a string, got {type(text).__name__}.")
-    return _Builder(text, constants).build()
+    if isinstance(max_parameters, bool) or not isinstance(max_parameters, int) or max_parameters < 1:
+        raise TypeError(f"max_parameters must be a positive int, got {max_parameters!r}.")
+    return _Builder(text, constants, max_parameters).build()
 
 
 class _Builder:
-    def __init__(self, text: str, constants: dict[str, Any]) -> None:
+    def __init__(self, text: str, constants: dict[str, Any], max_parameters: int) -> None:
         self.text = text
         self.constants = constants
+        self.max_parameters = max_parameters
 
     def error(self, message: str, node: ast.expr | ast.keyword | None = None) -> NetParsingError:
         if node is None:
@@ -84,6 +97,12 @@ class _Builder:
         self.check_brackets()
         try:
             tree = ast.parse(f"(\n{self.text}\n)", mode="eval")
+        except (RecursionError, MemoryError) as error:
+            raise NetParsingError(
+                "the string is nested or chained too deeply for Python's parser; build a network that"
+                " large as an nn.Module in Python and pass it to Policy instead.",
+                self.text,
+            ) from error
         except SyntaxError as error:
             line = None if error.lineno is None else error.lineno - _PREFIX_LINES
             column = error.offset if line is not None and 1 <= line <= len(self.text.splitlines()) else None
@@ -93,8 +112,35 @@ class _Builder:
                 line if column is not None else None,
                 column,
             ) from error
-        modules = [self.layer(node) for node in self.chain_operands(tree.body)]
+        if isinstance(tree.body, ast.Tuple) and not tree.body.elts:  # only comments and blank lines
+            lines = self.text.splitlines()
+            first = next(number for number, line in enumerate(lines, start=1) if line.strip())
+            raise NetParsingError(
+                "the string holds no layer, only comments or blank lines; expected e.g."
+                " 'Linear(4, 2) >> Tanh()'.",
+                self.text,
+                first,
+                len(lines[first - 1]) - len(lines[first - 1].lstrip()) + 1,
+            )
+        layers = [self.layer(node) for node in self.chain_operands(tree.body)]
+        self.check_size(layers)
+        modules = [self.instantiate(node, cls, args, kwargs) for node, cls, args, kwargs in layers]
         return modules[0] if len(modules) == 1 else Chain(*modules)
+
+    def check_size(self, layers: list[_Layer]) -> None:
+        """Count the parameters on torch's meta device (nothing is allocated); refuse too many."""
+        total = 0
+        for node, cls, args, kwargs in layers:
+            with torch.device("meta"):
+                module = self.instantiate(node, cls, args, kwargs)
+            total += sum(parameter.numel() for parameter in module.parameters())
+        if total > self.max_parameters:
+            raise NetParsingError(
+                f"the network has {total:,} parameters, more than the limit of {self.max_parameters:,}"
+                f" ({total * 4 / 2**30:.1f} GiB per network in float32). If you meant it, pass"
+                f" max_parameters={total} (to str_to_net or Policy).",
+                self.text,
+            )
 
     def check_brackets(self) -> None:
         """The text must balance its own brackets: it may not close the parentheses wrapped around it."""
@@ -115,17 +161,28 @@ class _Builder:
             raise NetParsingError(f"{bracket!r} is never closed.", self.text, line, column)
 
     def chain_operands(self, node: ast.expr) -> list[ast.Call]:
-        if isinstance(node, ast.BinOp):
-            if not isinstance(node.op, ast.RShift):
+        """The calls of a ``>>`` chain, left to right (walked without recursion: chains may be long)."""
+        operands: list[ast.Call] = []
+        pending = [node]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, ast.BinOp):
+                if not isinstance(node.op, ast.RShift):
+                    raise self.error(
+                        f"the operator {type(node.op).__name__} is not allowed; only '>>' chains layers.",
+                        node,
+                    )
+                pending += [node.right, node.left]
+            elif isinstance(node, ast.Call):
+                operands.append(node)
+            else:
                 raise self.error(
-                    f"the operator {type(node.op).__name__} is not allowed; only '>>' chains layers.", node
+                    f"expected a layer call such as 'Linear(4, 2)', found {_describe(node)}.", node
                 )
-            return self.chain_operands(node.left) + self.chain_operands(node.right)
-        if isinstance(node, ast.Call):
-            return [node]
-        raise self.error(f"expected a layer call such as 'Linear(4, 2)', found {_describe(node)}.", node)
+        return operands
 
-    def layer(self, node: ast.Call) -> nn.Module:
+    def layer(self, node: ast.Call) -> _Layer:
+        """The class and the arguments of one layer call, checked against the whitelist."""
         if not isinstance(node.func, ast.Name):
             raise self.error(
                 f"a layer must be called by its bare name (e.g. 'Linear(...)'), found {_describe(node.func)}.",
@@ -144,6 +201,11 @@ class _Builder:
             if keyword.arg.startswith("_"):
                 raise self.error(f"the keyword {keyword.arg!r} is private; it is not allowed.", keyword)
             kwargs[keyword.arg] = self.value(keyword.value)
+        return node, cls, args, kwargs
+
+    def instantiate(
+        self, node: ast.Call, cls: type[nn.Module], args: list[Any], kwargs: dict[str, Any]
+    ) -> nn.Module:
         try:
             return cls(*args, **kwargs)
         except Exception as error:

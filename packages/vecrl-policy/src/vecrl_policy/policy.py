@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 import vecrl
+from vecrl.checks import checked_flag
 from vecrl_policy.fastpath import FastNet, Forward
 from vecrl_policy.flat import FunctionalNet, ParameterLayout
 from vecrl_policy.parser import str_to_net
@@ -30,6 +31,9 @@ class Policy:
     ``Chain``/``nn.Sequential``, run on a batched fast path (one ``baddbmm`` per weight matrix, weights
     packed once per :meth:`set_parameters`); other layers of a chain run through
     ``torch.func.functional_call`` + ``vmap`` on their own, and so does any other network as a whole.
+
+    A policy pickles (``pickle``, ``torch.save``; load the latter with ``torch.load(path,
+    weights_only=False)``) with its parameters, hidden state and path.
 
     Example:
         >>> policy = Policy("Linear(3, 8) >> Tanh() >> LSTM(8, 2)")
@@ -62,14 +66,44 @@ class Policy:
                 f"Policy expects an nn.Module, a callable returning one, or a network string;"
                 f" got {type(net).__name__}."
             )
+        self._compile(module)
+        self._parameters: torch.Tensor | None = None
+        self._bound: Forward | None = None
+        self._state: Any = None
+
+    def _compile(self, module: nn.Module) -> None:
+        """Lay out the module's parameters and build its forward paths (what pickling leaves out)."""
         self._module = module
         self._layout = ParameterLayout(module)
         self._general = FunctionalNet(module, self._layout.slots)
         self._fast_net = FastNet.compile(module, self._layout)
         self._use_fast = self._fast_net is not None
-        self._parameters: torch.Tensor | None = None
-        self._bound: Forward | None = None
-        self._state: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What ``pickle`` and ``torch.save`` keep: the module, the parameters, the hidden state and the
+        choice of path; the compiled forward functions are rebuilt on load.
+
+        Example:
+            >>> import pickle
+            >>> policy = Policy("Linear(2, 1)")
+            >>> policy.set_parameters(torch.ones(3, policy.parameter_length))
+            >>> pickle.loads(pickle.dumps(policy))(torch.ones(3, 2)).tolist()
+            [[3.0], [3.0], [3.0]]
+        """
+        return {
+            "module": self._module,
+            "parameters": self._parameters,
+            "state": self._state,
+            "fast_path": self._use_fast,
+        }
+
+    def __setstate__(self, saved: dict[str, Any]) -> None:
+        self._compile(saved["module"])
+        self._parameters, self._state = None, None
+        if saved["parameters"] is not None:
+            self.set_parameters(saved["parameters"], reset=True)
+        self._state = saved["state"]
+        self.fast_path = saved["fast_path"]
 
     def __repr__(self) -> str:
         shape = None if self._parameters is None else tuple(self._parameters.shape)
@@ -175,6 +209,7 @@ class Policy:
 
     @fast_path.setter
     def fast_path(self, enabled: bool) -> None:
+        enabled = checked_flag(enabled, "fast_path")
         if enabled and self._fast_net is None:
             raise ValueError(
                 f"The fast path does not support this network ({type(self._module).__name__}): it needs a"
@@ -189,10 +224,14 @@ class Policy:
     # -- running ----------------------------------------------------------------------------------
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        """The network's output for ``x``: one observation (1-D parameters) or a batch (2-D)."""
+        """The network's output for ``x``: one observation (1-D parameters) or a batch (2-D).
+
+        ``x`` is brought to the dtype of the parameters (a float64 MuJoCo observation runs through a
+        float32 network as float32); the policy never changes its own dtype.
+        """
         parameters = self._parameters
         if parameters is None:
-            raise RuntimeError("The policy has no parameters yet; call policy.set_parameters(...) first.")
+            raise ValueError("The policy has no parameters yet; call policy.set_parameters(...) first.")
         if not isinstance(x, torch.Tensor):
             raise TypeError(
                 f"The policy expects observations as a torch.Tensor, got {type(x).__name__};"
@@ -204,6 +243,8 @@ class Policy:
                 f"The policy holds {parameters.shape[0]} parameter rows, so it expects a batch of"
                 f" {parameters.shape[0]} observations (leading dimension); got shape {tuple(x.shape)}."
             )
+        if x.dtype != parameters.dtype:  # float64 (MuJoCo) or integer observations meet float32 weights
+            x = x.to(parameters.dtype)
         bound = self._bound
         if bound is not None and (not batched or x.ndim == 2):
             result = bound(x, self._state)
