@@ -5,10 +5,11 @@
     nox -s plugins      wheels (no editable installs) of our packages and a third-party plugin, discovered
     nox -s matrix       the tests against the oldest/API-break/newest dependency rows
     nox -s lint typecheck
+    nox -s deps         deptry on every package: each declares what it imports
     nox -s demo         the main job (README's other command)
     nox -s bench        everything in bench/ (off by default: slow, and numbers want a quiet machine)
 
-CI (.ci/run) runs tests, lint, typecheck, plugins, the isolation rows but `all` (`tests` installs
+CI (.ci/run) runs tests, lint, typecheck, deps, plugins, the isolation rows but `all` (`tests` installs
 everything together already), and the matrix rows gym029-numpy1, gym10 and brax-oldest (the newest
 row is `tests`): all of it fits CI's 20 minutes on 2 cores. Run the rest with
 `nox -s "isolation(all)" "matrix(gymlatest-numpy1)"`, or every row with `nox -s isolation matrix`.
@@ -44,14 +45,18 @@ def install(session: nox.Session, *args: str) -> None:
     session.install(*CONSTRAINTS, *args)
 
 
-def install_packages(session: nox.Session, packages: tuple[str, ...], *extra: str, editable: bool) -> None:
-    """torch first (from the pinned wheel), then the packages and what their tests need, in one resolve."""
+def install_packages(
+    session: nox.Session, packages: tuple[str, ...], *extra: str, editable: bool, for_tests: bool = True
+) -> None:
+    """torch first (from the pinned wheel), then the packages (and, ``for_tests``, what their tests need)
+    in one resolve."""
     install(session, TORCH)
     targets: list[str] = []
     for package in packages:
         targets += ["-e", path_of(package)] if editable else [path_of(package)]
-        targets += TEST_EXTRAS.get(package, ())
-    install(session, *targets, *TEST_TOOLS, *extra)
+        if for_tests:
+            targets += TEST_EXTRAS.get(package, ())
+    install(session, *targets, *(TEST_TOOLS if for_tests else ()), *extra)
 
 
 # Sessions other than `tests` leave out the tests marked slow (physics envs that take a minute to
@@ -85,8 +90,12 @@ ISOLATION_ROWS = [
 @nox.session(python=PYTHON, reuse_venv=False)
 @nox.parametrize("packages", ISOLATION_ROWS)
 def isolation(session: nox.Session, packages: tuple[str, ...]) -> None:
-    """One install combination alone in a fresh env (non-editable): its tests, and what must be absent."""
-    install_packages(session, packages, editable=False)
+    """One install combination alone in a fresh env (non-editable): first a smoke check with nothing but the
+    packages and their declared dependencies installed (no pytest, which brings packaging along), then
+    its tests, and what must be absent."""
+    install_packages(session, packages, editable=False, for_tests=False)
+    session.run("python", str(ROOT / "tests" / "smoke_check.py"), *packages)
+    install(session, *TEST_TOOLS, *(extra for package in packages for extra in TEST_EXTRAS.get(package, ())))
     session.run(
         "pytest",
         *NOT_SLOW,
@@ -180,6 +189,16 @@ def lint(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def deps(session: nox.Session) -> None:
+    """deptry on each package: everything it imports is declared in its own pyproject (transitive imports
+    included); each pyproject's [tool.deptry] names the imports that are optional by design."""
+    install_packages(session, ALL_PACKAGES, "deptry>=0.25", editable=False, for_tests=False)
+    for package in ALL_PACKAGES:
+        with session.chdir(path_of(package)):
+            session.run("deptry", "src")
+
+
+@nox.session(python=PYTHON)
 def typecheck(session: nox.Session) -> None:
     """mypy on every package's src."""
     install_packages(session, ALL_PACKAGES, "mypy", editable=True)
@@ -189,7 +208,7 @@ def typecheck(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def demo(session: nox.Session) -> None:
     """The main job: evolve a policy that solves CartPole-v1, with a plot of the progress."""
-    install_packages(session, (CORE, GYM, POLICY), "matplotlib", editable=True)
+    install_packages(session, (CORE, GYM, POLICY), "matplotlib", editable=True, for_tests=False)
     session.run("python", "examples/evolve_cartpole.py", *session.posargs)
 
 

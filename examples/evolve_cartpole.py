@@ -17,6 +17,7 @@ import time
 import torch
 
 import vecrl
+from vecrl.command import positive_int, seed_int
 from vecrl_policy import Policy, evaluate
 
 SOLVED = 475.0
@@ -34,12 +35,16 @@ def nes_utilities(fitness: torch.Tensor) -> torch.Tensor:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--popsize", type=int, default=64)
-    parser.add_argument("--generations", type=int, default=100)
-    parser.add_argument("--test-episodes", type=int, default=20, help="fresh episodes to judge 'solved'")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="evolve_cartpole.png")
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
+    parser.add_argument("--popsize", type=positive_int, default=64, help="parameter vectors per generation")
+    parser.add_argument("--generations", type=positive_int, default=100, help="most generations to run")
+    parser.add_argument(
+        "--test-episodes", type=positive_int, default=20, help="fresh episodes to judge 'solved'"
+    )
+    parser.add_argument("--seed", type=seed_int, default=0, help="seed of the noise and the envs")
+    parser.add_argument("--out", default="evolve_cartpole.png", help="where to save the plot (PNG)")
     args = parser.parse_args()
 
     torch.manual_seed(args.seed)
@@ -88,7 +93,7 @@ def save_plot(best: list[float], mean: list[float], center: list[float], path: s
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, ax = plt.subplots(figsize=(8.5, 3.5))
     generations = range(1, len(best) + 1)
     ax.plot(generations, best, label="best of population")
     ax.plot(generations, mean, label="population mean")
@@ -97,7 +102,7 @@ def save_plot(best: list[float], mean: list[float], center: list[float], path: s
     ax.set_xlabel("generation")
     ax.set_ylabel("episode return")
     ax.set_title("SNES on CartPole-v1 with vecrl")
-    ax.legend(loc="lower right")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)  # beside the curves, not on them
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

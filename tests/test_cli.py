@@ -27,7 +27,7 @@ def test_backends_names_the_pip_line_for_missing_well_known_backends():
     try:
         import vecrl_brax  # noqa: F401
     except ImportError:
-        assert "pip install vecrl-brax" in result.stdout
+        assert "pip install -c constraints.txt packages/vecrl-brax" in result.stdout
     else:
         assert "vecrl-brax" in next(line for line in result.stdout.splitlines() if line.startswith("brax "))
 
@@ -72,11 +72,48 @@ def test_bench_draws_a_progress_bar_on_a_terminal():
         (["bench", "nosuch::Thing"], "No vecrl backend serves the prefix 'nosuch'"),
         (["bench", "gym::CartPole-v1", "--num-envs", "0"], "expected a positive whole number"),
         (["bench", "gym::CartPole-v1", "--steps", "-3"], "expected a positive whole number"),
+        (["bench", "gym::CartPole-v1", "--seed", "-1"], "expected a seed in [0, 2**32), got -1"),
+        (["bench", "gym:CartPole-v1"], "did you mean 'gym::CartPole-v1'"),
+        (["bench", "gym::CartPole-v1", "--num-envs", "100000000"], "would need about"),
+        (["bench", "brax::antt"], "brax has no environment 'antt'. Did you mean 'ant'?"),
+        (["evaluate", "gym::CartPole-v1", "--seed", "-1"], "expected a seed in [0, 2**32), got -1"),
+        (["evaluate", "gym::CartPole-v1", "--sigma", "nan"], "expected a finite positive number, got 'nan'"),
+        (["evaluate", "gym::CartPole-v1", "--sigma", "-1"], "expected a finite positive number"),
+        (["evaluate", "gym::CartPole-v1", "--policy", "Linear(3, 2)"], "vectors of length 4"),
+        (["evaluate", "gym::CartPole-v1", "--policy", "Linear(4, 3)"], "needs one score per discrete action"),
+        (["evaluate", "gym::FrozenLake-v1", "--policy", "Linear(1, act_length)"], "vectors of length 16"),
+        (["evaluate", "gym::CartPole-v1", "--policy", "Linear(50000, 50000)"], "more than the limit"),
     ],
 )
 def test_bad_arguments_exit_non_zero_with_a_one_line_error(args, expected):
+    if "brax::" in args[1]:
+        pytest.importorskip("vecrl_brax")
     result = vecrl(*args)
     assert result.returncode == 2
     assert expected in result.stderr
     assert "Traceback" not in result.stderr
     assert len([line for line in result.stderr.splitlines() if "error" in line]) == 1
+
+
+def test_a_missing_command_plugin_is_named_with_the_reason():
+    environment = {**os.environ, "VECRL_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    result = subprocess.run(
+        [VECRL, "evaluate", "gym::CartPole-v1"], capture_output=True, text=True, timeout=300, env=environment
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "'vecrl evaluate' is added by the package vecrl-policy" in result.stderr
+    assert "VECRL_DISABLE_PLUGIN_AUTOLOAD is set" in result.stderr
+
+
+def test_help_shows_the_defaults():
+    result = vecrl("evaluate", "--help")
+    assert "(default: 64)" in result.stdout and "(default: 0.5)" in result.stdout
+
+
+def test_a_brax_command_announces_its_compile_and_prints_no_warp_notice():
+    pytest.importorskip("vecrl_brax")
+    result = vecrl("bench", "brax::fast", "--num-envs", "2", "--steps", "20")
+    assert result.returncode == 0, result.stderr
+    assert "brax::fast: compiling the first reset and step" in result.stderr
+    assert "Failed to import" not in result.stdout + result.stderr
+    assert "40 env-steps" in result.stdout

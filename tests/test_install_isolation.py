@@ -50,7 +50,7 @@ def test_a_missing_backend_names_the_package_to_install(prefix, distribution):
     if distribution in INSTALLED:
         assert vecrl.get_backend(prefix).prefix == prefix
     else:
-        with pytest.raises(ValueError, match=f"pip install {distribution}"):
+        with pytest.raises(ValueError, match=f"pip install -c constraints.txt packages/{distribution}"):
             vecrl.make_vector_env(f"{prefix}::Anything", num_envs=1)
 
 
@@ -65,3 +65,16 @@ def test_importing_the_installed_packages_and_listing_backends_imports_nothing_h
     assert "jax" not in loaded and "brax" not in loaded and "mujoco" not in loaded
     # listing backends loads the gym plugin module, never the policy package
     assert ("vecrl_policy" in loaded) == ("vecrl-policy" in INSTALLED)
+
+
+def test_the_evaluate_command_names_its_package_when_it_is_missing():
+    vecrl_script = os.path.join(os.path.dirname(sys.executable), "vecrl")
+    result = subprocess.run([vecrl_script, "evaluate", "gym::CartPole-v1"], capture_output=True, text=True)
+    if "vecrl-policy" in INSTALLED:
+        assert result.returncode in (0, 2) and "which is not installed" not in result.stderr
+    else:
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert (
+            "'vecrl evaluate' is added by the package vecrl-policy, which is not installed" in result.stderr
+        )
+        assert "pip install -c constraints.txt packages/vecrl-policy" in result.stderr

@@ -117,3 +117,30 @@ def test_autoload_can_be_switched_off(toy_site):
     code = 'import vecrl; vecrl.make_vector_env("toy::Counter")'
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert result.returncode != 0 and "VECRL_DISABLE_PLUGIN_AUTOLOAD is set" in result.stderr
+
+
+@pytest.fixture(scope="module")
+def broken_site(tmp_path_factory):
+    return pip_install_into(tmp_path_factory.mktemp("broken-site"), "vecrl-broken")
+
+
+def run_vecrl(*args: str, site: Path) -> subprocess.CompletedProcess:
+    return run_python(f"import sys; from vecrl.cli import main; sys.exit(main({list(args)!r}))", site)
+
+
+def test_a_broken_backend_plugin_is_listed_with_its_error_and_the_others_still_are(broken_site):
+    result = run_vecrl("backends", site=broken_site)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stdout.splitlines()
+    broken = next(line for line in lines if line.startswith("broken "))
+    assert "broken" in broken.split()[1] and "No module named 'vecrl_broken_simulator'" in broken
+    assert any(line.startswith("gym ") and "vecrl-gym" in line for line in lines)
+
+
+def test_a_broken_command_plugin_leaves_the_built_in_commands_working(broken_site):
+    result = run_vecrl("bench", "gym::CartPole-v1", "--num-envs", "2", "--steps", "5", site=broken_site)
+    assert result.returncode == 0, result.stderr
+    assert "10 env-steps" in result.stdout
+    assert "warning: the command plugin 'broken' from vecrl-broken 0.0.1 failed to load" in result.stderr
+    assert "Traceback" not in result.stderr

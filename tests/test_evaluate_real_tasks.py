@@ -1,0 +1,146 @@
+"""evaluate and `vecrl evaluate` on the envs users evolve: MuJoCo (float64), Discrete observations,
+discrete and continuous actions, brax; each against a per-row reference stepped by hand."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+from gymnasium.spaces import Discrete, flatdim, flatten
+
+import vecrl
+from vecrl_policy import Policy, evaluate
+from vecrl_policy.observations import observation_flattener
+
+VECRL = str(Path(sys.executable).parent / "vecrl")
+
+# (env id, steps cap per episode): the caps keep the reference loop short, and apply to both sides.
+REAL_TASKS = [
+    ("Hopper-v5", 40),  # MuJoCo: float64 observations, Box actions
+    ("InvertedPendulum-v5", 40),  # MuJoCo, float64, one action
+    ("Acrobot-v1", 60),  # float32 observations, Discrete(3) actions
+    ("FrozenLake-v1", 30),  # Discrete(16) observations, Discrete(4) actions
+]
+
+
+def reference(policy, rows, env_id, max_steps, seed):
+    """One gymnasium env and one nn.Module per row, stepped by hand: the specification of evaluate."""
+    seeds = np.random.RandomState(seed).randint(0, 2**32, len(rows))
+    totals, steps = [], []
+    for row, env_seed in zip(rows, seeds, strict=True):
+        module = policy.to_torch_module(row)
+        env = gymnasium.make(env_id, max_episode_steps=max_steps)
+        obs, _ = env.reset(seed=int(env_seed))
+        total, count, done = 0.0, 0, False
+        while not done:
+            x = torch.as_tensor(flatten(env.observation_space, obs), dtype=torch.float32)
+            with torch.no_grad():
+                out = module(x)
+            action = int(out.argmax()) if isinstance(env.action_space, Discrete) else out.numpy()
+            obs, reward, terminated, truncated, _ = env.step(action)
+            total, count, done = total + float(reward), count + 1, terminated or truncated
+        totals.append(total)
+        steps.append(count)
+    return torch.tensor(totals, dtype=torch.float64), steps
+
+
+@pytest.mark.parametrize(("env_id", "max_steps"), REAL_TASKS)
+def test_evaluate_matches_the_hand_stepped_reference(env_id, max_steps):
+    probe = gymnasium.make(env_id)
+    obs_length = flatdim(probe.observation_space)
+    act_length = flatdim(probe.action_space)
+    policy = Policy(f"Linear({obs_length}, 8) >> Tanh() >> Linear(8, {act_length})")
+    rows = torch.randn(5, policy.parameter_length, generator=torch.Generator().manual_seed(3))
+    env = vecrl.make_vector_env(f"gym::{env_id}", num_envs=5, num_episodes=1, max_episode_steps=max_steps)
+    result = evaluate(policy, env, rows, seed=11)
+    expected_total, expected_steps = reference(policy, rows, env_id, max_steps, seed=11)
+    torch.testing.assert_close(result.total_return, expected_total)
+    assert result.steps.tolist() == expected_steps
+
+
+def test_the_policy_keeps_its_dtype_and_the_observation_is_brought_to_it():
+    policy = Policy("Linear(11, 3)")
+    rows = torch.randn(2, policy.parameter_length, dtype=torch.float64)
+    env = vecrl.make_vector_env("gym::Hopper-v5", num_envs=2, num_episodes=1, max_episode_steps=5)
+    result64 = evaluate(policy, env, rows, seed=0)
+    result32 = evaluate(policy, env, rows.float(), seed=0)
+    assert policy.parameters.dtype == torch.float32  # the last call's rows
+    assert result64.steps.tolist() == result32.steps.tolist()
+    policy.set_parameters(rows[0].float())
+    assert policy(torch.ones(11, dtype=torch.float64)).dtype == torch.float32
+
+
+def test_discrete_observations_reach_the_policy_one_hot():
+    space = Discrete(5, start=2)
+    flatten_batch = observation_flattener(space, torch.float32, "cpu")
+    observations = torch.tensor([2, 6, 4])
+    expected = np.stack([flatten(space, int(o)) for o in observations])
+    assert flatten_batch(observations).tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize(
+    "space",
+    [
+        gymnasium.spaces.Box(-1, 1, (2, 3), np.float64),
+        gymnasium.spaces.MultiDiscrete([3, 2]),
+        gymnasium.spaces.MultiBinary(4),
+        gymnasium.spaces.Dict({"b": Discrete(3), "a": gymnasium.spaces.Box(0, 1, (2,))}),
+        gymnasium.spaces.Tuple((Discrete(2), gymnasium.spaces.Box(0, 1, (1,)))),
+    ],
+    ids=["box2d", "multidiscrete", "multibinary", "dict", "tuple"],
+)
+def test_every_observation_space_is_flattened_as_gymnasium_flattens_it(space):
+    space.seed(0)
+    samples = [space.sample() for _ in range(4)]
+    batch = gymnasium.vector.utils.concatenate(
+        space, samples, gymnasium.vector.utils.create_empty_array(space, 4)
+    )
+    as_torch = _to_torch(batch)
+    got = observation_flattener(space, torch.float64, "cpu")(as_torch)
+    expected = np.stack([flatten(space, sample) for sample in samples]).astype(np.float64)
+    np.testing.assert_allclose(got.numpy(), expected)
+
+
+def _to_torch(batch):
+    if isinstance(batch, dict):
+        return {key: _to_torch(value) for key, value in batch.items()}
+    if isinstance(batch, tuple):
+        return tuple(_to_torch(value) for value in batch)
+    return torch.as_tensor(batch)
+
+
+def test_a_space_without_a_flat_form_is_refused_with_the_space_named():
+    with pytest.raises(TypeError, match="Text"):
+        observation_flattener(gymnasium.spaces.Text(5), torch.float32, "cpu")
+
+
+def test_evaluate_runs_on_a_brax_env():
+    pytest.importorskip("vecrl_brax")
+    env = vecrl.make_vector_env("brax::fast", num_envs=4, num_episodes=1, episode_length=20)
+    policy = Policy("Linear(2, 1) >> Tanh()")
+    rows = torch.randn(6, policy.parameter_length, generator=torch.Generator().manual_seed(0))
+    result = evaluate(policy, env, rows, seed=1)
+    assert result.episodes.tolist() == [1] * 6
+    assert result.steps.tolist() == [20] * 6  # 'fast' ends by truncation only
+    assert torch.isfinite(result.total_return).all()
+
+
+@pytest.mark.parametrize(
+    "env_name",
+    ["gym::Hopper-v5", "gym::InvertedPendulum-v5", "gym::Acrobot-v1", "gym::FrozenLake-v1", "brax::fast"],
+)
+def test_the_evaluate_command_runs_on_real_tasks(env_name):
+    if env_name.startswith("brax::"):
+        pytest.importorskip("vecrl_brax")
+    result = subprocess.run(
+        [VECRL, "evaluate", env_name, "--popsize", "4", "--num-envs", "4"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"{env_name}: 4 policies x 1 episode(s): mean return" in result.stdout
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,50 @@
+"""Every code block of README.md and of each package's README runs on its own, as written.
+
+Python blocks run in a fresh interpreter each (no block leans on an earlier one); in shell blocks the
+`vecrl ...` command lines run (install and nox lines are what the nox sessions themselves run).
+"""
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+READMES = [ROOT / "README.md", *sorted(ROOT.glob("packages/*/README.md"))]
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+BIN = Path(sys.executable).parent
+
+
+def blocks():
+    for readme in READMES:
+        for number, match in enumerate(FENCE.finditer(readme.read_text()), start=1):
+            language, code = match.groups()
+            name = f"{readme.relative_to(ROOT)}#{number}"
+            if language == "python":
+                yield pytest.param([sys.executable, "-c", code], code, id=name)
+            elif language == "bash":
+                for line in code.splitlines():
+                    if line.startswith("vecrl "):
+                        yield pytest.param([str(BIN / "vecrl"), *shlex.split(line)[1:]], line, id=name)
+
+
+@pytest.mark.parametrize(("command", "code"), list(blocks()))
+def test_the_block_runs_on_its_own(command, code, tmp_path):
+    if "brax::" in code:
+        pytest.importorskip("vecrl_brax")
+    environment = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    result = subprocess.run(
+        command, cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, f"{code}\n--- stderr:\n{result.stderr[-3000:]}"
+    assert "Traceback" not in result.stderr
+
+
+def test_every_readme_has_runnable_blocks():
+    ids = [param.id for param in blocks()]
+    for readme in READMES:
+        assert any(i.startswith(str(readme.relative_to(ROOT))) for i in ids), readme
