@@ -306,12 +306,7 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         if type(actions) is not np.ndarray:
             actions = _as_numpy(actions)
         if actions.shape != self._batched_action_shape or (
-            self._discrete_actions
-            and (
-                actions.dtype.kind not in "iu"
-                or actions.min() < self._action_range[0]
-                or actions.max() > self._action_range[1]
-            )
+            self._discrete_actions and not self._discrete_actions_valid(actions)
         ):
             raise ValueError(self._action_error_message(actions))
         observations: Any
@@ -446,6 +441,18 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         except BaseException as error:
             self._fail(index, "step()", error)
         return infos
+
+    def _discrete_actions_valid(self, actions: np.ndarray) -> bool:
+        """Whether Discrete ``actions`` (of the right shape) are integers within the space's range.
+
+        Python's min and max over ``tolist()``: numpy's reductions cost ~14 us per step at 1 env inside the
+        step loop (bench/gym_sync.py: CartPole at 1 env fell from 0.44 to 0.34 of the floor with them).
+        """
+        if actions.dtype.kind not in "iu":
+            return False
+        values = actions.tolist()
+        low, high = self._action_range
+        return low <= min(values) and max(values) <= high
 
     def _fail(self, index: int, during: str, error: BaseException) -> NoReturn:
         """Refuse step() from now on (until a full reset) and raise: a SubEnvError naming sub-env ``index``
