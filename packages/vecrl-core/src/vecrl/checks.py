@@ -95,8 +95,8 @@ def checked_device(device: Any) -> torch.device:
     except (RuntimeError, AssertionError) as error:
         cuda = "available" if torch.cuda.is_available() else "not available"
         raise ValueError(
-            f"device={device!r} cannot be used by this torch {torch.__version__} (CUDA {cuda}): {error}"
-            " Use device='cpu', or install a torch build for that device."
+            f"device={device!r} cannot be used by this torch {torch.__version__} (CUDA {cuda}):"
+            f" {str(error).rstrip('.')}. Use device='cpu', or install a torch build for that device."
         ) from None
     return result
 

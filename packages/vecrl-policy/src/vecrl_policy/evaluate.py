@@ -112,15 +112,21 @@ def _check_policy_fits_env(policy: Policy, env: Any, row: torch.Tensor) -> None:
     except RuntimeError as error:
         raise ValueError(
             f"The policy's network cannot read this env's observations: they reach it as vectors of length"
-            f" {obs_length} (flattened from {observation_space}), and it raised: {str(error).splitlines()[0]}"
+            f" {obs_length} (flattened from {_short(observation_space)}), and it raised: {str(error).splitlines()[0]}"
             f" Make its input {obs_length} wide (gymnasium.spaces.flatdim(env.single_observation_space))."
         ) from error
     if tuple(output.shape[1:]) != expected:
         what = "one score per discrete action" if isinstance(action_space, Discrete) else "one action"
         raise ValueError(
             f"The policy's network gives outputs of shape {tuple(output.shape[1:])} per row, but the env's action"
-            f" space {action_space} needs {what} of shape {expected}. Make its output {math.prod(expected)} wide."
+            f" space {_short(action_space)} needs {what} of shape {expected}. Make its output {math.prod(expected)} wide."
         )
+
+
+def _short(space: Any) -> str:
+    """``space`` as a short phrase for an error message (a Box's bounds can fill lines)."""
+    text = str(space)
+    return text if len(text) <= 60 else f"a {type(space).__name__} of shape {space.shape}"
 
 
 def _evaluate_chunk(
