@@ -156,9 +156,9 @@ def _not_installed(name: str, package: str) -> Command:
     return Command(name, f"(needs {package}, not installed)", add_arguments, run)
 
 
-def build_parser(stderr: TextIO | None = None) -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     """The ``vecrl`` parser with the built-in subcommands and those that plugins provide; a plugin that
-    fails to load is reported on ``stderr`` in one line and left out."""
+    fails to load is reported on stderr in one line and left out."""
     parser = argparse.ArgumentParser(
         prog="vecrl",
         description="Batched RL environments and policies, in torch.",
@@ -167,7 +167,7 @@ def build_parser(stderr: TextIO | None = None) -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     plugin_commands, failures = load_command_plugins(COMMANDS_ENTRY_POINT_GROUP)
     for failure in failures:
-        print(f"vecrl: warning: {failure.splitlines()[0]}", file=stderr or sys.stderr)
+        print(f"vecrl: warning: {failure.splitlines()[0]}", file=sys.stderr)
     commands = [*BUILTIN_COMMANDS, *plugin_commands]
     names = {command.name for command in commands}
     commands += [_not_installed(n, p) for n, p in WELL_KNOWN_COMMANDS.items() if n not in names]

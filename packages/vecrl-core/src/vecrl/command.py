@@ -16,7 +16,7 @@ import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from vecrl.torch_wrapper import TorchWrapper
@@ -84,9 +84,9 @@ def make_env_or_fail(make: Callable[..., TorchWrapper], env_name: str, **kwargs:
         raise
 
 
-def warm_up(env: TorchWrapper, env_name: str, seed: int, stream: TextIO | None = None) -> None:
+def warm_up(env: TorchWrapper, env_name: str, seed: int) -> None:
     """Reset ``env`` and step it once with random actions, so that a rate measured afterwards leaves out
-    the first call's compile; says so first on ``stream`` (stderr) when the env is jit-compiled.
+    the first call's compile; says so first on stderr when the env is jit-compiled.
 
     Example:
         >>> import vecrl
@@ -97,7 +97,7 @@ def warm_up(env: TorchWrapper, env_name: str, seed: int, stream: TextIO | None =
     if getattr(env.unwrapped, "jit_compiled", False):
         print(
             f"{env_name}: compiling the first reset and step (once per configuration)...",
-            file=stream or sys.stderr,
+            file=sys.stderr,
         )
     env.reset(seed=seed)
     env.step(random_action_sampler(env.single_action_space, env.num_envs, seed=seed)())
