@@ -16,6 +16,7 @@ from vecrl.arrays import (
 )
 from vecrl.backend import Backend
 from vecrl.base_vector_env import BaseVectorEnv
+from vecrl.checks import SubEnvError
 from vecrl.goal import GoalEnvWrapper
 from vecrl.hookspecs import hookimpl
 from vecrl.make import make_vector_env, split_env_name
@@ -38,6 +39,7 @@ __all__ = [
     "BackendRegistration",
     "BaseVectorEnv",
     "GoalEnvWrapper",
+    "SubEnvError",
     "TorchWrapper",
     "array_type",
     "backend_distribution",

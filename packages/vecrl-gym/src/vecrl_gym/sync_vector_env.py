@@ -76,7 +76,7 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
     bool array, tensor or list of length ``num_envs``) is True, seeding only those; the other rows of the
     returned observations are those last returned.
 
-    A sub-env that raises in ``step()`` or ``reset()`` is named in a ``vecrl.checks.SubEnvError`` that
+    A sub-env that raises in ``step()`` or ``reset()`` is named in a ``vecrl.SubEnvError`` that
     chains its exception; the other sub-envs may have stepped already, so the env then refuses ``step()``
     until ``reset()``. Actions are checked before any sub-env steps (shape, and for a Discrete space
     integer dtype and range), so a bad action changes nothing. ``step()`` and ``reset()`` after
