@@ -81,7 +81,7 @@ def _run_backends(args: argparse.Namespace) -> int:
         provider = f"{dist[0]} {dist[1]}" if dist else "(registered in-process)"
         rows.append((backend.prefix, provider, backend.description))
     for prefix, error in broken.items():
-        rows.append((prefix, "broken", error.splitlines()[0]))
+        rows.append((prefix, "broken", str(error).splitlines()[0]))
     for prefix, package in WELL_KNOWN_BACKENDS.items():
         if all(backend.prefix != prefix for backend in backends) and prefix not in broken:
             rows.append((prefix, "not installed", install_hint(package)))

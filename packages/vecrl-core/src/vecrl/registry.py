@@ -175,25 +175,26 @@ def list_backends() -> list[Backend]:
 
     A plugin that fails to load raises ImportError; ``installed_backends`` lists around it instead.
     """
-    for name in sorted(_entry_point_names()):
-        _load_entry_point(name)
-    return [backend for _, backend in sorted(_collect().items())]
+    backends, broken = installed_backends()
+    if broken:
+        raise next(iter(broken.values()))  # the ImportError itself, chained to the plugin's own error
+    return backends
 
 
-def installed_backends() -> tuple[list[Backend], dict[str, str]]:
+def installed_backends() -> tuple[list[Backend], dict[str, ImportError]]:
     """Every backend that loads (sorted by prefix), and for each entry point that fails to load, its error.
 
     Example:
         >>> backends, broken = installed_backends()  # doctest: +SKIP
         >>> broken  # a plugin whose import raised  # doctest: +SKIP
-        {'toy': "The vecrl plugin 'toy' from vecrl-toy 0.1.0 (vecrl_toy) failed to load: ..."}
+        {'toy': ImportError("The vecrl plugin 'toy' from vecrl-toy 0.1.0 (vecrl_toy) failed to load: ...")}
     """
-    broken: dict[str, str] = {}
+    broken: dict[str, ImportError] = {}
     for name in sorted(_entry_point_names()):
         try:
             _load_entry_point(name)
         except ImportError as error:
-            broken[name] = str(error)
+            broken[name] = error
     return [backend for _, backend in sorted(_collect().items())], broken
 
 

@@ -175,7 +175,8 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         self._env_resets = [env.reset for env in envs]
         self._pending_seeds: list[int | None] | None = None
         self._pending_actions: Any = None
-        # Why step() is refused (an error left the sub-envs out of step), or None; closing refuses too.
+        # Why step() is refused (an error left the sub-envs out of step), or None. _unusable is "failed or
+        # closed" in one flag, so that step() checks a single attribute on its hot path.
         self._failure: str | None = None
         self._unusable = False
         # The step loop of the chosen mode: picked once here, so no step pays for branching on the mode.
