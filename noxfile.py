@@ -3,13 +3,14 @@
     nox -s tests        every package and every test, newest dependencies (README's test command)
     nox -s isolation    each install combination alone in a fresh env (what a user who installs one backend gets)
     nox -s plugins      wheels (no editable installs) of our packages and a third-party plugin, discovered
+    nox -s torchrl      TorchRL's GymWrapper on vecrl envs (torchrl is a test-only dependency, kept apart)
     nox -s matrix       the tests against the oldest/API-break/newest dependency rows
     nox -s lint typecheck
     nox -s deps         deptry on every package: each declares what it imports
     nox -s demo         the main job (README's other command)
     nox -s bench        everything in bench/ (off by default: slow, and numbers want a quiet machine)
 
-CI (.ci/run) runs tests, lint, typecheck, deps, plugins, the isolation rows but `all` (`tests` installs
+CI (.ci/run) runs tests, lint, typecheck, deps, plugins, torchrl, the isolation rows but `all` (`tests` installs
 everything together already), and the matrix rows gym029-numpy1, gym10 and brax-oldest (the newest
 row is `tests`): about 30 minutes on 2 cores, within CI's 45. Run the rest with
 `nox -s "isolation(all)" "matrix(gymlatest-numpy1)"`, or every row with `nox -s isolation matrix`.
@@ -27,8 +28,8 @@ CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
 PYTHON = "3.11"  # the only Python with the pinned torch wheel on this machine
 TORCH = "torch==2.13.0"
 
-CORE, GYM, BRAX, POLICY = "vecrl-core", "vecrl-gym", "vecrl-brax", "vecrl-policy"
-ALL_PACKAGES = (CORE, GYM, BRAX, POLICY)
+CORE, GYM, BRAX, POLICY, SB3 = "vecrl-core", "vecrl-gym", "vecrl-brax", "vecrl-policy", "vecrl-sb3"
+ALL_PACKAGES = (CORE, GYM, BRAX, POLICY, SB3)
 TEST_TOOLS = ("pytest", "hypothesis", "setuptools>=68")
 # Extras the tests of each package need beyond its own dependencies (pygame for render, MuJoCo envs).
 TEST_EXTRAS = {GYM: ("gymnasium[classic-control,mujoco]",)}
@@ -72,8 +73,8 @@ def test_paths(packages: tuple[str, ...]) -> list[str]:
 def tests(session: nox.Session) -> None:
     """Every package installed together, every test: the command README.md and CI run."""
     # gymnasium-robotics: the native goal env (PointMaze) of the Dict-observation tests;
-    # matplotlib: the example's plot, smoke-tested here.
-    install_packages(session, ALL_PACKAGES, "gymnasium-robotics", "matplotlib", editable=True)
+    # matplotlib: the example's plot, smoke-tested here; moviepy: gymnasium's RecordVideo writes with it.
+    install_packages(session, ALL_PACKAGES, "gymnasium-robotics", "matplotlib", "moviepy", editable=True)
     sources = [f"{path_of(p)}/src" for p in ALL_PACKAGES]  # the docstring examples run too
     session.run("pytest", "--doctest-modules", *session.posargs, *test_paths(ALL_PACKAGES), "tests", *sources)
 
@@ -83,6 +84,7 @@ ISOLATION_ROWS = [
     nox.param((CORE, GYM), id="core+gym"),
     nox.param((CORE, POLICY), id="core+policy"),
     nox.param((CORE, BRAX), id="core+brax"),
+    nox.param((CORE, SB3), id="core+sb3"),
     nox.param(ALL_PACKAGES, id="all"),
 ]
 
@@ -104,6 +106,14 @@ def isolation(session: nox.Session, packages: tuple[str, ...]) -> None:
         "tests/test_install_isolation.py",
         env={"VECRL_ISOLATION": ",".join(packages)},
     )
+
+
+@nox.session(python=PYTHON)
+def torchrl(session: nox.Session) -> None:
+    """TorchRL's GymWrapper on gym (classic control, MuJoCo) and brax envs; torchrl is a test-only
+    dependency, installed here only."""
+    install_packages(session, (CORE, GYM, BRAX), "torchrl", editable=True)
+    session.run("pytest", *session.posargs, "tests/test_torchrl.py")
 
 
 @nox.session(python=PYTHON, reuse_venv=False)

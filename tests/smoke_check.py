@@ -56,11 +56,29 @@ def check_policy() -> None:
     assert policy(torch.ones(3, 4, dtype=torch.float64)).shape == (3, 2)
 
 
+def check_sb3() -> None:
+    import gymnasium
+    import numpy as np
+
+    import vecrl
+    from vecrl_sb3 import SB3VecEnv
+
+    same_step = gymnasium.vector.AutoresetMode.SAME_STEP
+    sync = gymnasium.vector.SyncVectorEnv(
+        [lambda: gymnasium.make("CartPole-v1")] * 2, autoreset_mode=same_step
+    )
+    env = SB3VecEnv(vecrl.TorchWrapper(sync))
+    env.reset()
+    assert env.step(np.array([0, 1]))[1].tolist() == [1.0, 1.0]
+    env.close()
+
+
 CHECKS = {
     "vecrl-core": check_core,
     "vecrl-gym": check_gym,
     "vecrl-brax": check_brax,
     "vecrl-policy": check_policy,
+    "vecrl-sb3": check_sb3,
 }
 
 

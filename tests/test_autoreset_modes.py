@@ -3,12 +3,14 @@ mode (same seeds, same actions), masked resets included; and what each mode mean
 
 from __future__ import annotations
 
+import composite_env
 import gymnasium as gym
 import numpy as np
 import pytest
 import torch
 
 import vecrl
+from vecrl.autoreset import autoreset_mode_value
 from vecrl.compat import AutoresetMode
 from vecrl_gym import SyncVectorEnv
 
@@ -17,6 +19,9 @@ needs_autoreset_modes = pytest.mark.skipif(
     AutoresetMode is None, reason="gymnasium's SyncVectorEnv has autoreset modes from 1.1 on"
 )
 ENVS = [("CartPole-v1", 12), ("Pendulum-v1", 5)]  # short time limits: episodes end often
+# Every space gymnasium batches densely (Dict and Tuple, nested; MultiBinary, MultiDiscrete, Discrete with a
+# start; int and float Boxes), in observations and actions; and a MuJoCo env (float64 observations).
+MORE_ENVS = [(composite_env.ENV_ID, 6), ("Hopper-v5", 8)]
 
 
 def makers(env_id: str, max_steps: int, num_envs: int = 3) -> list:
@@ -48,7 +53,7 @@ def assert_same(actual, expected, path="result"):
 
 @needs_autoreset_modes
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize(("env_id", "max_steps"), ENVS)
+@pytest.mark.parametrize(("env_id", "max_steps"), ENVS + MORE_ENVS)
 def test_each_mode_steps_like_gymnasiums_sync_vector_env_in_that_mode(mode, env_id, max_steps):
     ours = SyncVectorEnv(makers(env_id, max_steps), autoreset_mode=mode)
     theirs = gym.vector.SyncVectorEnv(
@@ -72,6 +77,76 @@ def test_each_mode_steps_like_gymnasiums_sync_vector_env_in_that_mode(mode, env_
                 theirs.reset(seed=mask_seeds, options={"reset_mask": finished.copy()}),
             )
     assert ends >= 3, "the rollout should cross several episode ends"
+
+
+@needs_autoreset_modes
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("env_id", "max_steps"), [ENVS[0], *MORE_ENVS])
+def test_with_the_gymnasium_seed_rule_reset_seed_s_reproduces_gymnasium_step_for_step(
+    mode, env_id, max_steps
+):
+    ours = SyncVectorEnv(makers(env_id, max_steps), autoreset_mode=mode, seed_rule="gymnasium")
+    theirs = gym.vector.SyncVectorEnv(makers(env_id, max_steps), autoreset_mode=autoreset_mode_value(mode))
+    ours.action_space.seed(1)
+    assert_same(ours.reset(seed=7), theirs.reset(seed=7))
+    assert ours.np_random_seed == theirs.np_random_seed == (7, 8, 9)
+    for t in range(30):
+        actions = ours.action_space.sample()
+        ours_step, theirs_step = ours.step(actions), theirs.step(actions)
+        assert_same(ours_step, theirs_step, f"step {t}")
+        finished = ours_step[2] | ours_step[3]
+        if mode == "disabled" and finished.any():  # an int seed gives sub-env i the seed S + i here too
+            assert_same(
+                ours.reset(seed=50 + t, options={"reset_mask": finished}),
+                theirs.reset(seed=50 + t, options={"reset_mask": finished.copy()}),
+            )
+
+
+@needs_autoreset_modes
+@pytest.mark.parametrize("mode", MODES)
+def test_through_make_vector_env_every_dense_space_arrives_as_tensors_nested_like_gymnasiums_arrays(mode):
+    env = vecrl.make_vector_env(
+        f"gym::{composite_env.ENV_ID}", num_envs=3, autoreset_mode=mode, seed_rule="gymnasium"
+    )
+    theirs = gym.vector.SyncVectorEnv(makers(composite_env.ENV_ID, 6), **gymnasium_mode(mode))
+    env.action_space.seed(2)
+    observation, _ = env.reset(seed=3)
+    assert_same(to_numpy(observation), theirs.reset(seed=3)[0])
+    for t in range(20):
+        actions = env.action_space.sample()  # numpy leaves: given to ours as torch tensors
+        torch_actions = (torch.from_numpy(actions[0]), torch.from_numpy(actions[1]), to_torch(actions[2]))
+        observation, reward, terminated, truncated, _ = env.step(torch_actions)
+        expected = theirs.step(actions)
+        assert isinstance(observation["pair"], tuple) and observation["pair"][1].dtype == torch.int32
+        assert_same(to_numpy((observation, reward, terminated, truncated)), expected[:4], f"step {t}")
+        if mode == "disabled" and (terminated | truncated).any():
+            mask = (terminated | truncated).numpy()
+            env.reset(seed=t, options={"reset_mask": mask})
+            theirs.reset(seed=t, options={"reset_mask": mask.copy()})
+
+
+def test_a_bad_part_of_a_tuple_action_is_refused_by_path_before_any_sub_env_steps():
+    env = vecrl.make_vector_env(f"gym::{composite_env.ENV_ID}", num_envs=2)
+    env.reset(seed=0)
+    actions = env.action_space.sample()
+    bad = (actions[0], actions[1], {"door": np.array([[1, 2], [2, 0]]), "flag": actions[2]["flag"]})
+    with pytest.raises(ValueError, match=r"actions\[2\]\['door'\] .* values outside .* sub-envs \[1\]"):
+        env.step(bad)
+    with pytest.raises(ValueError, match=r"actions must be a tuple of 3 batched actions"):
+        env.step(actions[:2])
+    assert env.get_attr("_elapsed_steps") == (0, 0)  # nobody stepped
+
+
+def gymnasium_mode(mode: str) -> dict:
+    return {"autoreset_mode": autoreset_mode_value(mode)} if AutoresetMode is not None else {}
+
+
+def to_numpy(x):
+    return vecrl.arrays.tree_from_torch(x, "numpy")
+
+
+def to_torch(x):
+    return vecrl.arrays.tree_to_torch(x)
 
 
 @needs_autoreset_modes
@@ -181,7 +256,7 @@ def test_an_unknown_autoreset_mode_is_a_value_error_listing_the_modes():
 def test_gymnasiums_enum_and_spelling_are_accepted_and_declared_in_the_metadata():
     for mode in (AutoresetMode.NEXT_STEP, "NextStep", "next_step"):
         env = SyncVectorEnv(makers("CartPole-v1", 5), autoreset_mode=mode)
-        assert env.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP and env.autoreset_mode == "next_step"
+        assert env.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP is env.autoreset_mode
 
 
 @pytest.mark.skipif(AutoresetMode is not None, reason="gymnasium without AutoresetMode (0.29, 1.0)")
@@ -210,7 +285,7 @@ def test_make_vector_env_passes_the_autoreset_mode_through_gym_kwargs():
     env = vecrl.make_vector_env(
         "gym::Pendulum-v1", num_envs=2, gym_kwargs={"autoreset_mode": "next_step", "max_episode_steps": 2}
     )
-    assert env.unwrapped.autoreset_mode == "next_step"
+    assert env.autoreset_mode == env.unwrapped.autoreset_mode == autoreset_mode_value("next_step")
     env.reset(seed=0)
     env.step(torch.zeros(2, 1))
     _, _, _, truncated, _ = env.step(torch.zeros(2, 1))

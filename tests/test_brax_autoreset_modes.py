@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from vecrl.autoreset import declared_autoreset_mode
+from vecrl.autoreset import autoreset_mode_value, declared_autoreset_mode
 from vecrl.compat import FINAL_OBS_KEY
 from vecrl_brax import VectorEnvFromBrax, make_brax_env
 
@@ -49,7 +49,11 @@ def p(k: int) -> float:
 
 
 def test_metadata_declares_the_mode(env):
-    assert declared_autoreset_mode(env) == env.unwrapped.autoreset_mode
+    assert (
+        autoreset_mode_value(declared_autoreset_mode(env))
+        == env.unwrapped.autoreset_mode
+        == env.autoreset_mode
+    )
 
 
 def test_same_step_returns_the_next_episodes_first_observation_and_the_last_one_in_info():

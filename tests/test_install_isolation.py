@@ -17,12 +17,13 @@ import vecrl
 INSTALLED = [name for name in os.environ.get("VECRL_ISOLATION", "").split(",") if name]
 pytestmark = pytest.mark.skipif(not INSTALLED, reason="run by `nox -s isolation`, which sets VECRL_ISOLATION")
 
-ALL = ("vecrl-core", "vecrl-gym", "vecrl-brax", "vecrl-policy")
+ALL = ("vecrl-core", "vecrl-gym", "vecrl-brax", "vecrl-policy", "vecrl-sb3")
 IMPORT_NAMES = {
     "vecrl-core": "vecrl",
     "vecrl-gym": "vecrl_gym",
     "vecrl-brax": "vecrl_brax",
     "vecrl-policy": "vecrl_policy",
+    "vecrl-sb3": "vecrl_sb3",
 }
 
 

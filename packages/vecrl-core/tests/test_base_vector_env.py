@@ -1,7 +1,8 @@
 import gymnasium
 import numpy as np
 import pytest
-from gymnasium.spaces import Box, Discrete, MultiDiscrete, Tuple
+from gymnasium.spaces import Box, Dict, Discrete, Graph, MultiBinary, MultiDiscrete, Sequence, Tuple
+from gymnasium.vector.utils import batch_space
 
 from vecrl import BaseVectorEnv, compat
 
@@ -25,9 +26,18 @@ def test_discrete_spaces_become_multidiscrete():
     assert env.action_space == MultiDiscrete([3, 3])
 
 
-def test_other_spaces_are_a_type_error_naming_the_space():
-    with pytest.raises(TypeError, match="Tuple"):
-        Idle(2, Tuple([Discrete(2)]), Discrete(2))
+def test_spaces_gymnasium_cannot_batch_densely_are_a_type_error_naming_the_space():
+    with pytest.raises(TypeError, match=r"entry \[1\] is Sequence\(Discrete\(2\).*no fixed shape"):
+        Idle(2, Tuple([Discrete(2), Sequence(Discrete(2))]), Discrete(2))
+    with pytest.raises(TypeError, match=r"The action space is Graph\("):
+        Idle(2, Discrete(2), Graph(Box(0.0, 1.0, (2,)), None))
+
+
+def test_tuple_and_dict_spaces_are_batched_as_gymnasium_batches_them():
+    single = Tuple([Discrete(3), Dict({"a": MultiBinary(2), "b": MultiDiscrete([2, 4])})])
+    env = Idle(3, single, Dict({"move": Box(-1.0, 1.0, (2,)), "grip": Discrete(2)}))
+    assert env.observation_space == batch_space(single, 3)
+    assert env.action_space["grip"] == MultiDiscrete([2, 2, 2])
 
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True, "3"])

@@ -150,9 +150,19 @@ def test_actions_reach_a_jax_env_as_jax_arrays():
     np.testing.assert_allclose(np.asarray(inner.actions[-1]), 0.25)
 
 
-def test_unsupported_spaces_are_refused_at_construction():
-    env = gymnasium.make("Blackjack-v1")  # Tuple observation space
-    with pytest.raises(TypeError, match="Tuple"):
+def test_tuple_observations_come_back_as_tuples_of_tensors():
+    env = TorchWrapper(gymnasium.make("Blackjack-v1"))  # Tuple(Discrete(32), Discrete(11), Discrete(2))
+    observation, _ = env.reset(seed=0)
+    assert isinstance(observation, tuple) and all(isinstance(part, torch.Tensor) for part in observation)
+    observation, reward, terminated, truncated, _ = env.step(torch.tensor(0))
+    assert len(observation) == 3 and reward.ndim == 0 and terminated.dtype == torch.bool
+
+
+def test_spaces_gymnasium_cannot_batch_densely_are_refused_at_construction():
+    env = gymnasium.wrappers.TransformObservation(
+        gymnasium.make("CartPole-v1"), lambda obs: "text", gymnasium.spaces.Text(8)
+    )
+    with pytest.raises(TypeError, match="a Text space, whose samples have no fixed shape"):
         TorchWrapper(env)
 
 

@@ -9,16 +9,17 @@ from numbers import Integral
 from typing import Any, Literal, NamedTuple, NoReturn
 
 import jax
-import jax.dlpack
 import numpy as np
 import torch
 from jax.sharding import SingleDeviceSharding
 
 from vecrl import BaseVectorEnv
+from vecrl.arrays import convert_from_torch, convert_to_torch
 from vecrl.autoreset import (
     AutoresetModeName,
     autoreset_metadata,
     autoreset_mode_name,
+    autoreset_mode_value,
     checked_reset_mask,
     finished_sub_envs_error,
 )
@@ -109,7 +110,7 @@ class VectorEnvFromBrax(BaseVectorEnv):
         self.env_name: str = env_name
         self.num_episodes: int | None = None if num_episodes is None else int(num_episodes)
         self.array_type: Literal["jax", "torch"] = array_type
-        self.autoreset_mode: AutoresetModeName = mode
+        self._autoreset_mode: AutoresetModeName = mode
         compiled = _compiled_env(
             env_name, num_envs, self.num_episodes, array_type == "torch", mode, brax_kwargs
         )
@@ -120,6 +121,7 @@ class VectorEnvFromBrax(BaseVectorEnv):
             num_envs,
             spaces.observation_space(self._packer.example.state.obs),
             spaces.action_space(self.brax_env),
+            reward_dtype=np.float32,
         )
         self.metadata = {**type(self).metadata, **autoreset_metadata(mode)}
         self._action_shape: tuple[int, int] = (num_envs, int(self.brax_env.action_size))
@@ -144,6 +146,11 @@ class VectorEnvFromBrax(BaseVectorEnv):
         # disabled mode: which sub-envs ended at the last step (checked at the next one), else None
         self._ended: Any = None
         self.closed: bool = False
+
+    @property
+    def autoreset_mode(self) -> Any:
+        """The autoreset mode: gymnasium's ``AutoresetMode`` on gymnasium >= 1.1, else its name."""
+        return autoreset_mode_value(self._autoreset_mode)
 
     @property
     def state(self) -> Any:
@@ -201,7 +208,7 @@ class VectorEnvFromBrax(BaseVectorEnv):
         fresh = self._jit.fresh(_next_seed(seeds))
         if mask is None:
             self._carry = self._jit.start(fresh)
-            if self.autoreset_mode != "disabled":
+            if self._autoreset_mode != "disabled":
                 self._pool = self._jit.pool(
                     self._jit.fresh(_next_seed(seeds)), self._jit.fresh(_next_seed(seeds))
                 )
@@ -216,8 +223,8 @@ class VectorEnvFromBrax(BaseVectorEnv):
         info: dict[str, Any]
         observation, info = self._jit.observe(self._carry)
         if self.array_type == "torch":
-            observation = jax.tree_util.tree_map(torch.from_dlpack, observation)
-            info = {k: torch.from_dlpack(v) for k, v in info.items()}
+            observation = jax.tree_util.tree_map(convert_to_torch, observation)
+            info = {k: convert_to_torch(v) for k, v in info.items()}
             where: Any = torch.where
             mask_rows: Any = None if mask is None else torch.from_numpy(mask)
         else:
@@ -263,7 +270,7 @@ class VectorEnvFromBrax(BaseVectorEnv):
         if refill >= 0 and self._pool is not None:  # this step used up that half of the pool: refill it
             self._pool = self._jit.refill(self._pool, self._jit.fresh(_next_seed(self._refill_seeds)), refill)
         self._last_observation = result[0]
-        if self.autoreset_mode == "disabled":
+        if self._autoreset_mode == "disabled":
             self._ended = (
                 torch.from_numpy(np.array(result[2] | result[3]))
                 if self.array_type == "jax"
@@ -276,16 +283,14 @@ class VectorEnvFromBrax(BaseVectorEnv):
     ) -> tuple[tuple[Any, Any, Any, Any, dict], int]:
         """The results of a step as torch views of the two buffers ``autoreset.pack_output`` made, and the
         half of the pool to refill (or -1)."""
-        floats_t = torch.from_dlpack(floats.block_until_ready())
-        flags_t = torch.from_dlpack(flags.block_until_ready())
-        if flags_t.dtype == torch.uint8:  # jax 0.4.20 exports bool arrays through DLPack as uint8
-            flags_t = flags_t.view(torch.bool)
+        floats_t = convert_to_torch(floats.block_until_ready())
+        flags_t = convert_to_torch(flags.block_until_ready())
         n, obs_size = self._action_shape[0], self._observation_size
         observation = self._observation_views(floats_t, 0)
         reward = floats_t[n * obs_size : n * (obs_size + 1)]
         offset = n * (obs_size + 1)
         info: dict[str, Any] = {}
-        if self.autoreset_mode == "same_step":
+        if self._autoreset_mode == "same_step":
             info[FINAL_OBS_KEY] = self._observation_views(floats_t, offset)
             info[f"_{FINAL_OBS_KEY}"] = flags_t[2 * n : 3 * n]
             offset += n * obs_size
@@ -293,7 +298,7 @@ class VectorEnvFromBrax(BaseVectorEnv):
             info[name] = floats_t[offset : offset + n * size].view(n, *([size] if size != 1 else []))
             offset += n * size
         refill = -1
-        if self.autoreset_mode != "disabled":
+        if self._autoreset_mode != "disabled":
             refill_first, refill_second = flags_t[-2:].tolist()
             refill = 0 if refill_first else 1 if refill_second else -1
         return (observation, reward, flags_t[:n], flags_t[n : 2 * n], info), refill
@@ -321,7 +326,7 @@ class VectorEnvFromBrax(BaseVectorEnv):
             if action.device.type == "cpu":
                 action, borrowed = action.numpy(), True
             else:
-                action = jax.dlpack.from_dlpack(action.contiguous())
+                action = convert_from_torch(action, "jax")
         elif not isinstance(action, (np.ndarray, jax.Array)):
             action = np.asarray(action, dtype=np.float32)
         if tuple(action.shape) != self._action_shape:
@@ -349,7 +354,7 @@ class VectorEnvFromBrax(BaseVectorEnv):
     def __repr__(self) -> str:
         return (
             f"VectorEnvFromBrax({self.env_name!r}, num_envs={self.num_envs}, num_episodes={self.num_episodes},"
-            f" autoreset_mode={self.autoreset_mode!r})"
+            f" autoreset_mode={self._autoreset_mode!r})"
         )
 
 

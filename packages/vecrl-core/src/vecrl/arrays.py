@@ -116,6 +116,51 @@ def convert_from_torch(x: torch.Tensor, array_type: ArrayType) -> Any:
     )
 
 
+def tree_to_torch(x: Any) -> Any:
+    """``x`` (an array, or tuples and mappings of arrays, nested) with every array as a torch tensor, each
+    through ``convert_to_torch``; mappings become dicts.
+
+    Example:
+        >>> tree_to_torch((np.zeros(2), {"a": np.ones(1)}))
+        (tensor([0., 0.], dtype=torch.float64), {'a': tensor([1.], dtype=torch.float64)})
+    """
+    if isinstance(x, tuple):
+        return tuple(tree_to_torch(item) for item in x)
+    if isinstance(x, Mapping):
+        return {key: tree_to_torch(value) for key, value in x.items()}
+    return convert_to_torch(x)
+
+
+def tree_from_torch(x: Any, array_type: ArrayType) -> Any:
+    """``x`` (a tensor, or tuples and mappings of tensors, nested) with every tensor turned into an array
+    of ``array_type`` through ``convert_from_torch``; other leaves (numpy arrays, lists) are left alone.
+
+    Example:
+        >>> tree_from_torch({"a": torch.ones(2), "b": (torch.zeros(1),)}, "numpy")
+        {'a': array([1., 1.], dtype=float32), 'b': (array([0.], dtype=float32),)}
+    """
+    if isinstance(x, torch.Tensor):
+        return convert_from_torch(x, array_type)
+    if isinstance(x, tuple):
+        return tuple(tree_from_torch(item, array_type) for item in x)
+    if isinstance(x, Mapping):
+        return {key: tree_from_torch(value, array_type) for key, value in x.items()}
+    return x
+
+
+def first_leaf(x: Any) -> Any:
+    """The first array of ``x`` (an array, or tuples and mappings of arrays, nested); ``x`` itself when it
+    holds none.
+
+    Example:
+        >>> first_leaf(({"a": np.zeros(1)}, np.ones(2)))
+        array([0.])
+    """
+    while isinstance(x, (tuple, Mapping)) and x:
+        x = x[0] if isinstance(x, tuple) else next(iter(x.values()))
+    return x
+
+
 def convert_to_torch_bool(x: Any) -> torch.Tensor:
     """Turn ``x`` into a bool tensor: bools as they are, floats as ``abs(x) > 1e-4``, integers as ``x != 0``.
 

@@ -68,10 +68,23 @@ def autoreset_metadata(mode: Any) -> dict[str, Any]:
         >>> mode == "next_step" if AutoresetMode is None else mode is AutoresetMode.NEXT_STEP
         True
     """
+    return {"autoreset_mode": autoreset_mode_value(mode)}
+
+
+def autoreset_mode_value(mode: Any) -> Any:
+    """``mode`` as gymnasium's ``AutoresetMode`` where gymnasium has it (>= 1.1), else as vecrl's name:
+    what a vector env's ``autoreset_mode`` attribute holds (TorchRL and gymnasium's wrappers compare it
+    with the enum).
+
+    Example:
+        >>> value = autoreset_mode_value("disabled")
+        >>> value == "disabled" if AutoresetMode is None else value is AutoresetMode.DISABLED
+        True
+    """
     name = autoreset_mode_name(mode)
     if AutoresetMode is None:
-        return {"autoreset_mode": name}
-    return {"autoreset_mode": AutoresetMode(_gymnasium_value(name))}
+        return name
+    return AutoresetMode(_gymnasium_value(name))
 
 
 def declared_autoreset_mode(env: Any, default: AutoresetModeName = "same_step") -> AutoresetModeName:

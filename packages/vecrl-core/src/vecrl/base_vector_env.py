@@ -6,7 +6,8 @@ from numbers import Integral
 from typing import Any
 
 import gymnasium
-from gymnasium.spaces import Space
+import numpy as np
+from gymnasium.spaces import Box, Space
 
 from vecrl.compat import GYMNASIUM_1, same_step_metadata
 from vecrl.spaces import batched_space
@@ -17,10 +18,13 @@ class BaseVectorEnv(gymnasium.vector.VectorEnv):
 
     gymnasium 0.29.1's ``VectorEnv.__init__`` takes these arguments and 1.x's takes none; this class
     takes them on both and sets ``num_envs``, ``single_observation_space``, ``single_action_space`` and
-    the batched ``observation_space`` / ``action_space`` (Box gains a batch dimension, Discrete becomes
-    MultiDiscrete, a Dict batches each of its leaves). Only Box and Discrete single spaces are supported,
-    and for observations also Dict spaces (possibly nested) of Box leaves. Subclasses autoreset in the same
-    step, which ``metadata["autoreset_mode"]`` declares where gymnasium has autoreset modes.
+    the batched ``observation_space`` / ``action_space`` as gymnasium batches them (Box gains a batch
+    dimension, Discrete becomes MultiDiscrete, Tuple and Dict batch each part). Every space gymnasium
+    batches densely is supported (see ``vecrl.spaces``); others are a TypeError naming the space.
+    Subclasses autoreset in the same step, which ``metadata["autoreset_mode"]`` declares where gymnasium
+    has autoreset modes. ``reward_space`` (a scalar Box of ``reward_dtype``, float64 as in gymnasium's own
+    vector envs unless said otherwise) declares the dtype of the rewards, which TorchRL's ``GymWrapper``
+    reads to type its reward spec.
 
     Example:
         >>> from gymnasium.spaces import Box, Discrete
@@ -35,13 +39,18 @@ class BaseVectorEnv(gymnasium.vector.VectorEnv):
     #: then say so before that pause and leave it out of the rates they report.
     jit_compiled: bool = False
 
-    def __init__(self, num_envs: int, single_observation_space: Space, single_action_space: Space) -> None:
+    def __init__(
+        self,
+        num_envs: int,
+        single_observation_space: Space,
+        single_action_space: Space,
+        *,
+        reward_dtype: type[np.floating] = np.float64,
+    ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, Integral) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, but got {num_envs!r}.")
         num_envs = int(num_envs)
-        observation_space = batched_space(
-            single_observation_space, num_envs, "observation space", allow_dict=True
-        )
+        observation_space = batched_space(single_observation_space, num_envs, "observation space")
         action_space = batched_space(single_action_space, num_envs, "action space")
         if GYMNASIUM_1:
             super().__init__()
@@ -52,3 +61,4 @@ class BaseVectorEnv(gymnasium.vector.VectorEnv):
         self.single_action_space = single_action_space
         self.observation_space = observation_space
         self.action_space = action_space
+        self.reward_space = Box(-np.inf, np.inf, (), reward_dtype)

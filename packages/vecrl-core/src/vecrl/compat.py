@@ -20,6 +20,11 @@ GYMNASIUM_1 = Version("1.0.0a1") <= GYMNASIUM_VERSION
 #: gymnasium.vector.AutoresetMode where gymnasium has it (>= 1.1), else None.
 AutoresetMode: Any = getattr(gymnasium.vector, "AutoresetMode", None)
 
+#: The base class of vector-env wrappers: ``VectorWrapper`` on gymnasium 1.x, ``VectorEnvWrapper`` on 0.29.
+VECTOR_WRAPPER_BASE: type = (
+    gymnasium.vector.VectorWrapper if GYMNASIUM_1 else gymnasium.vector.VectorEnvWrapper  # type: ignore[attr-defined]
+)
+
 #: The info key under which a vector env reports the last observation of a finished episode.
 FINAL_OBS_KEY = "final_obs" if GYMNASIUM_1 else "final_observation"
 #: The info key under which a vector env reports the last info of a finished episode.

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from vecrl.numpy_view import VectorWrapperMaker, with_vector_wrappers
 from vecrl.registry import WELL_KNOWN_BACKENDS, backend_prefixes, get_backend
 from vecrl.torch_wrapper import TorchWrapper
 
@@ -52,13 +53,20 @@ def make_vector_env(
     clip_actions: bool = False,
     gym_kwargs: Mapping[str, Any] | None = None,
     brax_kwargs: Mapping[str, Any] | None = None,
+    vector_wrappers: Sequence[VectorWrapperMaker] = (),
     **kwargs: Any,
 ) -> TorchWrapper:
     """Make ``num_envs`` copies of an environment, batched and speaking torch.
 
     ``env_name`` is ``"prefix::name"``: the prefix picks the backend (``gym`` when there is none). Plain
     ``**kwargs`` reach whichever backend is chosen; ``gym_kwargs``, ``brax_kwargs`` and, for any
-    prefix, ``<prefix>_kwargs`` reach only the backend of that prefix.
+    prefix, ``<prefix>_kwargs`` reach only the backend of that prefix (the gym backend takes
+    ``wrappers=``, applied to each sub-env as ``gymnasium.make_vec`` does).
+
+    The result is a ``gymnasium.vector.VectorEnv`` (for ``num_envs`` given), so gymnasium's vector
+    wrappers wrap it. Those that compute on the results with numpy (``RecordEpisodeStatistics``,
+    ``NormalizeObservation``, ``NormalizeReward``) go in ``vector_wrappers``: each is applied, in order, to
+    a numpy view of the env, and the results become torch tensors (on the CPU) after the last of them.
 
     Example:
         >>> env = make_vector_env("gym::CartPole-v1", num_envs=4)  # doctest: +SKIP
@@ -87,12 +95,19 @@ def make_vector_env(
             " give each only once."
         )
     backend = get_backend(prefix)
-    return backend.make(
+    env = backend.make(
         name,
-        force_classic_api=force_classic_api,
+        force_classic_api=False if vector_wrappers else force_classic_api,
         num_envs=num_envs,
         discrete_to_continuous_act=discrete_to_continuous_act,
         clip_actions=clip_actions,
         **kwargs,
         **own,
     )
+    if not vector_wrappers:
+        return env
+    try:
+        return with_vector_wrappers(env, vector_wrappers, force_classic_api=force_classic_api)
+    except BaseException:
+        env.close()
+        raise

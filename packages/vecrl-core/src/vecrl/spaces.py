@@ -1,60 +1,71 @@
-"""Checks and batching for the spaces vecrl supports: Box and Discrete, and for observations also Dict
-spaces (possibly nested) whose leaves are Box spaces."""
+"""The spaces vecrl batches: those gymnasium batches densely, i.e. into arrays of a fixed shape.
+
+These are Box (of any dtype), Discrete, MultiDiscrete and MultiBinary, and Tuple and Dict spaces whose
+leaves are any of these, nested. gymnasium batches Text, Graph, Sequence and OneOf spaces as tuples of
+per-env samples, which no tensor can hold: they are refused with an error that says so.
+"""
 
 from __future__ import annotations
 
-from gymnasium.spaces import Box, Dict, Discrete, MultiDiscrete, Space
+from gymnasium.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
 from gymnasium.vector.utils import batch_space
 
-SUPPORTED_SPACES: tuple[type[Space], ...] = (Box, Discrete)
+#: Spaces whose samples are one array each (the leaves of a batched observation or action).
+ARRAY_SPACES: tuple[type[Space], ...] = (Box, Discrete, MultiDiscrete, MultiBinary)
+#: Spaces made of other spaces, batched leaf by leaf.
+COMPOSITE_SPACES: tuple[type[Space], ...] = (Tuple, Dict)
 
 
-def check_supported_space(space: object, what: str, *, allow_dict: bool = False) -> None:
-    """Raise a TypeError naming ``space`` unless it is a Box or a Discrete (or, with ``allow_dict``, a Dict
-    of Box leaves, possibly nested).
+def check_supported_space(space: object, what: str) -> None:
+    """Raise a TypeError naming ``space`` (or the part of it at fault) unless gymnasium batches it densely:
+    a Box, Discrete, MultiDiscrete or MultiBinary, or a Tuple or Dict of these, nested.
 
     Example:
-        >>> check_supported_space(Discrete(3), "action space")
-        >>> check_supported_space(Dict({"a": Box(0.0, 1.0, (2,))}), "observation space", allow_dict=True)
+        >>> check_supported_space(Tuple((Discrete(3), Dict({"a": Box(0.0, 1.0, (2,))}))), "observation space")
+        >>> from gymnasium.spaces import Text
+        >>> check_supported_space(Text(5), "observation space")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        TypeError: The observation space is Text(1, 5, charset=...
     """
-    if isinstance(space, Dict) and allow_dict:
-        _check_dict_leaves(space, what, path="")
+    _check_part(space, what, path="")
+
+
+def _check_part(space: object, what: str, path: str) -> None:
+    if isinstance(space, ARRAY_SPACES):
         return
-    if not isinstance(space, SUPPORTED_SPACES):
-        kinds = " and ".join(t.__name__ for t in SUPPORTED_SPACES)
-        if allow_dict:
-            kinds = f"{', '.join(t.__name__ for t in SUPPORTED_SPACES)} and Dict (of Box leaves)"
-        raise TypeError(
-            f"The {what} is {space!r} (of type {type(space).__qualname__}), but vecrl supports only {kinds}"
-            f" spaces. Wrap the environment so that its {what} is one of these (e.g."
-            " gymnasium.wrappers.FlattenObservation)."
+    if isinstance(space, Dict):
+        for key, subspace in space.spaces.items():
+            _check_part(subspace, what, f"{path}[{key!r}]")
+        return
+    if isinstance(space, Tuple):
+        for index, subspace in enumerate(space.spaces):
+            _check_part(subspace, what, f"{path}[{index}]")
+        return
+    where = f"The {what} is {space!r}" if not path else f"The {what}'s entry {path} is {space!r}"
+    if isinstance(space, Space):
+        reason = (
+            f"a {type(space).__name__} space, whose samples have no fixed shape: gymnasium batches it as a"
+            " tuple of per-env samples, which no tensor can hold"
         )
+    else:
+        reason = f"of type {type(space).__qualname__}, not a gymnasium space"
+    raise TypeError(
+        f"{where}, {reason}. vecrl batches Box, Discrete, MultiDiscrete and MultiBinary spaces, and Tuple and"
+        f" Dict spaces of them. Wrap the environment so that its {what} is one of these (e.g. with"
+        " gymnasium.wrappers.TransformObservation or TransformAction)."
+    )
 
 
-def _check_dict_leaves(space: Dict, what: str, path: str) -> None:
-    for key, subspace in space.spaces.items():
-        where = f"{path}[{key!r}]"
-        if isinstance(subspace, Dict):
-            _check_dict_leaves(subspace, what, where)
-        elif not isinstance(subspace, Box):
-            raise TypeError(
-                f"The {what} is a Dict whose entry {where} is {subspace!r} (of type"
-                f" {type(subspace).__qualname__}), but vecrl supports only Box spaces (or nested Dicts of"
-                " them) inside a Dict. Wrap the environment so that this entry is a Box (e.g."
-                " gymnasium.wrappers.TransformObservation), or flatten the observations"
-                " (gymnasium.wrappers.FlattenObservation)."
-            )
-
-
-def batched_space(space: Space, num_envs: int, what: str, *, allow_dict: bool = False) -> Space:
-    """The space of ``num_envs`` stacked copies of ``space``: Box gains a leading batch dimension,
-    Discrete becomes MultiDiscrete, a Dict (with ``allow_dict``) batches each leaf.
+def batched_space(space: Space, num_envs: int, what: str) -> Space:
+    """The space of ``num_envs`` stacked samples of ``space``, as ``gymnasium.vector.utils.batch_space``
+    makes it (Box gains a leading batch dimension, Discrete becomes MultiDiscrete, Tuple and Dict batch
+    each part), once ``check_supported_space`` has accepted ``space``.
 
     Example:
         >>> batched_space(Discrete(2), 3, "action space")
         MultiDiscrete([2 2 2])
     """
-    check_supported_space(space, what, allow_dict=allow_dict)
+    check_supported_space(space, what)
     return batch_space(space, n=num_envs)
 
 
@@ -71,7 +82,11 @@ def unbatched_space(space: Space, what: str) -> Space:
         return Discrete(int(space.nvec[0]), start=int(space.start[0]))
     if isinstance(space, Dict):
         return Dict({key: unbatched_space(subspace, what) for key, subspace in space.spaces.items()})
+    if isinstance(space, Tuple):
+        return Tuple(tuple(unbatched_space(subspace, what) for subspace in space.spaces))
     raise TypeError(
-        f"The batched {what} is {space!r}; expected a Box with a leading batch dimension, a MultiDiscrete"
-        " whose entries are all equal (the batched form of a Box or a Discrete), or a Dict of such Boxes."
+        f"The batched {what} is {space!r}, and the env has no single_{what.replace(' ', '_')} to say what one"
+        " sub-env's space is. Expected a Box with a leading batch dimension, a MultiDiscrete whose entries"
+        " are all equal (the batched form of a Discrete), or a Tuple or Dict of such spaces; or give the env"
+        f" a single_{what.replace(' ', '_')} attribute."
     )

@@ -5,22 +5,43 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import gymnasium
 import numpy as np
 import torch
-from gymnasium.spaces import Box, Dict, Discrete, Space
+from gymnasium.spaces import Box, Discrete, Space
 
-from vecrl.arrays import ArrayType, array_type, convert_from_torch, convert_to_torch, convert_to_torch_bool
-from vecrl.checks import checked_flag, closed_env_error
-from vecrl.spaces import check_supported_space, unbatched_space
+from vecrl.arrays import (
+    ArrayType,
+    array_type,
+    convert_from_torch,
+    convert_to_torch,
+    convert_to_torch_bool,
+    first_leaf,
+    tree_from_torch,
+    tree_to_torch,
+)
+from vecrl.autoreset import autoreset_mode_value
+from vecrl.checks import checked_device, checked_flag, closed_env_error
+from vecrl.compat import GYMNASIUM_1, VECTOR_WRAPPER_BASE
+from vecrl.spaces import ARRAY_SPACES, check_supported_space, unbatched_space
 
 
 class TorchWrapper:
     """Wrap a single or vector env so that observations, rewards and episode-end flags are torch tensors.
 
     Actions may be given as torch tensors; they are converted to what the env expects (numpy, jax or
-    torch), which is learnt from the first observation ``reset()`` returns. Dict observations (of Box
-    leaves, possibly nested) come back as dicts of tensors, nested alike; the array type is learnt from
-    their first leaf.
+    torch), which is learnt from the first observation ``reset()`` returns. Tuple and Dict observations
+    come back as tuples and dicts of tensors, nested as the space is (gymnasium's batched layout), and
+    actions in such spaces are given alike, as torch tensors or numpy arrays; the array type is learnt
+    from the first leaf.
+
+    Wrapping a ``gymnasium.vector.VectorEnv`` makes a ``gymnasium.vector.VectorWrapper`` (a
+    ``VectorEnvWrapper`` on gymnasium 0.29), as gymnasium's own ``NumpyToTorch`` is, so gymnasium's vector
+    wrappers, TorchRL and the like accept it; it has the single and batched spaces, ``num_envs``,
+    ``metadata``, ``autoreset_mode``, ``render``, ``call``, ``get_attr`` and ``set_attr``. gymnasium's
+    wrappers that compute on the results with numpy (``RecordEpisodeStatistics``,
+    ``NormalizeObservation``) take numpy arrays, not tensors: give them to
+    ``make_vector_env(..., vector_wrappers=[...])``, which applies them beneath the conversion to torch.
 
     Args:
         env: a ``gymnasium.Env``, a ``gymnasium.vector.VectorEnv``, or an env with the old API
@@ -30,6 +51,8 @@ class TorchWrapper:
         discrete_to_continuous_act: a ``Discrete(n)`` action space becomes ``Box(-inf, inf, (n,))`` and
             the argmax of the given action is applied.
         clip_actions: clip Box actions to the action space's bounds.
+        device: move the observations, rewards and flags to this device (by default they stay where the
+            env made them: on the CPU for numpy, on the jax array's device for jax).
 
     Example:
         >>> import gymnasium
@@ -40,6 +63,12 @@ class TorchWrapper:
         (torch.float32, 1.0)
     """
 
+    def __new__(cls, env: Any = None, *args: Any, **kwargs: Any) -> TorchWrapper:
+        # A gymnasium vector env gets the subclass that is a gymnasium vector wrapper too.
+        if cls is TorchWrapper and isinstance(env, gymnasium.vector.VectorEnv):
+            cls = TorchVectorWrapper
+        return super().__new__(cls)
+
     def __init__(
         self,
         env: Any,
@@ -47,17 +76,20 @@ class TorchWrapper:
         force_classic_api: bool = False,
         discrete_to_continuous_act: bool = False,
         clip_actions: bool = False,
+        device: str | torch.device | None = None,
     ) -> None:
         self.env = env
         self._vectorized = hasattr(env.unwrapped, "single_observation_space")
         if self._vectorized:
-            self.num_envs: int = int(env.num_envs)
+            if not isinstance(self, gymnasium.vector.VectorEnv):  # a vector wrapper reads the env's
+                self.num_envs: int = int(env.num_envs)
             single_obs = _single_space(env, "observation")
             single_act = _single_space(env, "action")
         else:
             single_obs, single_act = env.observation_space, env.action_space
-        check_supported_space(single_obs, "observation space", allow_dict=True)
+        check_supported_space(single_obs, "observation space")
         check_supported_space(single_act, "action space")
+        self._device = None if device is None else checked_device(device)
 
         self.observation_space: Space = env.observation_space
         self.action_space: Space = env.action_space
@@ -69,7 +101,7 @@ class TorchWrapper:
         checked_flag(discrete_to_continuous_act, "discrete_to_continuous_act")
         checked_flag(clip_actions, "clip_actions")
         self._closed = False
-        self._dict_observations = isinstance(single_obs, Dict)
+        self._tree_observations = not isinstance(single_obs, ARRAY_SPACES)
         self._array_type: ArrayType | None = None
 
         self._discrete_dtype: torch.dtype | None = None
@@ -97,9 +129,30 @@ class TorchWrapper:
         return self._array_type
 
     @property
+    def force_classic_api(self) -> bool:
+        """Whether ``reset`` returns only the observation and ``step`` returns ``(obs, reward, done, info)``."""
+        return self._force_classic_api
+
+    @property
     def metadata(self) -> dict[str, Any]:
         """The wrapped env's ``metadata`` (e.g. its ``"autoreset_mode"``); ``{}`` when it has none."""
         return getattr(self.env, "metadata", None) or {}
+
+    @property
+    def autoreset_mode(self) -> Any:
+        """The wrapped vector env's autoreset mode, as gymnasium's ``AutoresetMode`` where gymnasium has it
+        (>= 1.1), else its name (``"same_step"``, ...); None when the env declares none.
+
+        Example:
+            >>> from vecrl.compat import AutoresetMode
+            >>> env = TorchWrapper(gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")]))
+            >>> env.autoreset_mode == (AutoresetMode.NEXT_STEP if AutoresetMode else None)
+            True
+        """
+        mode = getattr(self.env, "autoreset_mode", None)
+        if mode is None:
+            mode = self.metadata.get("autoreset_mode")
+        return None if mode is None else autoreset_mode_value(mode)
 
     @property
     def unwrapped(self) -> Any:
@@ -114,10 +167,10 @@ class TorchWrapper:
         got_info = isinstance(result, tuple)
         observation, info = result if got_info else (result, {})
         if self._array_type is None:
-            self._array_type = array_type(_first_leaf(observation), "numpy")
-        observation = (
-            _tree_to_torch(observation) if self._dict_observations else convert_to_torch(observation)
-        )
+            self._array_type = array_type(first_leaf(observation), "numpy")
+        observation = tree_to_torch(observation) if self._tree_observations else convert_to_torch(observation)
+        if self._device is not None:
+            observation = _to_device(observation, self._device)
         if self._force_classic_api or not got_info:
             return observation
         return observation, info
@@ -133,6 +186,8 @@ class TorchWrapper:
                 "step() was called before reset(): the wrapper learns from the first observation which array"
                 " type the env expects. Call reset() first."
             )
+        if isinstance(action, (tuple, Mapping)):  # an action of a Tuple or Dict space
+            return self._result(self.env.step(_tree_for(action, array_type)))
         if not isinstance(action, torch.Tensor):
             action = convert_to_torch(action)
         if self._discrete_dtype is not None:
@@ -148,7 +203,12 @@ class TorchWrapper:
         if self._clip_bounds is not None:
             low, high = self._bounds_on(action.device)
             action = torch.clamp(action, low, high)
-        result = self.env.step(action if array_type == "torch" else convert_from_torch(action, array_type))
+        return self._result(
+            self.env.step(action if array_type == "torch" else convert_from_torch(action, array_type))
+        )
+
+    def _result(self, result: Any) -> tuple[Any, ...]:
+        """The wrapped env's step ``result``, its items as tensors."""
         if type(result) is not tuple or len(result) not in (4, 5):
             raise TypeError(
                 f"The wrapped env's step() returned {type(result).__qualname__}"
@@ -160,18 +220,23 @@ class TorchWrapper:
         observation, reward, terminated = result[0], result[1], result[2]
         if type(observation) is not torch.Tensor:
             observation = (
-                _tree_to_torch(observation) if self._dict_observations else convert_to_torch(observation)
+                tree_to_torch(observation) if self._tree_observations else convert_to_torch(observation)
             )
         if type(reward) is not torch.Tensor:
             reward = convert_to_torch(reward)
         if type(terminated) is not torch.Tensor or terminated.dtype is not torch.bool:
             terminated = convert_to_torch_bool(terminated)
+        device = self._device
+        if device is not None:
+            observation, reward, terminated = _to_device((observation, reward, terminated), device)
         info = result[-1]
         if len(result) == 4:
             return observation, reward, terminated, info
         truncated = result[3]
         if type(truncated) is not torch.Tensor or truncated.dtype is not torch.bool:
             truncated = convert_to_torch_bool(truncated)
+        if device is not None:
+            truncated = truncated.to(device)
         if self._force_classic_api:
             return observation, reward, terminated | truncated, info
         return observation, reward, terminated, truncated, info
@@ -207,18 +272,50 @@ class TorchWrapper:
         return f"TorchWrapper({self.env!r})"
 
 
-def _tree_to_torch(x: Any) -> Any:
-    """``x`` (an array or a nesting of mappings of arrays) with every array as a torch tensor."""
-    if isinstance(x, Mapping):
-        return {key: _tree_to_torch(value) for key, value in x.items()}
-    return convert_to_torch(x)
+class TorchVectorWrapper(TorchWrapper, VECTOR_WRAPPER_BASE):
+    """The ``TorchWrapper`` of a ``gymnasium.vector.VectorEnv``: a gymnasium vector wrapper as well.
+
+    ``TorchWrapper(vector_env)`` makes one; there is no need to name this class.
+
+    Example:
+        >>> env = TorchWrapper(gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2))
+        >>> isinstance(env, gymnasium.vector.VectorEnv), env.get_attr("gravity")
+        (True, (9.8, 9.8))
+    """
+
+    def __init__(self, env: Any, **kwargs: Any) -> None:
+        VECTOR_WRAPPER_BASE.__init__(self, env)  # type: ignore[misc]
+        if not GYMNASIUM_1:  # 0.29's VectorEnvWrapper forwards missing attributes but keeps none itself
+            self.num_envs = int(env.num_envs)
+        TorchWrapper.__init__(self, env, **kwargs)
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Call the method ``name`` of every sub-env (or read the attribute ``name``); one result each."""
+        return self.env.call(name, *args, **kwargs)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """The attribute ``name`` of every sub-env."""
+        return self.env.get_attr(name)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set the attribute ``name`` of every sub-env (a list or tuple: one value each)."""
+        self.env.set_attr(name, values)
 
 
-def _first_leaf(x: Any) -> Any:
-    """The first array of ``x`` (an array or a nesting of mappings of arrays)."""
-    while isinstance(x, Mapping) and x:
-        x = next(iter(x.values()))
-    return x
+def _tree_for(action: Any, array_type: ArrayType) -> Any:
+    """The action ``action`` of a Tuple or Dict space with its leaves as ``array_type`` arrays."""
+    if array_type == "torch":
+        return tree_to_torch(action)
+    return tree_from_torch(action, array_type)
+
+
+def _to_device(x: Any, device: torch.device) -> Any:
+    """``x`` (a tensor, or tuples and dicts of tensors) on ``device``."""
+    if isinstance(x, torch.Tensor):
+        return x.to(device)
+    if isinstance(x, tuple):
+        return tuple(_to_device(item, device) for item in x)
+    return {key: _to_device(value, device) for key, value in x.items()}
 
 
 def _single_space(env: Any, kind: str) -> Space:

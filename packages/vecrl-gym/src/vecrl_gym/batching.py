@@ -1,4 +1,8 @@
-"""Batched observations of Box and (nested) Dict spaces: allocation, row writes, NaN fills, torch."""
+"""Batched observations of every space gymnasium batches densely: allocation, row writes, NaN fills, torch.
+
+Array spaces (Box, Discrete, MultiDiscrete, MultiBinary) batch into one array; Tuple and Dict spaces
+into tuples and dicts of arrays, nested as the space is (gymnasium's ``create_empty_array`` layout).
+"""
 
 from __future__ import annotations
 
@@ -6,28 +10,29 @@ from typing import Any
 
 import numpy as np
 import torch
-from gymnasium.spaces import Dict, Space
+from gymnasium.spaces import Dict, Space, Tuple
 from gymnasium.vector.utils import create_empty_array
 
 
-class DictRows:
-    """Batched Dict observations (a dict of arrays, nested like the space) written one sub-env at a time.
+class TreeRows:
+    """Batched Tuple or Dict observations (tuples and dicts of arrays, nested like the space) written one
+    sub-env at a time.
 
     ``rows[i] = observation`` writes sub-env ``i``'s observation into every leaf array, so the step loop
-    reads the same for Box observations (a numpy array) and Dict ones.
+    reads the same for array observations (a numpy array) and composite ones.
 
     Example:
-        >>> from gymnasium.spaces import Box
-        >>> space = Dict({"a": Box(0.0, 1.0, (2,)), "b": Dict({"c": Box(0.0, 1.0, ())})})
-        >>> rows = DictRows(allocate_observations(space, 2))
-        >>> rows[1] = {"a": np.ones(2), "b": {"c": np.float32(0.5)}}
-        >>> float(rows.arrays["b"]["c"][1])
-        0.5
+        >>> from gymnasium.spaces import Box, Discrete
+        >>> space = Dict({"a": Box(0.0, 1.0, (2,)), "b": Tuple((Discrete(3), Box(0.0, 1.0, ())))})
+        >>> rows = TreeRows(allocate_observations(space, 2))
+        >>> rows[1] = {"a": np.ones(2), "b": (2, np.float32(0.5))}
+        >>> int(rows.arrays["b"][0][1]), float(rows.arrays["b"][1][1])
+        (2, 0.5)
     """
 
     __slots__ = ("arrays",)
 
-    def __init__(self, arrays: dict[str, Any]) -> None:
+    def __init__(self, arrays: Any) -> None:
         self.arrays = arrays
 
     def __setitem__(self, index: int, observation: Any) -> None:
@@ -46,8 +51,8 @@ def allocate_observations(space: Space, num_envs: int) -> Any:
 
 
 def spent_observation(space: Space) -> Any:
-    """One observation of ``space`` (Box, Discrete or Dict of those) that says "no episode left": NaN in
-    float leaves, 0 in integer ones.
+    """One observation of ``space`` that says "no episode left": NaN in float leaves, 0 in integer ones
+    (Discrete, MultiDiscrete and MultiBinary leaves included).
 
     Example:
         >>> from gymnasium.spaces import Box
@@ -56,24 +61,29 @@ def spent_observation(space: Space) -> Any:
     """
     if isinstance(space, Dict):
         return {key: spent_observation(subspace) for key, subspace in space.spaces.items()}
+    if isinstance(space, Tuple):
+        return tuple(spent_observation(subspace) for subspace in space.spaces)
     fill = np.nan if np.issubdtype(space.dtype, np.inexact) else 0
     return np.full(space.shape, fill, dtype=space.dtype)
 
 
 def copy_observations(observations: Any) -> Any:
-    """A copy of batched observations (an array or a nested dict of arrays).
+    """A copy of batched observations (an array, or tuples and dicts of arrays).
 
     Example:
-        >>> copy_observations({"a": np.zeros(2)})["a"]
-        array([0., 0.])
+        >>> copy_observations({"a": (np.zeros(2),)})["a"]
+        (array([0., 0.]),)
     """
     if isinstance(observations, dict):
         return {key: copy_observations(value) for key, value in observations.items()}
+    if isinstance(observations, tuple):
+        return tuple(copy_observations(value) for value in observations)
     return observations.copy()
 
 
 def observations_to_torch(observations: Any, device: torch.device) -> Any:
-    """Batched observations as torch tensors on ``device`` (sharing memory on the CPU), dicts kept.
+    """Batched observations as torch tensors on ``device`` (sharing memory on the CPU), tuples and dicts
+    kept.
 
     Example:
         >>> observations_to_torch({"a": np.zeros(2)}, torch.device("cpu"))
@@ -81,6 +91,8 @@ def observations_to_torch(observations: Any, device: torch.device) -> Any:
     """
     if isinstance(observations, dict):
         return {key: observations_to_torch(value, device) for key, value in observations.items()}
+    if isinstance(observations, tuple):
+        return tuple(observations_to_torch(value, device) for value in observations)
     tensor = torch.from_numpy(observations)
     return tensor if device.type == "cpu" else tensor.to(device)
 
@@ -89,5 +101,8 @@ def _write_row(arrays: Any, index: int, observation: Any) -> None:
     if isinstance(arrays, dict):
         for key, leaf in arrays.items():
             _write_row(leaf, index, observation[key])
+    elif isinstance(arrays, tuple):
+        for leaf, part in zip(arrays, observation, strict=True):
+            _write_row(leaf, index, part)
     else:
         arrays[index] = observation

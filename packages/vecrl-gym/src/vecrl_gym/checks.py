@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from numbers import Integral
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
-from gymnasium.spaces import Box, Dict, Discrete
+from gymnasium.spaces import Box
 
 _MAX_SEED = 2**32
 
@@ -29,20 +29,47 @@ def checked_num_episodes(num_episodes: Any) -> int | None:
     return int(num_episodes)
 
 
-def checked_seeds(seed: Any, num_envs: int) -> list[int | None] | None:
-    """The per-sub-env seeds that ``seed`` stands for (None: no seeding).
+#: How an int seed ``S`` gives the sub-envs their seeds: ``"evotorch"``, drawn from
+#: ``numpy.random.RandomState(S)`` (EvoTorch's rule, vecrl's default), or ``"gymnasium"``, ``S + i`` for
+#: sub-env ``i`` (the rule of gymnasium's own vector envs).
+SeedRule = Literal["evotorch", "gymnasium"]
+SEED_RULES: tuple[SeedRule, ...] = ("evotorch", "gymnasium")
 
-    An int ``S`` stands for ``numpy.random.RandomState(S).randint(0, 2**32, num_envs)`` (as in EvoTorch);
-    a list or tuple gives one seed (an int or None) per sub-env.
+
+def checked_seed_rule(seed_rule: Any) -> SeedRule:
+    """``seed_rule`` if it is one of ``SEED_RULES``; a ValueError otherwise.
 
     Example:
-        >>> checked_seeds([3, None], 2), checked_seeds(None, 2)
-        ([3, None], None)
+        >>> checked_seed_rule("gymnasium")
+        'gymnasium'
+    """
+    if seed_rule not in SEED_RULES:
+        raise ValueError(
+            f"seed_rule={seed_rule!r} is not a seed rule. Expected 'evotorch' (sub-seeds drawn from"
+            " numpy.random.RandomState(seed), the default) or 'gymnasium' (seed + i for sub-env i, as"
+            " gymnasium's vector envs do)."
+        )
+    return seed_rule
+
+
+def checked_seeds(seed: Any, num_envs: int, rule: SeedRule = "evotorch") -> list[int | None] | None:
+    """The per-sub-env seeds that ``seed`` stands for (None: no seeding).
+
+    An int ``S`` stands for ``numpy.random.RandomState(S).randint(0, 2**32, num_envs)`` (as in EvoTorch)
+    under the ``"evotorch"`` rule, and for ``S, S + 1, ..., S + num_envs - 1`` under the ``"gymnasium"``
+    rule; a list or tuple gives one seed (an int or None) per sub-env.
+
+    Example:
+        >>> checked_seeds([3, None], 2), checked_seeds(None, 2), checked_seeds(5, 3, "gymnasium")
+        ([3, None], None, [5, 6, 7])
     """
     if seed is None:
         return None
     if _is_int(seed):
-        sub_seeds = np.random.RandomState(_seed_in_range(seed, "seed")).randint(0, _MAX_SEED, num_envs)
+        seed = _seed_in_range(seed, "seed")
+        if rule == "gymnasium":
+            return [seed + index for index in range(num_envs)]
+        sub_seeds = np.random.RandomState(seed).randint(0, _MAX_SEED, num_envs)
         return [int(s) for s in sub_seeds]
     if isinstance(seed, Sequence) and not isinstance(seed, (str, bytes)):
         if len(seed) != num_envs:
@@ -74,46 +101,26 @@ def _seed_in_range(value: Any, what: str) -> int:
 
 
 def check_same_spaces(envs: Sequence[Any]) -> None:
-    """Check that every sub-env's spaces agree with those of sub-env 0; the error names the sub-env.
+    """Check that every sub-env's spaces agree with those of sub-env 0; the RuntimeError (gymnasium's type
+    for this) names the sub-env.
 
-    Observations must agree in space type, shape and dtype (Dict spaces: be equal); actions in space type, ``n`` (and
-    ``start``) for Discrete, shape for Box.
+    Box spaces must agree in shape and dtype (their bounds may differ); every other space must be equal.
 
     Example:
         >>> import gymnasium
         >>> check_same_spaces([gymnasium.make("CartPole-v1"), gymnasium.make("CartPole-v1")])
     """
-    first_obs, first_act = envs[0].observation_space, envs[0].action_space
-    for index, env in enumerate(envs[1:], start=1):
-        obs, act = env.observation_space, env.action_space
-        _check_same_type(index, "observation", obs, first_obs)
-        if isinstance(first_obs, Dict) and obs != first_obs:
-            raise ValueError(
-                f"Sub-env {index} has the observation space {obs}, but sub-env 0 has {first_obs}. All sub-envs"
-                " of a SyncVectorEnv must have one Dict observation space (same keys, shapes and dtypes)."
-            )
-        if obs.shape != first_obs.shape or obs.dtype != first_obs.dtype:
-            raise ValueError(
-                f"Sub-env {index} has observations of shape {obs.shape} and dtype {obs.dtype}, but sub-env 0"
-                f" has shape {first_obs.shape} and dtype {first_obs.dtype} ({obs} vs {first_obs}). All"
-                " sub-envs of a SyncVectorEnv must give observations of one shape and dtype."
-            )
-        _check_same_type(index, "action", act, first_act)
-        if isinstance(act, Discrete) and (act.n != first_act.n or act.start != first_act.start):
-            raise ValueError(
-                f"Sub-env {index} has the action space {act} but sub-env 0 has {first_act}: the number of"
-                " discrete actions (and their start) must be the same for all sub-envs."
-            )
-        if isinstance(act, Box) and act.shape != first_act.shape:
-            raise ValueError(
-                f"Sub-env {index} has actions of shape {act.shape} but sub-env 0 has {first_act.shape}"
-                f" ({act} vs {first_act}): all sub-envs must take actions of one shape."
-            )
-
-
-def _check_same_type(index: int, kind: str, space: Any, first: Any) -> None:
-    if type(space) is not type(first):
-        raise TypeError(
-            f"Sub-env {index} has the {kind} space {space} (a {type(space).__name__}), but sub-env 0 has"
-            f" {first} (a {type(first).__name__}): all sub-envs must have {kind} spaces of one type."
-        )
+    for kind in ("observation", "action"):
+        first = getattr(envs[0], f"{kind}_space")
+        for index, env in enumerate(envs[1:], start=1):
+            space = getattr(env, f"{kind}_space")
+            if isinstance(first, Box) and isinstance(space, Box):
+                agree = space.shape == first.shape and space.dtype == first.dtype
+            else:
+                agree = space == first
+            if not agree:
+                raise RuntimeError(
+                    f"Sub-env {index} has the {kind} space {space!r}, but sub-env 0 has {first!r}. All sub-envs of"
+                    f" a SyncVectorEnv must have one {kind} space (for Box spaces: one shape and dtype). Make"
+                    " them alike, e.g. with the same env id and keyword arguments."
+                )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from numbers import Integral
 from typing import Any, overload
 
@@ -11,7 +11,11 @@ import gymnasium
 import torch
 
 import vecrl
+from vecrl_gym.checks import SeedRule
 from vecrl_gym.sync_vector_env import SyncVectorEnv
+
+#: A gymnasium wrapper (class or function) taking one env and giving the wrapped env.
+EnvWrapper = Callable[[gymnasium.Env], gymnasium.Env]
 
 
 def make_gym_env(
@@ -25,16 +29,20 @@ def make_gym_env(
     num_episodes: int | None = None,
     device: str | torch.device | None = None,
     autoreset_mode: Any = "same_step",
+    seed_rule: SeedRule = "evotorch",
+    wrappers: Sequence[EnvWrapper] | None = None,
     **kwargs: Any,
 ) -> vecrl.TorchWrapper:
     """Make ``num_envs`` copies of the gymnasium env ``env_name`` in a ``SyncVectorEnv``, as a TorchWrapper.
 
-    ``kwargs`` go to ``gymnasium.make``. The SyncVectorEnv makes its results torch tensors on ``device``
+    ``kwargs`` go to ``gymnasium.make``, and ``wrappers`` (gymnasium wrapper classes or functions taking an
+    env) are applied in order to each sub-env, as ``gymnasium.make_vec(..., wrappers=...)`` does. The
+    SyncVectorEnv makes its results torch tensors on ``device``
     (the CPU by default, sharing memory with its arrays), info's numeric arrays included, so the
     TorchWrapper has nothing left to convert. With ``num_envs=None`` the result wraps one plain
-    ``gymnasium.make`` env, and ``empty_info``, ``num_episodes``, ``device`` and ``autoreset_mode``
-    (options of ``SyncVectorEnv``: ``"same_step"``, ``"next_step"`` or ``"disabled"``) must be left at
-    their defaults. An unknown id raises gymnasium's own error, which suggests close matches.
+    ``gymnasium.make`` env, and ``empty_info``, ``num_episodes``, ``device``, ``autoreset_mode``
+    (``"same_step"``, ``"next_step"`` or ``"disabled"``) and ``seed_rule`` (``"evotorch"`` or
+    ``"gymnasium"``), options of ``SyncVectorEnv``, must be left at their defaults. An unknown id raises gymnasium's own error, which suggests close matches.
 
     ``env_name`` may be gymnasium's ``"module:EnvId"`` (e.g. ``"gymnasium_robotics:PointMaze_UMaze-v3"``):
     gymnasium.make imports ``module`` first, which registers the envs of packages such as
@@ -53,6 +61,7 @@ def make_gym_env(
             "num_episodes": (num_episodes, None),
             "device": (device, None),
             "autoreset_mode": (autoreset_mode, "same_step"),
+            "seed_rule": (seed_rule, "evotorch"),
         }
         for name, (value, default) in vector_only.items():
             if value != default:
@@ -61,14 +70,14 @@ def make_gym_env(
                     " option of the batched SyncVectorEnv: pass num_envs=<number of copies> to use it, or"
                     f" leave {name} at its default ({default!r}) for a single env."
                 )
-        env: Any = gymnasium.make(env_name, **kwargs)
+        env: Any = _make_wrapped(env_name, _checked_wrappers(wrappers), kwargs)
     else:
         if isinstance(num_envs, bool) or not isinstance(num_envs, Integral) or num_envs < 1:
             raise ValueError(
                 f"num_envs must be a positive int (the number of sub-envs) or None (one plain env),"
                 f" but got {num_envs!r}."
             )
-        make_one = functools.partial(gymnasium.make, env_name, **kwargs)
+        make_one = functools.partial(_make_wrapped, env_name, _checked_wrappers(wrappers), kwargs)
         # The batched results become tensors (on the CPU without a copy) right where they are made,
         # which leaves the TorchWrapper nothing to convert.
         env = SyncVectorEnv(
@@ -77,6 +86,7 @@ def make_gym_env(
             num_episodes=num_episodes,
             device="cpu" if device is None else device,
             autoreset_mode=autoreset_mode,
+            seed_rule=seed_rule,
         )
     return vecrl.TorchWrapper(
         env,
@@ -84,6 +94,33 @@ def make_gym_env(
         discrete_to_continuous_act=discrete_to_continuous_act,
         clip_actions=clip_actions,
     )
+
+
+def _make_wrapped(env_name: str, wrappers: Sequence[EnvWrapper], kwargs: dict[str, Any]) -> gymnasium.Env:
+    """``gymnasium.make(env_name, **kwargs)`` with ``wrappers`` applied in order."""
+    env = gymnasium.make(env_name, **kwargs)
+    for wrap in wrappers:
+        env = wrap(env)
+    return env
+
+
+def _checked_wrappers(wrappers: Any) -> tuple[EnvWrapper, ...]:
+    """``wrappers`` as a tuple of callables; a TypeError naming the first one that is not."""
+    if wrappers is None:
+        return ()
+    if callable(wrappers) or not isinstance(wrappers, Sequence):
+        raise TypeError(
+            f"wrappers must be a list of gymnasium wrappers (classes or functions taking an env), but got"
+            f" {wrappers!r}. Put it in a list: wrappers=[{getattr(wrappers, '__name__', 'wrapper')}]."
+        )
+    for index, wrap in enumerate(wrappers):
+        if not callable(wrap):
+            raise TypeError(
+                f"wrappers[{index}] is {wrap!r}, which is not callable. Give gymnasium wrapper classes or"
+                " functions taking an env, e.g. [gymnasium.wrappers.ClipReward] or"
+                " [functools.partial(gymnasium.wrappers.TimeLimit, max_episode_steps=100)]."
+            )
+    return tuple(wrappers)
 
 
 class _Copies(Sequence[Any]):

@@ -9,12 +9,14 @@ from typing import Any, NoReturn, SupportsFloat
 import gymnasium
 import numpy as np
 import torch
-from gymnasium.spaces import Dict, Discrete
+from gymnasium.spaces import Box, Discrete
+from gymnasium.vector.utils import iterate
 
 import vecrl
 from vecrl.autoreset import (
     autoreset_metadata,
     autoreset_mode_name,
+    autoreset_mode_value,
     checked_reset_mask,
     finished_sub_envs_error,
 )
@@ -27,14 +29,22 @@ from vecrl.checks import (
     failed_env_error,
 )
 from vecrl.compat import GYMNASIUM_1
+from vecrl.spaces import ARRAY_SPACES
+from vecrl_gym.actions import array_problem, as_numpy, checked_tree
 from vecrl_gym.batching import (
-    DictRows,
+    TreeRows,
     allocate_observations,
     copy_observations,
     observations_to_torch,
     spent_observation,
 )
-from vecrl_gym.checks import check_same_spaces, checked_num_episodes, checked_seeds
+from vecrl_gym.checks import (
+    SeedRule,
+    check_same_spaces,
+    checked_num_episodes,
+    checked_seed_rule,
+    checked_seeds,
+)
 from vecrl_gym.device import info_to_device
 from vecrl_gym.final_infos import EndedEpisode, add_final_infos
 from vecrl_gym.tensor_rows import TensorRows
@@ -68,9 +78,10 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
       stepping one before that is a RuntimeError.
 
     Each mode steps exactly like ``gymnasium.vector.SyncVectorEnv(..., autoreset_mode=...)`` given the
-    same per-env seeds and actions. gymnasium's ``AutoresetMode`` enum and its spellings (``"NextStep"``)
-    are accepted too, and ``metadata["autoreset_mode"]`` declares the mode (as the enum on gymnasium >=
-    1.1, as the string on older ones, where the three modes work all the same).
+    same per-env seeds and actions (with ``seed_rule="gymnasium"``, given the same ``reset(seed=S)``).
+    gymnasium's ``AutoresetMode`` enum and its spellings (``"NextStep"``) are accepted too; the
+    ``autoreset_mode`` attribute and ``metadata["autoreset_mode"]`` hold the enum on gymnasium >= 1.1 and
+    the name on older ones, where the three modes work all the same.
 
     ``reset(options={"reset_mask": mask})`` (in every mode) resets only the sub-envs where ``mask`` (a
     bool array, tensor or list of length ``num_envs``) is True, seeding only those; the other rows of the
@@ -80,7 +91,8 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
     chains its exception; the other sub-envs may have stepped already, so the env then refuses ``step()``
     until ``reset()``. Actions are checked before any sub-env steps (shape, and for a Discrete space
     integer dtype and range), so a bad action changes nothing. ``step()`` and ``reset()`` after
-    ``close()`` raise.
+    ``close()`` raise. As in gymnasium, sub-envs whose spaces differ are a RuntimeError and a 0-d
+    (scalar) action a TypeError.
 
     Args:
         env_makers: functions without arguments, each making one sub-environment (a sequence is read one
@@ -95,9 +107,14 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
             autoreset it is a ValueError, since the user starts every episode.
         device: return torch tensors on this device instead of numpy arrays.
         autoreset_mode: ``"same_step"``, ``"next_step"`` or ``"disabled"`` (see above).
+        seed_rule: how ``reset(seed=S)`` seeds the sub-envs: ``"evotorch"`` (the default) draws their
+            seeds from ``numpy.random.RandomState(S)``, as EvoTorch does; ``"gymnasium"`` gives sub-env
+            ``i`` the seed ``S + i``, as gymnasium's vector envs do.
 
-    Observation spaces may be Box or Dict (of Box leaves, possibly nested); Dict observations come
-    batched as a dict of arrays, laid out as ``gymnasium.vector.utils.create_empty_array`` does.
+    Every space gymnasium batches densely works, for observations and actions alike: Box (of any
+    dtype), Discrete, MultiDiscrete, MultiBinary, and Tuple and Dict spaces of them, nested. They are
+    batched as ``gymnasium.vector.utils`` batches them (Tuple and Dict as tuples and dicts of arrays),
+    and actions of Tuple and Dict spaces are given alike (numpy arrays, tensors or lists as leaves).
     Arrays returned by ``reset()`` and ``step()`` are fresh on every call: keeping them is safe. (On the
     CPU, ``step()``'s tensors are rows of small blocks made for several steps at once, each row given
     out once: see ``TensorRows``.)
@@ -119,6 +136,7 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         num_episodes: int | None = None,
         device: str | torch.device | None = None,
         autoreset_mode: Any = "same_step",
+        seed_rule: SeedRule = "evotorch",
     ) -> None:
         makers = env_makers if isinstance(env_makers, Sequence) else list(env_makers)
         if not makers:
@@ -137,6 +155,7 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
             )
         self._device = None if device is None else checked_device(device)
         self._empty_info = checked_flag(empty_info, "empty_info")
+        self._seed_rule = checked_seed_rule(seed_rule)
 
         envs = _make_sub_envs(makers)
         try:
@@ -151,22 +170,25 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         self.metadata = {**getattr(envs[0], "metadata", {}), **autoreset_metadata(self._autoreset_mode)}
         self.render_mode = getattr(envs[0], "render_mode", None)
 
-        obs_space = self.single_observation_space
-        self._dict_observations = isinstance(obs_space, Dict)
+        obs_space, action_space = self.single_observation_space, self.single_action_space
+        self._tree_observations = not isinstance(obs_space, ARRAY_SPACES)
         self._batched_obs_shape: tuple[int, ...] = (self.num_envs, *(obs_space.shape or ()))
         self._obs_dtype: Any = obs_space.dtype
-        self._batched_action_shape: tuple[int, ...] = (self.num_envs, *self.single_action_space.shape)  # type: ignore[misc]
-        self._discrete_actions = isinstance(self.single_action_space, Discrete)
+        self._tree_actions = not isinstance(action_space, ARRAY_SPACES)
+        self._batched_action_shape: tuple[int, ...] = (self.num_envs, *(action_space.shape or ()))
+        self._discrete_actions = isinstance(action_space, Discrete)
+        # MultiDiscrete and MultiBinary actions have their values checked too (Box actions are not).
+        self._other_integer_actions = not self._tree_actions and not isinstance(action_space, (Discrete, Box))
         if self._discrete_actions:
-            start = int(self.single_action_space.start)  # type: ignore[attr-defined]
-            self._action_range = (start, start + int(self.single_action_space.n) - 1)  # type: ignore[attr-defined]
+            start = int(action_space.start)  # type: ignore[attr-defined]
+            self._action_range = (start, start + int(action_space.n) - 1)  # type: ignore[attr-defined]
         # On the CPU, step results and info masks are rows of tensors made many at a time (TensorRows).
         self._result_rows: TensorRows | None = None
         self._mask_rows: TensorRows | None = None
         if self._device is not None and self._device.type == "cpu":
             flags = ((self.num_envs,), np.dtype(np.bool_))
             self._mask_rows = TensorRows([flags, flags])
-            if not self._dict_observations:
+            if not self._tree_observations:
                 observations = (self._batched_obs_shape, np.dtype(self._obs_dtype))
                 self._result_rows = TensorRows(
                     [observations, ((self.num_envs,), np.dtype(np.float64)), flags, flags]
@@ -203,16 +225,41 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         return self._num_episodes
 
     @property
-    def autoreset_mode(self) -> str:
-        """The autoreset mode: ``"same_step"``, ``"next_step"`` or ``"disabled"``."""
-        return self._autoreset_mode
+    def autoreset_mode(self) -> Any:
+        """The autoreset mode: gymnasium's ``AutoresetMode`` on gymnasium >= 1.1, else its name
+        (``"same_step"``, ``"next_step"`` or ``"disabled"``)."""
+        return autoreset_mode_value(self._autoreset_mode)
+
+    @property
+    def seed_rule(self) -> SeedRule:
+        """How ``reset(seed=S)`` seeds the sub-envs: ``"evotorch"`` or ``"gymnasium"`` (``S + i``)."""
+        return self._seed_rule
+
+    @property
+    def np_random_seed(self) -> tuple[int, ...]:  # type: ignore[override]
+        """The seed of every sub-env's ``np_random`` (-1 where it was not seeded by an int), as gymnasium 1.x's
+        vector envs give it.
+
+        Example:
+            >>> import gymnasium
+            >>> env = SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 3, seed_rule="gymnasium")
+            >>> _ = env.reset(seed=10)
+            >>> env.np_random_seed
+            (10, 11, 12)
+        """
+        return self.get_attr("np_random_seed")
+
+    @property  # type: ignore[misc]
+    def np_random(self) -> tuple[np.random.Generator, ...]:  # type: ignore[override]
+        """Every sub-env's random generator."""
+        return self.get_attr("np_random")
 
     def seed(self, seed: Seed = None) -> None:
         """Seed the next ``reset()`` (and only that one); None clears a pending seed.
 
         An int ``S`` gives the sub-envs the seeds ``numpy.random.RandomState(S).randint(0, 2**32,
-        num_envs)``; a list gives one seed (or None) per sub-env. ``seed(S); reset()`` is the same as
-        ``reset(seed=S)``.
+        num_envs)`` (with ``seed_rule="gymnasium"``: ``S + i`` for sub-env ``i``); a list gives one seed (or
+        None) per sub-env. ``seed(S); reset()`` is the same as ``reset(seed=S)``.
 
         Example:
             >>> import gymnasium
@@ -221,7 +268,7 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
             >>> bool((env.reset()[0] == env.reset(seed=7)[0]).all())
             True
         """
-        self._pending_seeds = checked_seeds(seed, self.num_envs)
+        self._pending_seeds = checked_seeds(seed, self.num_envs, self._seed_rule)
 
     def reset(
         self,
@@ -293,7 +340,8 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         info)`` batched over the sub-envs.
 
         ``actions`` (numpy array, torch tensor or nested list) must have the shape ``(num_envs,
-        *single_action_space.shape)``. Finished episodes are handled as ``autoreset_mode`` says.
+        *single_action_space.shape)``; for a Tuple or Dict action space, a tuple or dict of such batches.
+        Finished episodes are handled as ``autoreset_mode`` says.
 
         Example:
             >>> import gymnasium, torch
@@ -304,12 +352,22 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         """
         if self._unusable:
             self._refuse_step()
-        if type(actions) is not np.ndarray:
-            actions = _as_numpy(actions)
-        if actions.shape != self._batched_action_shape or (
-            self._discrete_actions and not self._discrete_actions_valid(actions)
-        ):
-            raise ValueError(self._action_error_message(actions))
+        if self._tree_actions:
+            actions = list(
+                iterate(self.action_space, checked_tree(self.single_action_space, actions, self.num_envs))
+            )
+        else:
+            if type(actions) is not np.ndarray:
+                actions = as_numpy(actions)
+            if (
+                actions.shape != self._batched_action_shape
+                or (self._discrete_actions and not self._discrete_actions_valid(actions))
+                or (
+                    self._other_integer_actions
+                    and array_problem(self.single_action_space, actions, self.num_envs)
+                )
+            ):
+                raise self._action_error(actions)
         observations: Any
         tensors: tuple[torch.Tensor, ...] | None = None
         if self._result_rows is not None:
@@ -475,8 +533,8 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         flags start False, since only the sub-envs whose episode ends write them."""
         num_envs = self.num_envs
         observations: Any
-        if self._dict_observations:
-            observations = DictRows(allocate_observations(self.single_observation_space, num_envs))
+        if self._tree_observations:
+            observations = TreeRows(allocate_observations(self.single_observation_space, num_envs))
         else:
             observations = np.empty(self._batched_obs_shape, self._obs_dtype)
         return observations, np.empty(num_envs), np.zeros(num_envs, np.bool_), np.zeros(num_envs, np.bool_)
@@ -493,12 +551,12 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         (the batched observations to update), else freshly allocated."""
         if arrays is None:
             arrays = allocate_observations(self.single_observation_space, self.num_envs)
-        return DictRows(arrays) if self._dict_observations else arrays
+        return TreeRows(arrays) if self._tree_observations else arrays
 
     def _finished_observations(self, observations: Any) -> Any:
         """The batched observations written through ``_new_observations()`` or ``_new_arrays()``, kept for
         masked resets."""
-        if self._dict_observations:
+        if self._tree_observations:
             observations = observations.arrays
         self._last_observations = observations
         return observations
@@ -517,24 +575,29 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
                 return observation, info
         return next_observation, next_info
 
-    def _action_error_message(self, actions: np.ndarray) -> str:
-        """Say what ``step()`` expected of ``actions``, what it received and how to fix it."""
-        expected, shape = self._batched_action_shape, actions.shape
-        if shape == expected and actions.dtype.kind in "iu":
+    def _action_error(self, actions: np.ndarray) -> Exception:
+        """Say what ``step()`` expected of ``actions``, what it received and how to fix it: a TypeError for a
+        0-d action (as gymnasium raises), a ValueError otherwise."""
+        expected, shape, space = self._batched_action_shape, actions.shape, self.single_action_space
+        if shape == expected and self._discrete_actions and actions.dtype.kind in "iu":
             low, high = self._action_range
             rows = np.flatnonzero((actions < low) | (actions > high)).tolist()
-            return (
-                f"SyncVectorEnv.step() expected actions in [{low}, {high}] for the action space"
-                f" {self.single_action_space}, but the actions of sub-envs {rows} are"
-                f" {actions[rows].tolist()}. No sub-env was stepped. Clip them, or take the argmax of the"
-                " policy's scores (discrete_to_continuous_act=True does that)."
+            return ValueError(
+                f"SyncVectorEnv.step() expected actions in [{low}, {high}] for the action space {space}, but the"
+                f" actions of sub-envs {rows} are {actions[rows].tolist()}. No sub-env was stepped. Clip them, or"
+                " take the argmax of the policy's scores (discrete_to_continuous_act=True does that)."
+            )
+        if shape == expected and self._discrete_actions:
+            return ValueError(
+                f"SyncVectorEnv.step() expected integer actions for the discrete action space {space}, but"
+                f" received actions of dtype {actions.dtype}. Cast them to an integer dtype, or make the env with"
+                " discrete_to_continuous_act=True to pass scores whose argmax is taken."
             )
         if shape == expected:
-            return (
-                f"SyncVectorEnv.step() expected integer actions for the discrete action space"
-                f" {self.single_action_space}, but received actions of dtype {actions.dtype}. Cast them to an"
-                " integer dtype, or make the env with discrete_to_continuous_act=True to pass scores whose"
-                " argmax is taken."
+            return ValueError(
+                f"SyncVectorEnv.step() received actions with"
+                f" {array_problem(space, actions, self.num_envs)}, for the action space {space}. No sub-env was"
+                " stepped."
             )
         if len(shape) == 0:
             problem = "a 0-d (scalar) action"
@@ -542,12 +605,12 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
             problem = f"actions of shape {shape}, whose leading (batch) dimension is {shape[0]}"
         else:
             problem = f"actions of shape {shape}, i.e. one action of shape {shape[1:]} per sub-env"
-        return (
+        message = (
             f"SyncVectorEnv.step() expected actions of shape {expected}: num_envs={self.num_envs} rows, one"
-            f" per sub-env, each of shape {expected[1:]} for the single action space"
-            f" {self.single_action_space}. It received {problem}. Give one action per sub-env, stacked along"
-            " the first dimension."
+            f" per sub-env, each of shape {expected[1:]} for the single action space {space}. It received"
+            f" {problem}. Give one action per sub-env, stacked along the first dimension."
         )
+        return TypeError(message) if len(shape) == 0 else ValueError(message)
 
     # gymnasium 0.29's VectorEnvWrapper steps and resets its env through these async/wait pairs.
     def step_async(self, actions: Any) -> None:
@@ -669,13 +732,3 @@ def _made_and_measured(maker: EnvMaker) -> tuple[gymnasium.Env, int]:
 def _env_name(env: gymnasium.Env) -> str:
     spec = getattr(env, "spec", None)
     return spec.id if spec is not None else type(env.unwrapped).__qualname__
-
-
-def _as_numpy(actions: Any) -> np.ndarray:
-    """A torch tensor (on any device, even one that needs grad) or a nested list as a numpy array."""
-    if isinstance(actions, torch.Tensor):
-        try:
-            return actions.numpy()
-        except (RuntimeError, TypeError):  # needs grad, or is not on the CPU
-            return actions.numpy(force=True)
-    return np.asarray(actions)

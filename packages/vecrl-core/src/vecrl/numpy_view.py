@@ -1,0 +1,109 @@
+"""NumpyView: a torch-speaking vector env seen in numpy, for gymnasium's numpy-computing wrappers.
+
+gymnasium's ``RecordEpisodeStatistics`` and ``NormalizeObservation`` compute on a step's results with
+numpy (``returns += rewards``, ``np.mean(observations, axis=0)``), which torch tensors do not support.
+``make_vector_env(..., vector_wrappers=[...])`` puts them between a ``NumpyView`` of the backend's env and
+an outer ``TorchWrapper``; on the CPU both conversions share memory, so the values are not copied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import gymnasium
+import torch
+
+from vecrl.arrays import tree_from_torch
+from vecrl.compat import VECTOR_WRAPPER_BASE
+from vecrl.torch_wrapper import TorchWrapper
+
+VectorWrapperMaker = Callable[[Any], Any]
+
+
+class NumpyView(VECTOR_WRAPPER_BASE):
+    """The torch-speaking vector env ``env`` (a ``TorchWrapper``), speaking numpy: observations, rewards,
+    flags and the tensors in ``info`` come back as numpy arrays (on the host), actions may be numpy.
+
+    Example:
+        >>> import vecrl
+        >>> env = NumpyView(vecrl.make_vector_env("gym::CartPole-v1", num_envs=2))
+        >>> obs, info = env.reset(seed=0)
+        >>> type(obs).__name__, type(env.step(env.action_space.sample())[1]).__name__
+        ('ndarray', 'ndarray')
+    """
+
+    def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        """Reset the env; the observations and info in numpy."""
+        observation, info = self.env.reset(seed=seed, options=options)
+        return tree_from_torch(observation, "numpy"), _info_in_numpy(info)
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """Step the env; ``(obs, reward, terminated, truncated, info)`` in numpy."""
+        observation, reward, terminated, truncated, info = self.env.step(actions)
+        return (
+            tree_from_torch(observation, "numpy"),
+            tree_from_torch(reward, "numpy"),
+            tree_from_torch(terminated, "numpy"),
+            tree_from_torch(truncated, "numpy"),
+            _info_in_numpy(info),
+        )
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Call the method ``name`` of every sub-env; one result each."""
+        return self.env.call(name, *args, **kwargs)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """The attribute ``name`` of every sub-env."""
+        return self.env.get_attr(name)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set the attribute ``name`` of every sub-env."""
+        self.env.set_attr(name, values)
+
+    @property
+    def autoreset_mode(self) -> Any:
+        """The wrapped env's autoreset mode."""
+        return self.env.autoreset_mode
+
+
+def with_vector_wrappers(
+    env: TorchWrapper, wrappers: Sequence[VectorWrapperMaker], **options: Any
+) -> TorchWrapper:
+    """``env`` with gymnasium's numpy vector ``wrappers`` applied in order between a ``NumpyView`` and an
+    outer ``TorchWrapper`` (made with ``options``); the result speaks torch, on the CPU.
+
+    Example:
+        >>> import vecrl
+        >>> from gymnasium.wrappers.vector import RecordEpisodeStatistics
+        >>> env = with_vector_wrappers(vecrl.make_vector_env("CartPole-v1", num_envs=2), [RecordEpisodeStatistics])
+        >>> type(env.reset(seed=0)[0]).__name__, type(env.env).__name__
+        ('Tensor', 'RecordEpisodeStatistics')
+    """
+    if not isinstance(env, gymnasium.vector.VectorEnv):
+        raise ValueError(
+            f"vector_wrappers wrap a vector env, but the env made is {env!r}, a single env. Pass num_envs=<number"
+            " of copies>, or wrap the single env with gymnasium's wrappers yourself."
+        )
+    wrapped: Any = NumpyView(env)
+    for index, wrap in enumerate(wrappers):
+        if not callable(wrap):
+            raise TypeError(
+                f"vector_wrappers[{index}] is {wrap!r}, which is not callable. Give gymnasium vector wrapper"
+                " classes or functions taking a vector env, e.g. [RecordEpisodeStatistics,"
+                " functools.partial(NormalizeObservation, epsilon=1e-8)]."
+            )
+        wrapped = wrap(wrapped)
+    return TorchWrapper(wrapped, **options)
+
+
+def _info_in_numpy(info: Mapping[str, Any]) -> dict[str, Any]:
+    """``info`` with its tensors (also in nested dicts) as numpy arrays."""
+    return {
+        key: _info_in_numpy(value)
+        if isinstance(value, Mapping)
+        else tree_from_torch(value, "numpy")
+        if isinstance(value, torch.Tensor)
+        else value
+        for key, value in info.items()
+    }

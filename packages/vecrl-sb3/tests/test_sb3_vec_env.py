@@ -1,0 +1,101 @@
+"""SB3VecEnv on vecrl's backends against stable-baselines3 itself: DummyVecEnv's results step for step,
+PPO training, the VecEnv surface, brax, and the mistakes a new user makes.
+
+These need the gym backend (vecrl-gym), which the `tests` session installs; the `isolation(core+sb3)`
+row, with vecrl-sb3 alone, runs test_sb3_alone.py.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from stable_baselines3 import PPO
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.vec_env import DummyVecEnv
+
+import vecrl
+from vecrl_sb3 import SB3VecEnv
+
+pytest.importorskip("vecrl_gym")
+
+
+def assert_same_infos(ours: list[dict], theirs: list[dict]) -> None:
+    assert len(ours) == len(theirs)
+    for index, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+        assert sorted(a) == sorted(b), f"sub-env {index}: {sorted(a)} != {sorted(b)}"
+        for key in b:
+            np.testing.assert_array_equal(a[key], b[key], err_msg=f"sub-env {index}, {key}")
+
+
+@pytest.mark.parametrize(("env_id", "max_steps"), [("CartPole-v1", 15), ("Hopper-v5", 6)])
+def test_steps_like_sb3s_dummy_vec_env_given_the_same_seed(env_id, max_steps):
+    ours = SB3VecEnv(
+        vecrl.make_vector_env(
+            f"gym::{env_id}", num_envs=3, seed_rule="gymnasium", max_episode_steps=max_steps
+        )
+    )
+    theirs = DummyVecEnv([lambda: gym.make(env_id, max_episode_steps=max_steps)] * 3)
+    assert ours.seed(5) == theirs.seed(5) == [5, 6, 7]
+    np.testing.assert_array_equal(ours.reset(), theirs.reset())
+    assert_same_infos(ours.reset_infos, theirs.reset_infos)
+    space = theirs.action_space
+    space.seed(0)
+    dones_seen = 0
+    for _ in range(40):
+        actions = np.stack([space.sample() for _ in range(3)])
+        (obs, rewards, dones, infos), expected = ours.step(actions), theirs.step(actions)
+        np.testing.assert_array_equal(obs, expected[0])
+        assert rewards.dtype == expected[1].dtype == np.float32
+        np.testing.assert_array_equal(rewards, expected[1])
+        np.testing.assert_array_equal(dones, expected[2])
+        assert_same_infos(infos, expected[3])
+        assert_same_infos(ours.reset_infos, theirs.reset_infos)
+        dones_seen += int(dones.sum())
+    assert dones_seen >= 3
+
+
+def test_ppo_trains_on_it_and_sees_the_episodes_monitor_reports():
+    env = SB3VecEnv(vecrl.make_vector_env("gym::CartPole-v1", num_envs=8, wrappers=[Monitor]))
+    model = PPO("MlpPolicy", env, n_steps=128, batch_size=256, n_epochs=2, seed=0, device="cpu")
+    model.learn(total_timesteps=3072)
+    assert model.num_timesteps >= 3072
+    assert len(model.ep_info_buffer) > 20  # episode returns reached SB3 through the final infos
+    assert all(info["r"] == info["l"] for info in model.ep_info_buffer)  # CartPole: reward 1 per step
+    env.close()
+
+
+def test_a_brax_env_steps_with_terminal_observations():
+    pytest.importorskip("brax")
+    env = SB3VecEnv(vecrl.make_vector_env("brax::fast", num_envs=2, episode_length=3))
+    env.seed(0)
+    first = env.reset()
+    assert first.shape == (2, env.observation_space.shape[0]) and env.get_attr("render_mode") == [None, None]
+    for _ in range(3):
+        obs, rewards, dones, infos = env.step(np.zeros((2, env.action_space.shape[0]), np.float32))
+    assert dones.all()
+    assert all(
+        info["TimeLimit.truncated"] and info["terminal_observation"].shape == first.shape[1:]
+        for info in infos
+    )
+
+
+def test_the_vec_env_surface_reaches_the_sub_envs():
+    env = SB3VecEnv(vecrl.make_vector_env("gym::CartPole-v1", num_envs=3, wrappers=[Monitor]))
+    assert env.get_attr("gravity") == [9.8, 9.8, 9.8]
+    env.set_attr("gravity", 1.6, indices=[1])
+    assert env.get_attr("gravity") == [9.8, 1.6, 9.8]
+    assert env.env_method("get_wrapper_attr", "gravity", indices=[0, 1]) == [9.8, 1.6]
+    assert env.env_is_wrapped(Monitor) == [True, True, True]
+    assert env.env_is_wrapped(gym.wrappers.FlattenObservation, indices=2) == [False]
+
+
+def test_mistakes_are_errors_that_say_how_to_fix_them():
+    with pytest.raises(TypeError, match="takes a vecrl vector env.*num_envs"):
+        SB3VecEnv(vecrl.make_vector_env("gym::CartPole-v1"))
+    with pytest.raises(ValueError, match="autoresets in the same step.*autoreset_mode='same_step'"):
+        SB3VecEnv(vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, autoreset_mode="next_step"))
+    with pytest.raises(ValueError, match="without an episode budget.*num_episodes=2"):
+        SB3VecEnv(vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, num_episodes=2))
+    with pytest.raises(ValueError, match="force_classic_api=True. Make it without force_classic_api"):
+        SB3VecEnv(vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, force_classic_api=True))
