@@ -23,6 +23,7 @@ REAL_TASKS = [
     ("InvertedPendulum-v5", 40),  # MuJoCo, float64, one action
     ("Acrobot-v1", 60),  # float32 observations, Discrete(3) actions
     ("FrozenLake-v1", 30),  # Discrete(16) observations, Discrete(4) actions
+    ("Blackjack-v1", 10),  # Tuple(Discrete(32), Discrete(11), Discrete(2)) observations: a tuple of tensors
 ]
 
 

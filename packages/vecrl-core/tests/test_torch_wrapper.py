@@ -159,11 +159,16 @@ def test_tuple_observations_come_back_as_tuples_of_tensors():
 
 
 def test_spaces_gymnasium_cannot_batch_densely_are_refused_at_construction():
-    env = gymnasium.wrappers.TransformObservation(
-        gymnasium.make("CartPole-v1"), lambda obs: "text", gymnasium.spaces.Text(8)
-    )
+    class AsText(gymnasium.ObservationWrapper):
+        def __init__(self, env):
+            super().__init__(env)
+            self.observation_space = gymnasium.spaces.Text(8)
+
+        def observation(self, observation):
+            return "text"
+
     with pytest.raises(TypeError, match="a Text space, whose samples have no fixed shape"):
-        TorchWrapper(env)
+        TorchWrapper(AsText(gymnasium.make("CartPole-v1")))
 
 
 def test_seed_without_an_env_seed_method_points_to_reset():

@@ -9,6 +9,7 @@ Example:
 from vecrl.arrays import (
     array_type,
     convert_from_torch,
+    convert_to_numpy,
     convert_to_torch,
     convert_to_torch_bool,
     is_jax_array,
@@ -45,6 +46,7 @@ __all__ = [
     "backend_distribution",
     "backend_prefixes",
     "convert_from_torch",
+    "convert_to_numpy",
     "convert_to_torch",
     "convert_to_torch_bool",
     "get_backend",

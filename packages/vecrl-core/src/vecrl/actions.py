@@ -8,8 +8,6 @@ import numpy as np
 import torch
 from gymnasium.spaces import Box, Discrete, Space
 
-from vecrl.spaces import check_supported_space
-
 
 def random_action_sampler(space: Space, num_envs: int, seed: int = 0) -> Callable[[], torch.Tensor]:
     """A function returning a fresh ``(num_envs, *space.shape)`` batch of valid random actions per call.
@@ -22,7 +20,11 @@ def random_action_sampler(space: Space, num_envs: int, seed: int = 0) -> Callabl
         >>> sample().shape
         torch.Size([4])
     """
-    check_supported_space(space, "action space")
+    if not isinstance(space, (Box, Discrete)):
+        raise TypeError(
+            f"Random actions are drawn for Box and Discrete action spaces, but the action space is {space!r}."
+            " Sample such actions with the env's own action_space.sample() instead."
+        )
     generator = torch.Generator().manual_seed(seed)
     if isinstance(space, Discrete):
         low_int, high_int = int(space.start), int(space.start + space.n)

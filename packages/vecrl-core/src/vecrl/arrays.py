@@ -116,6 +116,19 @@ def convert_from_torch(x: torch.Tensor, array_type: ArrayType) -> Any:
     )
 
 
+def convert_to_numpy(x: Any) -> np.ndarray:
+    """``x`` as a numpy array: a torch tensor through ``convert_from_torch`` (on any device, even one that
+    needs grad), anything else (jax arrays, nested lists) through ``numpy.asarray``.
+
+    Example:
+        >>> convert_to_numpy(torch.ones(2, requires_grad=True))
+        array([1., 1.], dtype=float32)
+    """
+    if isinstance(x, torch.Tensor):
+        return convert_from_torch(x, "numpy")
+    return np.asarray(x)
+
+
 def tree_to_torch(x: Any) -> Any:
     """``x`` (an array, or tuples and mappings of arrays, nested) with every array as a torch tensor, each
     through ``convert_to_torch``; mappings become dicts.

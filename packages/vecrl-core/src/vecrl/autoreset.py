@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias
 
 import numpy as np
-import torch
 
+from vecrl.arrays import convert_to_numpy
 from vecrl.compat import AutoresetMode
 
 AutoresetModeName: TypeAlias = Literal["same_step", "next_step", "disabled"]
@@ -113,9 +113,7 @@ def checked_reset_mask(mask: Any, num_envs: int) -> np.ndarray:
         >>> checked_reset_mask([True, False], 2)
         array([ True, False])
     """
-    if isinstance(mask, torch.Tensor):
-        mask = mask.detach().cpu().numpy()
-    array = np.asarray(mask)
+    array = convert_to_numpy(mask)
     if array.shape != (num_envs,) or array.dtype != np.bool_:
         raise ValueError(
             f"options['reset_mask'] must be a boolean array of shape ({num_envs},) (one entry per sub-env,"

@@ -10,22 +10,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import torch
 from gymnasium.spaces import Box, Dict, Discrete, MultiDiscrete, Space, Tuple
 
-from vecrl.arrays import convert_from_torch
-
-
-def as_numpy(actions: Any) -> np.ndarray:
-    """A torch tensor (on any device, even one that needs grad) or a nested list as a numpy array.
-
-    Example:
-        >>> as_numpy(torch.ones(2, requires_grad=True))
-        array([1., 1.], dtype=float32)
-    """
-    if isinstance(actions, torch.Tensor):
-        return convert_from_torch(actions, "numpy")
-    return np.asarray(actions)
+from vecrl.arrays import convert_to_numpy
 
 
 def value_range(space: Space) -> tuple[Any, Any]:
@@ -99,7 +86,7 @@ def checked_tree(space: Space, actions: Any, num_envs: int, path: str = "actions
             checked_tree(subspace, part, num_envs, f"{path}[{index}]")
             for index, (subspace, part) in enumerate(zip(space.spaces, actions, strict=True))
         )
-    array = as_numpy(actions)
+    array = convert_to_numpy(actions)
     problem = array_problem(space, array, num_envs)
     if problem is not None:
         raise ValueError(

@@ -13,6 +13,7 @@ from gymnasium.spaces import Box, Discrete
 from gymnasium.vector.utils import iterate
 
 import vecrl
+from vecrl.arrays import convert_to_numpy
 from vecrl.autoreset import (
     autoreset_metadata,
     autoreset_mode_name,
@@ -30,7 +31,7 @@ from vecrl.checks import (
 )
 from vecrl.compat import GYMNASIUM_1
 from vecrl.spaces import ARRAY_SPACES
-from vecrl_gym.actions import array_problem, as_numpy, checked_tree
+from vecrl_gym.actions import array_problem, checked_tree
 from vecrl_gym.batching import (
     TreeRows,
     allocate_observations,
@@ -358,7 +359,7 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
             )
         else:
             if type(actions) is not np.ndarray:
-                actions = as_numpy(actions)
+                actions = convert_to_numpy(actions)
             if (
                 actions.shape != self._batched_action_shape
                 or (self._discrete_actions and not self._discrete_actions_valid(actions))

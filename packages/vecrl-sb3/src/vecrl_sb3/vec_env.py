@@ -99,7 +99,8 @@ class SB3VecEnv(VecEnv):
     def step_wait(self) -> VecEnvStepReturn:
         """Step every sub-env with the actions given to ``step_async()``."""
         actions, self._actions = self._actions, None
-        observation, reward, terminated, truncated, info = self.env.step(torch.as_tensor(actions))
+        # numpy actions as they are: TorchWrapper takes them (torch.as_tensor here would cost ~10 us a step)
+        observation, reward, terminated, truncated, info = self.env.step(actions)
         terminated, truncated = _numpy(terminated), _numpy(truncated)
         dones = terminated | truncated
         infos = _per_env(info, self.num_envs)
