@@ -120,11 +120,17 @@ def test_reward_and_action_wrappers_applied_to_the_env_change_what_they_should()
     doubled = gym.wrappers.vector.TransformReward(pendulums(), lambda reward: 2 * reward)
     clipped = gym.wrappers.vector.ClipAction(pendulums())
     rescaled = gym.wrappers.vector.RescaleAction(pendulums(), min_action=-1.0, max_action=1.0)
+    # the same wrappers beneath the tensors, where they see numpy actions
+    clipped_beneath = pendulums(vector_wrappers=[gym.wrappers.vector.ClipAction])
+    rescale = functools.partial(gym.wrappers.vector.RescaleAction, min_action=-1.0, max_action=1.0)
+    rescaled_beneath = pendulums(vector_wrappers=[rescale])
     for _ in range(5):
         expected = plain.step(torch.full((2, 1), 2.0))
         assert torch.equal(doubled.step(torch.full((2, 1), 2.0))[1], 2 * expected[1])
         assert torch.equal(torch.as_tensor(clipped.step(torch.full((2, 1), 7.5))[0]), expected[0])
         assert torch.equal(torch.as_tensor(rescaled.step(torch.full((2, 1), 1.0))[0]), expected[0])
+        assert torch.equal(clipped_beneath.step(torch.full((2, 1), 7.5))[0], expected[0])
+        assert torch.equal(rescaled_beneath.step(torch.full((2, 1), 1.0))[0], expected[0])
 
 
 @needs_vector_wrappers

@@ -59,6 +59,7 @@ def checked_tree(space: Space, actions: Any, num_envs: int, path: str = "actions
     ValueError that names the part at fault otherwise.
 
     Example:
+        >>> import torch
         >>> space = Dict({"move": Box(-1.0, 1.0, (2,)), "grip": Discrete(2)})
         >>> tree = checked_tree(space, {"move": torch.zeros(3, 2), "grip": [0, 1, 1]}, 3)
         >>> tree["grip"]
