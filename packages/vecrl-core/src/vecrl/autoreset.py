@@ -105,7 +105,8 @@ def declared_autoreset_mode(env: Any, default: AutoresetModeName = "same_step") 
 
 
 def checked_reset_mask(mask: Any, num_envs: int) -> np.ndarray:
-    """``options["reset_mask"]`` as a numpy bool array of shape ``(num_envs,)``; a ValueError otherwise.
+    """``options["reset_mask"]`` as a numpy bool array of shape ``(num_envs,)``; otherwise a ValueError for
+    the wrong shape and a TypeError for the wrong dtype (gymnasium's types for these).
 
     A numpy array, a torch tensor (on any device) or a list of bools is accepted.
 
@@ -115,7 +116,8 @@ def checked_reset_mask(mask: Any, num_envs: int) -> np.ndarray:
     """
     array = convert_to_numpy(mask)
     if array.shape != (num_envs,) or array.dtype != np.bool_:
-        raise ValueError(
+        error = ValueError if array.shape != (num_envs,) else TypeError
+        raise error(
             f"options['reset_mask'] must be a boolean array of shape ({num_envs},) (one entry per sub-env,"
             f" True for those to reset), but got {type(mask).__qualname__} of shape {array.shape} and dtype"
             f" {array.dtype}: {mask!r}."
