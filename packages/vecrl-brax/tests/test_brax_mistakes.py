@@ -6,6 +6,7 @@ import pickle
 import subprocess
 import sys
 
+import gymnasium
 import pytest
 import torch
 
@@ -80,3 +81,10 @@ def test_importing_brax_prints_no_warp_notice():
 def test_the_env_says_that_its_first_calls_compile():
     assert fast_env().unwrapped.jit_compiled is True
     assert vecrl.BaseVectorEnv.jit_compiled is False
+
+
+def test_wrappers_meant_for_gym_sub_envs_are_refused_not_ignored():
+    with pytest.raises(
+        TypeError, match="wrappers= applies gymnasium wrappers to each sub-env.*vector_wrappers"
+    ):
+        vecrl.make_vector_env("brax::fast", num_envs=2, wrappers=[gymnasium.wrappers.ClipAction])

@@ -37,6 +37,12 @@ def make_brax_env(
             f"make_brax_env({env_name!r}) needs num_envs: brax envs are always batched. Pass num_envs=1"
             " for a single environment."
         )
+    if "wrappers" in kwargs:  # brax envs take **kwargs and would ignore it without a word
+        raise TypeError(
+            "wrappers= applies gymnasium wrappers to each sub-env of the gym backend, but a brax env is one"
+            " batched jax env with no sub-env objects. For gymnasium's vector wrappers use"
+            " make_vector_env(..., vector_wrappers=[...]); for brax's own wrappers, wrap the brax env."
+        )
     # array_type="torch": the env hands torch tensors (DLPack views of its jax results) to TorchWrapper, which
     # then passes torch actions through unconverted; the env takes a CPU tensor as a numpy view, the
     # cheapest way into jax (jax.dlpack.from_dlpack costs ~0.1-0.3 ms per step on CPU).
