@@ -136,8 +136,10 @@ def test_unknown_modes_and_malformed_masks_are_rejected():
     with pytest.raises(RuntimeError, match="has not been reset yet"):
         env.reset(options={"reset_mask": [True, False]})
     env.reset(seed=0)
-    with pytest.raises(ValueError, match=r"boolean array of shape \(2,\)"):
+    with pytest.raises(TypeError, match=r"boolean array of shape \(2,\)"):  # gymnasium's type for a dtype
         env.reset(options={"reset_mask": [1, 0]})
+    with pytest.raises(ValueError, match=r"boolean array of shape \(2,\)"):
+        env.reset(options={"reset_mask": [True]})
     with pytest.raises(ValueError, match="no reset options other than 'reset_mask'"):
         env.reset(options={"reset_mask": [True, False], "init_state": 0})
 
