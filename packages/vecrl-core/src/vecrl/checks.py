@@ -11,6 +11,7 @@ Example:
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -75,6 +76,21 @@ def checked_flag(value: Any, name: str) -> bool:
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise TypeError(f"{name} must be True or False, but got {value!r} (a {type(value).__qualname__}).")
+
+
+def checked_callables(values: Sequence[Any], name: str, hint: str) -> tuple[Any, ...]:
+    """``values`` as a tuple once every item is callable; else a TypeError naming the first that is not,
+    with ``hint`` (what to give instead) after it. Checked before any is called, so none is half-applied.
+
+    Example:
+        >>> checked_callables([len, 3], "wrappers", "Give functions.")
+        Traceback (most recent call last):
+        TypeError: wrappers[1] is 3, which is not callable. Give functions.
+    """
+    for index, value in enumerate(values):
+        if not callable(value):
+            raise TypeError(f"{name}[{index}] is {value!r}, which is not callable. {hint}")
+    return tuple(values)
 
 
 def checked_device(device: Any) -> torch.device:

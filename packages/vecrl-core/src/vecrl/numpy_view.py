@@ -15,13 +15,14 @@ import gymnasium
 import torch
 
 from vecrl.arrays import tree_from_torch
+from vecrl.checks import checked_callables
 from vecrl.compat import VECTOR_WRAPPER_BASE
-from vecrl.torch_wrapper import TorchWrapper
+from vecrl.torch_wrapper import SubEnvAccess, TorchWrapper
 
 VectorWrapperMaker = Callable[[Any], Any]
 
 
-class NumpyView(VECTOR_WRAPPER_BASE):
+class NumpyView(SubEnvAccess, VECTOR_WRAPPER_BASE):
     """The torch-speaking vector env ``env`` (a ``TorchWrapper``), speaking numpy: observations, rewards,
     flags and the tensors in ``info`` come back as numpy arrays (on the host), actions may be numpy.
 
@@ -49,18 +50,6 @@ class NumpyView(VECTOR_WRAPPER_BASE):
             _info_in_numpy(info),
         )
 
-    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
-        """Call the method ``name`` of every sub-env; one result each."""
-        return self.env.call(name, *args, **kwargs)
-
-    def get_attr(self, name: str) -> tuple[Any, ...]:
-        """The attribute ``name`` of every sub-env."""
-        return self.env.get_attr(name)
-
-    def set_attr(self, name: str, values: Any) -> None:
-        """Set the attribute ``name`` of every sub-env."""
-        self.env.set_attr(name, values)
-
     @property
     def autoreset_mode(self) -> Any:
         """The wrapped env's autoreset mode."""
@@ -85,14 +74,12 @@ def with_vector_wrappers(
             f"vector_wrappers wrap a vector env, but the env made is {env!r}, a single env. Pass num_envs=<number"
             " of copies>, or wrap the single env with gymnasium's wrappers yourself."
         )
+    hint = (
+        "Give gymnasium vector wrapper classes or functions taking a vector env, e.g. [RecordEpisodeStatistics,"
+        " functools.partial(NormalizeObservation, epsilon=1e-8)]."
+    )
     wrapped: Any = NumpyView(env)
-    for index, wrap in enumerate(wrappers):
-        if not callable(wrap):
-            raise TypeError(
-                f"vector_wrappers[{index}] is {wrap!r}, which is not callable. Give gymnasium vector wrapper"
-                " classes or functions taking a vector env, e.g. [RecordEpisodeStatistics,"
-                " functools.partial(NormalizeObservation, epsilon=1e-8)]."
-            )
+    for wrap in checked_callables(wrappers, "vector_wrappers", hint):
         wrapped = wrap(wrapped)
     return TorchWrapper(wrapped, **options)
 

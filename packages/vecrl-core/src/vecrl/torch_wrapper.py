@@ -272,7 +272,26 @@ class TorchWrapper:
         return f"TorchWrapper({self.env!r})"
 
 
-class TorchVectorWrapper(TorchWrapper, VECTOR_WRAPPER_BASE):
+class SubEnvAccess:
+    """gymnasium's sub-env access (``call``, ``get_attr``, ``set_attr``) for a vector wrapper, passed to the
+    wrapped vector env ``self.env`` (gymnasium 1.x's ``VectorWrapper`` does not forward them)."""
+
+    env: Any
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Call the method ``name`` of every sub-env (or read the attribute ``name``); one result each."""
+        return self.env.call(name, *args, **kwargs)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """The attribute ``name`` of every sub-env."""
+        return self.env.get_attr(name)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set the attribute ``name`` of every sub-env (a list or tuple: one value each)."""
+        self.env.set_attr(name, values)
+
+
+class TorchVectorWrapper(SubEnvAccess, TorchWrapper, VECTOR_WRAPPER_BASE):
     """The ``TorchWrapper`` of a ``gymnasium.vector.VectorEnv``: a gymnasium vector wrapper as well.
 
     ``TorchWrapper(vector_env)`` makes one; there is no need to name this class.
@@ -288,18 +307,6 @@ class TorchVectorWrapper(TorchWrapper, VECTOR_WRAPPER_BASE):
         if not GYMNASIUM_1:  # 0.29's VectorEnvWrapper forwards missing attributes but keeps none itself
             self.num_envs = int(env.num_envs)
         TorchWrapper.__init__(self, env, **kwargs)
-
-    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
-        """Call the method ``name`` of every sub-env (or read the attribute ``name``); one result each."""
-        return self.env.call(name, *args, **kwargs)
-
-    def get_attr(self, name: str) -> tuple[Any, ...]:
-        """The attribute ``name`` of every sub-env."""
-        return self.env.get_attr(name)
-
-    def set_attr(self, name: str, values: Any) -> None:
-        """Set the attribute ``name`` of every sub-env (a list or tuple: one value each)."""
-        self.env.set_attr(name, values)
 
 
 def _tree_for(action: Any, array_type: ArrayType) -> Any:

@@ -11,6 +11,7 @@ import gymnasium
 import torch
 
 import vecrl
+from vecrl.checks import checked_callables
 from vecrl_gym.checks import SeedRule
 from vecrl_gym.sync_vector_env import SyncVectorEnv
 
@@ -113,14 +114,11 @@ def _checked_wrappers(wrappers: Any) -> tuple[EnvWrapper, ...]:
             f"wrappers must be a list of gymnasium wrappers (classes or functions taking an env), but got"
             f" {wrappers!r}. Put it in a list: wrappers=[{getattr(wrappers, '__name__', 'wrapper')}]."
         )
-    for index, wrap in enumerate(wrappers):
-        if not callable(wrap):
-            raise TypeError(
-                f"wrappers[{index}] is {wrap!r}, which is not callable. Give gymnasium wrapper classes or"
-                " functions taking an env, e.g. [gymnasium.wrappers.ClipReward] or"
-                " [functools.partial(gymnasium.wrappers.TimeLimit, max_episode_steps=100)]."
-            )
-    return tuple(wrappers)
+    hint = (
+        "Give gymnasium wrapper classes or functions taking an env, e.g. [gymnasium.wrappers.ClipReward] or"
+        " [functools.partial(gymnasium.wrappers.TimeLimit, max_episode_steps=100)]."
+    )
+    return checked_callables(wrappers, "wrappers", hint)
 
 
 class _Copies(Sequence[Any]):

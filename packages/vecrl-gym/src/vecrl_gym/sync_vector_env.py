@@ -31,7 +31,7 @@ from vecrl.checks import (
 )
 from vecrl.compat import GYMNASIUM_1
 from vecrl.spaces import ARRAY_SPACES
-from vecrl_gym.actions import array_problem, checked_tree
+from vecrl_gym.actions import array_problem, checked_tree, value_range
 from vecrl_gym.batching import (
     TreeRows,
     allocate_observations,
@@ -181,8 +181,7 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         # MultiDiscrete and MultiBinary actions have their values checked too (Box actions are not).
         self._other_integer_actions = not self._tree_actions and not isinstance(action_space, (Discrete, Box))
         if self._discrete_actions:
-            start = int(action_space.start)  # type: ignore[attr-defined]
-            self._action_range = (start, start + int(action_space.n) - 1)  # type: ignore[attr-defined]
+            self._action_range = value_range(action_space)
         # On the CPU, step results and info masks are rows of tensors made many at a time (TensorRows).
         self._result_rows: TensorRows | None = None
         self._mask_rows: TensorRows | None = None
