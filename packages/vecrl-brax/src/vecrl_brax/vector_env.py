@@ -18,13 +18,13 @@ from vecrl.arrays import convert_from_torch, convert_to_torch
 from vecrl.autoreset import (
     AutoresetModeName,
     autoreset_metadata,
-    autoreset_mode_name,
     autoreset_mode_value,
     checked_reset_mask,
     finished_sub_envs_error,
 )
 from vecrl.checks import check_fits_in_memory, closed_env_error
 from vecrl.compat import FINAL_OBS_KEY
+from vecrl.episodes import checked_episode_budget
 from vecrl_brax import autoreset, spaces
 from vecrl_brax.brax_versions import resolve_create
 from vecrl_brax.packing import Packer
@@ -89,26 +89,15 @@ class VectorEnvFromBrax(BaseVectorEnv):
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, Integral) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int (the batch size), but got {num_envs!r}.")
-        if num_episodes is not None and (
-            isinstance(num_episodes, bool) or not isinstance(num_episodes, Integral) or num_episodes < 1
-        ):
-            raise ValueError(f"num_episodes must be None or a positive int, but got {num_episodes!r}.")
         if array_type not in ("jax", "torch"):
             raise ValueError(f"array_type must be 'jax' or 'torch', but got {array_type!r}.")
-        mode = autoreset_mode_name(autoreset_mode)
-        if mode == "disabled" and num_episodes is not None:
-            raise ValueError(
-                f"num_episodes={num_episodes!r} cannot be combined with autoreset_mode='disabled': the episode"
-                " budget counts the episodes that autoreset starts, and with autoreset disabled you start"
-                " each episode yourself (reset(options={'reset_mask': mask})). Count episodes yourself, or"
-                " use autoreset_mode='same_step' or 'next_step'."
-            )
+        budget, mode = checked_episode_budget(num_episodes, autoreset_mode)
         for key, reason in _RESERVED_KWARGS.items():
             if key in brax_kwargs:
                 raise ValueError(f"VectorEnvFromBrax does not accept {key}={brax_kwargs[key]!r}: {reason}.")
         num_envs = int(num_envs)
         self.env_name: str = env_name
-        self.num_episodes: int | None = None if num_episodes is None else int(num_episodes)
+        self.num_episodes: int | None = budget
         self.array_type: Literal["jax", "torch"] = array_type
         self._autoreset_mode: AutoresetModeName = mode
         compiled = _compiled_env(

@@ -21,7 +21,7 @@ import torch
 class SubEnvError(RuntimeError):
     """A sub-environment raised while the vector env was stepping or resetting it.
 
-    ``index`` names the sub-env; the original exception is chained as ``__cause__``. The other sub-envs
+    ``index`` names the sub-env and ``during`` what it was doing; the original exception is chained as ``__cause__``. The other sub-envs
     may have stepped already, so the env refuses ``step()`` until ``reset()``.
 
     Example:
@@ -31,7 +31,7 @@ class SubEnvError(RuntimeError):
     """
 
     def __init__(self, index: int, during: str, error: BaseException) -> None:
-        self.index = index
+        self.index, self.during = index, during
         super().__init__(
             f"Sub-env {index} raised {type(error).__qualname__} in {during}: {error}. The other sub-envs may"
             " have moved on already, so the batch is out of step: this env refuses step() until reset()."

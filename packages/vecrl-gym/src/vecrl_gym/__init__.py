@@ -9,8 +9,9 @@ Example:
 """
 
 from vecrl_gym.make import make_gym_env
+from vecrl_gym.process_vector_env import ProcessVectorEnv
 from vecrl_gym.sync_vector_env import SyncVectorEnv
 
 __version__ = "0.1.0"
 
-__all__ = ["SyncVectorEnv", "make_gym_env"]
+__all__ = ["ProcessVectorEnv", "SyncVectorEnv", "make_gym_env"]

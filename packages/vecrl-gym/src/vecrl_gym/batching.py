@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from gymnasium.spaces import Dict, Space, Tuple
+from gymnasium.spaces import Space
 from gymnasium.vector.utils import create_empty_array
 
 
@@ -22,7 +22,7 @@ class TreeRows:
     reads the same for array observations (a numpy array) and composite ones.
 
     Example:
-        >>> from gymnasium.spaces import Box, Discrete
+        >>> from gymnasium.spaces import Box, Dict, Discrete, Tuple
         >>> space = Dict({"a": Box(0.0, 1.0, (2,)), "b": Tuple((Discrete(3), Box(0.0, 1.0, ())))})
         >>> rows = TreeRows(allocate_observations(space, 2))
         >>> rows[1] = {"a": np.ones(2), "b": (2, np.float32(0.5))}
@@ -48,23 +48,6 @@ def allocate_observations(space: Space, num_envs: int) -> Any:
         (2, 3)
     """
     return create_empty_array(space, n=num_envs, fn=np.empty)
-
-
-def spent_observation(space: Space) -> Any:
-    """One observation of ``space`` that says "no episode left": NaN in float leaves, 0 in integer ones
-    (Discrete, MultiDiscrete and MultiBinary leaves included).
-
-    Example:
-        >>> from gymnasium.spaces import Box
-        >>> spent_observation(Box(0, 5, (2,), dtype=np.int64))
-        array([0, 0])
-    """
-    if isinstance(space, Dict):
-        return {key: spent_observation(subspace) for key, subspace in space.spaces.items()}
-    if isinstance(space, Tuple):
-        return tuple(spent_observation(subspace) for subspace in space.spaces)
-    fill = np.nan if np.issubdtype(space.dtype, np.inexact) else 0
-    return np.full(space.shape, fill, dtype=space.dtype)
 
 
 def copy_observations(observations: Any) -> Any:

@@ -12,23 +12,6 @@ from gymnasium.spaces import Box
 _MAX_SEED = 2**32
 
 
-def checked_num_episodes(num_episodes: Any) -> int | None:
-    """``num_episodes`` as an int >= 1, or None; a ValueError otherwise.
-
-    Example:
-        >>> checked_num_episodes(3), checked_num_episodes(None)
-        (3, None)
-    """
-    if num_episodes is None:
-        return None
-    if isinstance(num_episodes, bool) or not isinstance(num_episodes, Integral) or num_episodes < 1:
-        raise ValueError(
-            f"num_episodes must be a positive int (episodes per sub-env) or None (autoreset forever),"
-            f" but got {num_episodes!r}."
-        )
-    return int(num_episodes)
-
-
 #: How an int seed ``S`` gives the sub-envs their seeds: ``"evotorch"``, drawn from
 #: ``numpy.random.RandomState(S)`` (EvoTorch's rule, vecrl's default), or ``"gymnasium"``, ``S + i`` for
 #: sub-env ``i`` (the rule of gymnasium's own vector envs).

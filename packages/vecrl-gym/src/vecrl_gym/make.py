@@ -5,14 +5,16 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from numbers import Integral
-from typing import Any, overload
+from typing import Any, Literal, overload
 
 import gymnasium
 import torch
 
 import vecrl
 from vecrl.checks import checked_callables
+from vecrl_gym.auto_workers import auto_num_workers
 from vecrl_gym.checks import SeedRule
+from vecrl_gym.process_vector_env import ProcessVectorEnv
 from vecrl_gym.sync_vector_env import SyncVectorEnv
 
 #: A gymnasium wrapper (class or function) taking one env and giving the wrapped env.
@@ -32,6 +34,7 @@ def make_gym_env(
     autoreset_mode: Any = "same_step",
     seed_rule: SeedRule = "evotorch",
     wrappers: Sequence[EnvWrapper] | None = None,
+    num_workers: int | Literal["auto"] | None = None,
     **kwargs: Any,
 ) -> vecrl.TorchWrapper:
     """Make ``num_envs`` copies of the gymnasium env ``env_name`` in a ``SyncVectorEnv``, as a TorchWrapper.
@@ -43,7 +46,12 @@ def make_gym_env(
     TorchWrapper has nothing left to convert. With ``num_envs=None`` the result wraps one plain
     ``gymnasium.make`` env, and ``empty_info``, ``num_episodes``, ``device``, ``autoreset_mode``
     (``"same_step"``, ``"next_step"`` or ``"disabled"``) and ``seed_rule`` (``"evotorch"`` or
-    ``"gymnasium"``), options of ``SyncVectorEnv``, must be left at their defaults. An unknown id raises gymnasium's own error, which suggests close matches.
+    ``"gymnasium"``), options of ``SyncVectorEnv``, must be left at their defaults.
+
+    ``num_workers=K`` (K >= 2) steps the sub-envs in K blocks at once, this process and K - 1 worker
+    processes (``ProcessVectorEnv``), with the same results; ``"auto"`` does so with one per core only
+    where one batch step takes over a millisecond (``vecrl_gym.auto_workers``), which cheap sub-envs in
+    small numbers do not; None or 1 (the default) steps them all here. An unknown id raises gymnasium's own error, which suggests close matches.
 
     ``env_name`` may be gymnasium's ``"module:EnvId"`` (e.g. ``"gymnasium_robotics:PointMaze_UMaze-v3"``):
     gymnasium.make imports ``module`` first, which registers the envs of packages such as
@@ -63,6 +71,7 @@ def make_gym_env(
             "device": (device, None),
             "autoreset_mode": (autoreset_mode, "same_step"),
             "seed_rule": (seed_rule, "evotorch"),
+            "num_workers": (num_workers, None),
         }
         for name, (value, default) in vector_only.items():
             if value != default:
@@ -81,14 +90,19 @@ def make_gym_env(
         make_one = functools.partial(_make_wrapped, env_name, _checked_wrappers(wrappers), kwargs)
         # The batched results become tensors (on the CPU without a copy) right where they are made,
         # which leaves the TorchWrapper nothing to convert.
-        env = SyncVectorEnv(
-            _Copies(make_one, int(num_envs)),
-            empty_info=empty_info,
-            num_episodes=num_episodes,
-            device="cpu" if device is None else device,
-            autoreset_mode=autoreset_mode,
-            seed_rule=seed_rule,
-        )
+        options: dict[str, Any] = {
+            "empty_info": empty_info,
+            "num_episodes": num_episodes,
+            "device": "cpu" if device is None else device,
+            "autoreset_mode": autoreset_mode,
+            "seed_rule": seed_rule,
+        }
+        if num_workers == "auto":
+            num_workers = auto_num_workers(make_one, int(num_envs))
+        if num_workers is None or (isinstance(num_workers, int) and num_workers == 1):
+            env = SyncVectorEnv(_Copies(make_one, int(num_envs)), **options)
+        else:
+            env = ProcessVectorEnv([make_one] * int(num_envs), num_workers=num_workers, **options)
     return vecrl.TorchWrapper(
         env,
         force_classic_api=force_classic_api,

@@ -9,62 +9,42 @@ from typing import Any, NoReturn, SupportsFloat
 import gymnasium
 import numpy as np
 import torch
-from gymnasium.spaces import Box, Discrete
 from gymnasium.vector.utils import iterate
 
-import vecrl
-from vecrl.arrays import convert_to_numpy
 from vecrl.autoreset import (
     autoreset_metadata,
-    autoreset_mode_name,
-    autoreset_mode_value,
     checked_reset_mask,
     finished_sub_envs_error,
 )
 from vecrl.checks import (
     SubEnvError,
     check_fits_in_memory,
-    checked_device,
-    checked_flag,
     closed_env_error,
     failed_env_error,
 )
 from vecrl.compat import GYMNASIUM_1
+from vecrl.episodes import spent_observation
 from vecrl.spaces import ARRAY_SPACES
-from vecrl_gym.actions import array_problem, checked_tree, value_range
+from vecrl_gym.actions import ActionCheck
 from vecrl_gym.batching import (
     TreeRows,
     allocate_observations,
     copy_observations,
     observations_to_torch,
-    spent_observation,
 )
 from vecrl_gym.checks import (
     SeedRule,
     check_same_spaces,
-    checked_num_episodes,
-    checked_seed_rule,
-    checked_seeds,
 )
 from vecrl_gym.device import info_to_device
 from vecrl_gym.final_infos import EndedEpisode, add_final_infos
+from vecrl_gym.gym_vector_env import UNSET, GymVectorEnv, Seed, Unset
 from vecrl_gym.tensor_rows import TensorRows
 
 EnvMaker = Callable[[], gymnasium.Env]
-Seed = int | Sequence[int | None] | None
 
 
-class _Unset:
-    """The default of ``reset(seed=...)``: unlike an explicit None, it keeps a seed given to ``seed()``."""
-
-    def __repr__(self) -> str:
-        return "<unset>"
-
-
-_UNSET = _Unset()
-
-
-class SyncVectorEnv(vecrl.BaseVectorEnv):
+class SyncVectorEnv(GymVectorEnv):
     """Sub-environments stepped one after the other, reset as ``autoreset_mode`` says.
 
     - ``"same_step"`` (the default): a sub-env whose episode ends is reset within the same ``step()``;
@@ -145,19 +125,13 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
                 "SyncVectorEnv needs at least one sub-environment, but env_makers is empty. Pass a list of"
                 " functions that each make one env, e.g. [lambda: gymnasium.make('CartPole-v1')] * 8."
             )
-        self._num_episodes = checked_num_episodes(num_episodes)
-        self._autoreset_mode = autoreset_mode_name(autoreset_mode)
-        if self._autoreset_mode == "disabled" and self._num_episodes is not None:
-            raise ValueError(
-                f"num_episodes={num_episodes!r} cannot be combined with autoreset_mode='disabled': the episode"
-                " budget counts the episodes that autoreset starts, and with autoreset disabled you start"
-                " each episode yourself (reset(options={'reset_mask': mask})). Count episodes yourself, or"
-                " use autoreset_mode='same_step' or 'next_step'."
-            )
-        self._device = None if device is None else checked_device(device)
-        self._empty_info = checked_flag(empty_info, "empty_info")
-        self._seed_rule = checked_seed_rule(seed_rule)
-
+        self._take_options(
+            empty_info=empty_info,
+            num_episodes=num_episodes,
+            device=device,
+            autoreset_mode=autoreset_mode,
+            seed_rule=seed_rule,
+        )
         envs = _make_sub_envs(makers)
         try:
             check_same_spaces(envs)
@@ -176,12 +150,7 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         self._batched_obs_shape: tuple[int, ...] = (self.num_envs, *(obs_space.shape or ()))
         self._obs_dtype: Any = obs_space.dtype
         self._tree_actions = not isinstance(action_space, ARRAY_SPACES)
-        self._batched_action_shape: tuple[int, ...] = (self.num_envs, *(action_space.shape or ()))
-        self._discrete_actions = isinstance(action_space, Discrete)
-        # MultiDiscrete and MultiBinary actions have their values checked too (Box actions are not).
-        self._other_integer_actions = not self._tree_actions and not isinstance(action_space, (Discrete, Box))
-        if self._discrete_actions:
-            self._action_range = value_range(action_space)
+        self._check_actions = ActionCheck(action_space, self.num_envs, "SyncVectorEnv")
         # On the CPU, step results and info masks are rows of tensors made many at a time (TensorRows).
         self._result_rows: TensorRows | None = None
         self._mask_rows: TensorRows | None = None
@@ -195,8 +164,6 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
                 )
         self._env_steps = [env.step for env in envs]
         self._env_resets = [env.reset for env in envs]
-        self._pending_seeds: list[int | None] | None = None
-        self._pending_actions: Any = None
         # Why step() is refused (an error left the sub-envs out of step), or None. _unusable is "failed or
         # closed" in one flag, so that step() checks a single attribute on its hot path.
         self._failure: str | None = None
@@ -219,61 +186,10 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
             self._episodes_left = [self._num_episodes] * self.num_envs
             self._spent_observation = spent_observation(obs_space)
 
-    @property
-    def num_episodes(self) -> int | None:
-        """The episode budget of each sub-env (None: autoreset forever)."""
-        return self._num_episodes
-
-    @property
-    def autoreset_mode(self) -> Any:
-        """The autoreset mode: gymnasium's ``AutoresetMode`` on gymnasium >= 1.1, else its name
-        (``"same_step"``, ``"next_step"`` or ``"disabled"``)."""
-        return autoreset_mode_value(self._autoreset_mode)
-
-    @property
-    def seed_rule(self) -> SeedRule:
-        """How ``reset(seed=S)`` seeds the sub-envs: ``"evotorch"`` or ``"gymnasium"`` (``S + i``)."""
-        return self._seed_rule
-
-    @property
-    def np_random_seed(self) -> tuple[int, ...]:  # type: ignore[override]
-        """The seed of every sub-env's ``np_random`` (-1 where it was not seeded by an int), as gymnasium 1.x's
-        vector envs give it.
-
-        Example:
-            >>> import gymnasium
-            >>> env = SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 3, seed_rule="gymnasium")
-            >>> _ = env.reset(seed=10)
-            >>> env.np_random_seed
-            (10, 11, 12)
-        """
-        return self.get_attr("np_random_seed")
-
-    @property  # type: ignore[misc]
-    def np_random(self) -> tuple[np.random.Generator, ...]:  # type: ignore[override]
-        """Every sub-env's random generator."""
-        return self.get_attr("np_random")
-
-    def seed(self, seed: Seed = None) -> None:
-        """Seed the next ``reset()`` (and only that one); None clears a pending seed.
-
-        An int ``S`` gives the sub-envs the seeds ``numpy.random.RandomState(S).randint(0, 2**32,
-        num_envs)`` (with ``seed_rule="gymnasium"``: ``S + i`` for sub-env ``i``); a list gives one seed (or
-        None) per sub-env. ``seed(S); reset()`` is the same as ``reset(seed=S)``.
-
-        Example:
-            >>> import gymnasium
-            >>> env = SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2)
-            >>> env.seed(7)
-            >>> bool((env.reset()[0] == env.reset(seed=7)[0]).all())
-            True
-        """
-        self._pending_seeds = checked_seeds(seed, self.num_envs, self._seed_rule)
-
     def reset(
         self,
         *,
-        seed: Seed | _Unset = _UNSET,
+        seed: Seed | Unset = UNSET,
         options: dict[str, Any] | None = None,
     ) -> tuple[Any, dict[str, Any]]:
         """Reset the sub-envs and restart their episode budgets; returns ``(observations, info)``.
@@ -304,10 +220,7 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
                 )
             if self._failure is not None and not mask.all():
                 raise failed_env_error(self._failure)
-        if not isinstance(seed, _Unset):
-            self.seed(seed)
-        seeds = self._pending_seeds or [None] * self.num_envs
-        self._pending_seeds = None
+        seeds = self._take_seeds(seed)
 
         if mask is None or self._last_observations is None:
             indices: Iterable[int] = range(self.num_envs)
@@ -352,22 +265,9 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         """
         if self._unusable:
             self._refuse_step()
+        actions = self._check_actions(actions)
         if self._tree_actions:
-            actions = list(
-                iterate(self.action_space, checked_tree(self.single_action_space, actions, self.num_envs))
-            )
-        else:
-            if type(actions) is not np.ndarray:
-                actions = convert_to_numpy(actions)
-            if (
-                actions.shape != self._batched_action_shape
-                or (self._discrete_actions and not self._discrete_actions_valid(actions))
-                or (
-                    self._other_integer_actions
-                    and array_problem(self.single_action_space, actions, self.num_envs)
-                )
-            ):
-                raise self._action_error(actions)
+            actions = list(iterate(self.action_space, actions))
         observations: Any
         tensors: tuple[torch.Tensor, ...] | None = None
         if self._result_rows is not None:
@@ -428,7 +328,7 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         except BaseException as error:
             self._fail(index, "step()", error)
         if ended and infos is not None:
-            infos = add_final_infos(infos, ended, self._add_info, self._new_masks)
+            infos = self._add_final_infos(infos, ended)
         return infos
 
     def _step_next_step(
@@ -501,18 +401,6 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
             self._fail(index, "step()", error)
         return infos
 
-    def _discrete_actions_valid(self, actions: np.ndarray) -> bool:
-        """Whether Discrete ``actions`` (of the right shape) are integers within the space's range.
-
-        Python's min and max over ``tolist()``: numpy's reductions cost ~14 us per step at 1 env inside the
-        step loop (bench/gym_sync.py: CartPole at 1 env fell from 0.44 to 0.34 of the floor with them).
-        """
-        if actions.dtype.kind not in "iu":
-            return False
-        values = actions.tolist()
-        low, high = self._action_range
-        return low <= min(values) and max(values) <= high
-
     def _fail(self, index: int, during: str, error: BaseException) -> NoReturn:
         """Refuse step() from now on (until a full reset) and raise: a SubEnvError naming sub-env ``index``
         and chaining ``error``, or ``error`` itself when it is no Exception (Ctrl-C)."""
@@ -538,6 +426,10 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
         else:
             observations = np.empty(self._batched_obs_shape, self._obs_dtype)
         return observations, np.empty(num_envs), np.zeros(num_envs, np.bool_), np.zeros(num_envs, np.bool_)
+
+    def _add_final_infos(self, infos: dict[str, Any], ended: list[EndedEpisode]) -> dict[str, Any]:
+        """``infos`` with the last observations and infos of the ``ended`` episodes (see ``add_final_infos``)."""
+        return add_final_infos(infos, ended, self._add_info, self._new_masks)
 
     def _new_masks(self) -> tuple[Sequence[np.ndarray], Sequence[Any]]:
         """Two zeroed bool arrays of length ``num_envs`` for info masks, and what to report for each."""
@@ -574,62 +466,6 @@ class SyncVectorEnv(vecrl.BaseVectorEnv):
             if not episodes_left[index]:
                 return observation, info
         return next_observation, next_info
-
-    def _action_error(self, actions: np.ndarray) -> Exception:
-        """Say what ``step()`` expected of ``actions``, what it received and how to fix it: a TypeError for a
-        0-d action (as gymnasium raises), a ValueError otherwise."""
-        expected, shape, space = self._batched_action_shape, actions.shape, self.single_action_space
-        if shape == expected and self._discrete_actions and actions.dtype.kind in "iu":
-            low, high = self._action_range
-            rows = np.flatnonzero((actions < low) | (actions > high)).tolist()
-            return ValueError(
-                f"SyncVectorEnv.step() expected actions in [{low}, {high}] for the action space {space}, but the"
-                f" actions of sub-envs {rows} are {actions[rows].tolist()}. No sub-env was stepped. Clip them, or"
-                " take the argmax of the policy's scores (discrete_to_continuous_act=True does that)."
-            )
-        if shape == expected and self._discrete_actions:
-            return ValueError(
-                f"SyncVectorEnv.step() expected integer actions for the discrete action space {space}, but"
-                f" received actions of dtype {actions.dtype}. Cast them to an integer dtype, or make the env with"
-                " discrete_to_continuous_act=True to pass scores whose argmax is taken."
-            )
-        if shape == expected:
-            return ValueError(
-                f"SyncVectorEnv.step() received actions with"
-                f" {array_problem(space, actions, self.num_envs)}, for the action space {space}. No sub-env was"
-                " stepped."
-            )
-        if len(shape) == 0:
-            problem = "a 0-d (scalar) action"
-        elif shape[0] != self.num_envs:
-            problem = f"actions of shape {shape}, whose leading (batch) dimension is {shape[0]}"
-        else:
-            problem = f"actions of shape {shape}, i.e. one action of shape {shape[1:]} per sub-env"
-        message = (
-            f"SyncVectorEnv.step() expected actions of shape {expected}: num_envs={self.num_envs} rows, one"
-            f" per sub-env, each of shape {expected[1:]} for the single action space {space}. It received"
-            f" {problem}. Give one action per sub-env, stacked along the first dimension."
-        )
-        return TypeError(message) if len(shape) == 0 else ValueError(message)
-
-    # gymnasium 0.29's VectorEnvWrapper steps and resets its env through these async/wait pairs.
-    def step_async(self, actions: Any) -> None:
-        """Keep ``actions`` for ``step_wait()`` (gymnasium 0.29's two-phase step)."""
-        self._pending_actions = actions
-
-    def step_wait(self, **kwargs: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
-        """Step with the actions given to ``step_async()``."""
-        actions, self._pending_actions = self._pending_actions, None
-        return self.step(actions)
-
-    def reset_async(self, seed: Seed = None, options: dict[str, Any] | None = None) -> None:
-        """Nothing to start: ``reset_wait()`` does the work (gymnasium 0.29's two-phase reset)."""
-
-    def reset_wait(
-        self, seed: Seed = None, options: dict[str, Any] | None = None, **kwargs: Any
-    ) -> tuple[Any, dict[str, Any]]:
-        """Reset as ``reset(seed=seed, options=options)``."""
-        return self.reset(seed=seed, options=options)
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Call the method ``name`` of every sub-env (or read the attribute ``name``); one result each.

@@ -1,0 +1,71 @@
+"""The episode rules every backend follows, written once: the episode budget and its checks.
+
+A vector env made with ``num_episodes=n`` runs each sub-env for ``n`` episodes. On the step where a
+sub-env's last episode ends it reports that episode's final observation and reward; from then on, until
+the next ``reset()`` of that sub-env, it reports ``terminated = truncated = True``, a NaN observation (0
+for integer dtypes: ``spent_observation``) and a NaN reward. In ``next_step`` mode the reset step that
+would start one episode too many is not taken. With ``autoreset_mode="disabled"`` a budget is a
+ValueError, since the user starts every episode. Stepping a finished sub-env while autoreset is disabled
+is ``vecrl.autoreset.finished_sub_envs_error``.
+
+Example:
+    >>> checked_episode_budget(2, "next_step")
+    (2, 'next_step')
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+from gymnasium.spaces import Dict, Space, Tuple
+
+from vecrl.autoreset import AutoresetModeName, autoreset_mode_name
+
+
+def checked_episode_budget(num_episodes: Any, autoreset_mode: Any) -> tuple[int | None, AutoresetModeName]:
+    """``num_episodes`` (a positive int, or None: autoreset forever) and the name of ``autoreset_mode``,
+    checked together; a ValueError saying how to fix them otherwise.
+
+    Example:
+        >>> checked_episode_budget(None, "disabled")
+        (None, 'disabled')
+        >>> checked_episode_budget(1, "disabled")
+        Traceback (most recent call last):
+        ...
+        ValueError: num_episodes=1 cannot be combined with autoreset_mode='disabled': the episode budget counts the episodes that autoreset starts, and with autoreset disabled you start each episode yourself (reset(options={'reset_mask': mask})). Count episodes yourself, or use autoreset_mode='same_step' or 'next_step'.
+    """
+    if num_episodes is not None and (
+        isinstance(num_episodes, bool) or not isinstance(num_episodes, Integral) or num_episodes < 1
+    ):
+        raise ValueError(
+            f"num_episodes must be a positive int (episodes per sub-env) or None (autoreset forever),"
+            f" but got {num_episodes!r}."
+        )
+    mode = autoreset_mode_name(autoreset_mode)
+    if mode == "disabled" and num_episodes is not None:
+        raise ValueError(
+            f"num_episodes={num_episodes!r} cannot be combined with autoreset_mode='disabled': the episode"
+            " budget counts the episodes that autoreset starts, and with autoreset disabled you start"
+            " each episode yourself (reset(options={'reset_mask': mask})). Count episodes yourself, or"
+            " use autoreset_mode='same_step' or 'next_step'."
+        )
+    return (None if num_episodes is None else int(num_episodes)), mode
+
+
+def spent_observation(space: Space) -> Any:
+    """What a sub-env whose episode budget is spent reports as its observation: NaN (0 for integer dtypes),
+    nested as ``space`` is.
+
+    Example:
+        >>> from gymnasium.spaces import Box, Discrete
+        >>> spent_observation(Box(-1.0, 1.0, (2,))), spent_observation(Discrete(3))
+        (array([nan, nan], dtype=float32), array(0))
+    """
+    if isinstance(space, Dict):
+        return {key: spent_observation(subspace) for key, subspace in space.spaces.items()}
+    if isinstance(space, Tuple):
+        return tuple(spent_observation(subspace) for subspace in space.spaces)
+    fill = np.nan if np.issubdtype(space.dtype, np.inexact) else 0
+    return np.full(space.shape, fill, dtype=space.dtype)

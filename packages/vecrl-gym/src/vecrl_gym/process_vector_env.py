@@ -1,0 +1,523 @@
+"""ProcessVectorEnv: SyncVectorEnv's behaviour, with blocks of sub-envs stepped in worker processes."""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from numbers import Integral
+from typing import Any
+
+import cloudpickle
+import gymnasium
+import numpy as np
+import torch
+
+from vecrl.autoreset import autoreset_metadata, checked_reset_mask
+from vecrl.checks import SubEnvError, closed_env_error, failed_env_error
+from vecrl_gym.actions import ActionCheck
+from vecrl_gym.batching import copy_observations, observations_to_torch
+from vecrl_gym.checks import SeedRule, check_same_spaces
+from vecrl_gym.device import info_to_device
+from vecrl_gym.final_infos import EndedEpisode, add_final_infos
+from vecrl_gym.gym_vector_env import UNSET, GymVectorEnv, Seed, Unset
+from vecrl_gym.shared_batch import SharedBatch, rows_of, write_rows
+from vecrl_gym.sync_vector_env import SyncVectorEnv
+from vecrl_gym.worker import BlockInfos, RecordingSyncVectorEnv, RemoteFailure, serve
+
+EnvMaker = Callable[[], gymnasium.Env]
+
+#: Spawned workers start a fresh interpreter: safe with torch's and jax's threads, unlike fork, and they
+#: leave no server process behind, unlike forkserver.
+_CONTEXT = multiprocessing.get_context("spawn")
+#: How long close() waits for a worker to exit on its own before killing it.
+_EXIT_TIMEOUT_S = 1.0
+
+
+class ProcessVectorEnv(GymVectorEnv):
+    """``SyncVectorEnv``'s behaviour, its sub-envs split in ``num_workers`` blocks stepped at once: the calling
+    process steps the first block, a worker process each other one.
+
+    Every option, autoreset mode, episode budget, space and info means what it means for ``SyncVectorEnv``,
+    and for the same seeds and actions the trajectories are the same. Each step's actions, observations,
+    rewards and flags go through shared memory; only infos are pickled (none with ``empty_info=True``).
+    Workers wait blocked on a pipe, never spinning, and are spawned (a fresh interpreter, safe with torch
+    and jax loaded); a script that makes this env must guard its entry point with
+    ``if __name__ == "__main__":``, as for any spawned process.
+
+    Faults: an exception in a sub-env is a ``vecrl.SubEnvError`` naming it, chaining the original exception
+    (its traceback in the worker chained below it); a worker that dies (killed from outside) is a
+    RuntimeError naming it, raised as soon as the death is seen. Either way the env refuses ``step()``
+    until ``reset()``, which starts new workers for dead ones. ``close()`` ends every worker; it is
+    idempotent and also runs when the env is garbage-collected or the interpreter exits. Ctrl-C (a
+    KeyboardInterrupt) during a step or reset closes the env; workers themselves ignore SIGINT.
+
+    Args:
+        env_makers: functions without arguments, each making one sub-env (pickled with cloudpickle, so
+            lambdas work).
+        num_workers: processes that step sub-envs, the calling process included (default: the number of
+            cores, at most one per sub-env). 1 steps everything in the calling process.
+        empty_info, num_episodes, device, autoreset_mode, seed_rule: as for ``SyncVectorEnv``.
+
+    Example:
+        >>> import gymnasium, numpy as np
+        >>> env = ProcessVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 4, num_workers=2)
+        >>> obs, info = env.reset(seed=0)
+        >>> obs, reward, terminated, truncated, info = env.step(np.array([0, 1, 0, 1]))
+        >>> obs.shape, reward.tolist()
+        ((4, 4), [1.0, 1.0, 1.0, 1.0])
+        >>> env.close()
+    """
+
+    def __init__(
+        self,
+        env_makers: Iterable[EnvMaker],
+        *,
+        num_workers: int | None = None,
+        empty_info: bool = False,
+        num_episodes: int | None = None,
+        device: str | torch.device | None = None,
+        autoreset_mode: Any = "same_step",
+        seed_rule: SeedRule = "evotorch",
+    ) -> None:
+        makers = env_makers if isinstance(env_makers, Sequence) else list(env_makers)
+        num_envs = len(makers)
+        workers = checked_num_workers(num_workers, num_envs)
+        self._take_options(
+            empty_info=empty_info,
+            num_episodes=num_episodes,
+            device=device,
+            autoreset_mode=autoreset_mode,
+            seed_rule=seed_rule,
+        )
+        # Block b holds the sub-envs bounds[b]:bounds[b + 1]; block 0 is stepped here.
+        self._bounds: list[int] = np.linspace(0, num_envs, workers + 1).round().astype(int).tolist()
+        self._block_options = {
+            "empty_info": empty_info,
+            "num_episodes": num_episodes,
+            "autoreset_mode": autoreset_mode,
+            "seed_rule": seed_rule,
+        }
+        self._makers = makers
+        self._own = RecordingSyncVectorEnv(makers[: self._bounds[1]], **self._block_options)
+        try:
+            super().__init__(num_envs, self._own.single_observation_space, self._own.single_action_space)
+        except BaseException:
+            self._own.close()
+            raise
+        self.metadata = {**self._own.metadata, **autoreset_metadata(self._autoreset_mode)}
+        self.render_mode = self._own.render_mode
+        self._check_actions = ActionCheck(self.single_action_space, num_envs, "ProcessVectorEnv")
+        self._batch = SharedBatch(self.single_observation_space, self.single_action_space, num_envs, _CONTEXT)
+        self._views = self._batch.views()
+        # The workers of blocks 1, 2, ...: list entries are replaced when reset() restarts a dead one, and
+        # the finalizer (close(), garbage collection, interpreter exit) ends those in the list then.
+        self._workers: list[_Worker] = []
+        self._finalizer = weakref.finalize(self, _stop, self._workers, self._own)
+        self._failure: str | None = None
+        self._reset_once = False
+        try:
+            self._start_workers(range(1, workers))
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def num_workers(self) -> int:
+        """The processes stepping sub-envs, the calling process included."""
+        return len(self._bounds) - 1
+
+    # -- stepping ------------------------------------------------------------------------------------
+
+    def reset(
+        self,
+        *,
+        seed: Seed | Unset = UNSET,
+        options: dict[str, Any] | None = None,
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset as ``SyncVectorEnv.reset`` does (seeds, ``options``, ``options["reset_mask"]``); a full reset
+        also starts new workers for any that died.
+
+        Example:
+            >>> import gymnasium
+            >>> env = ProcessVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2, num_workers=2)
+            >>> env.reset(seed=[1, 2])[0].shape
+            (2, 4)
+            >>> env.close()
+        """
+        if self.closed:
+            raise closed_env_error("reset", self)
+        mask = None
+        if options is not None and "reset_mask" in options:
+            mask = checked_reset_mask(options["reset_mask"], self.num_envs)
+            options = {key: value for key, value in options.items() if key != "reset_mask"}
+            if not mask.all() and (self._failure is not None or not self._reset_once):
+                if self._failure is not None:
+                    raise failed_env_error(self._failure)
+                raise RuntimeError(
+                    "reset(options={'reset_mask': mask}) keeps the other sub-envs' observations, but this env"
+                    " has not been reset yet. Call reset() without a mask first."
+                )
+        seeds = self._take_seeds(seed)
+        dead = [index for index, worker in enumerate(self._workers, start=1) if not worker.process.is_alive()]
+        if dead:
+            self._start_workers(dead)
+
+        def block_arguments(start: int, stop: int) -> tuple[Any, Any]:
+            block_options = None if options is None and mask is None else dict(options or {})
+            if mask is not None:
+                block_options["reset_mask"] = mask[start:stop]  # type: ignore[index]
+            block_seeds = seeds[start:stop]
+            return (None if all(s is None for s in block_seeds) else block_seeds), block_options
+
+        infos = self._run_everywhere("reset", block_arguments, "reset()", self._reset_own)
+        self._failure, self._reset_once = None, True
+        return self._results(infos, None)
+
+    def _reset_own(self, seeds: Any, options: Any) -> BlockInfos:
+        observations, _ = self._own.reset(seed=seeds, options=options)
+        write_rows(self._views.observations, observations, 0, self._bounds[1])
+        return self._own.recorded()
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """Step as ``SyncVectorEnv.step`` does: bad actions are refused before any sub-env steps.
+
+        Example:
+            >>> import gymnasium, numpy as np
+            >>> env = ProcessVectorEnv([lambda: gymnasium.make("Pendulum-v1")] * 2, num_workers=2, device="cpu")
+            >>> _ = env.reset(seed=0)
+            >>> env.step(np.zeros((2, 1)))[1].dtype
+            torch.float64
+            >>> env.close()
+        """
+        if self.closed:
+            raise closed_env_error("step", self)
+        if self._failure is not None:
+            raise failed_env_error(self._failure)
+        actions = self._check_actions(actions)
+        write_rows(self._views.actions, actions, 0, self.num_envs)
+        infos = self._run_everywhere("step", lambda start, stop: None, "step()", self._step_own)
+        views = self._views
+        return self._results(infos, (views.rewards.copy(), views.terminated.copy(), views.truncated.copy()))
+
+    def _step_own(self) -> BlockInfos:
+        stop, views = self._bounds[1], self._views
+        observations, rewards, terminated, truncated, _ = self._own.step(rows_of(views.actions, 0, stop))
+        write_rows(views.observations, observations, 0, stop)
+        views.rewards[:stop], views.terminated[:stop], views.truncated[:stop] = rewards, terminated, truncated
+        return self._own.recorded()
+
+    def _results(self, blocks: list[BlockInfos | None], step: tuple[np.ndarray, ...] | None) -> Any:
+        """The batched observations (a fresh copy), ``step``'s arrays and the ``blocks``' infos batched as
+        one SyncVectorEnv batches them, on the device."""
+        observations = copy_observations(self._views.observations)
+        info: dict[str, Any] = {}
+        ended: list[EndedEpisode] = []
+        for start, block in zip(self._bounds, blocks, strict=False):
+            if block is not None:
+                for index, sub_env_info in block.infos:
+                    info = self._add_info(info, sub_env_info, start + index)
+                ended.extend((start + index, *episode) for index, *episode in block.ended)
+        if ended:
+            info = add_final_infos(info, ended, self._add_info, _new_masks(self.num_envs))
+        device = self._device
+        if device is not None:
+            observations = observations_to_torch(observations, device)
+            info = info_to_device(info, device) if info else info
+            if step is not None:
+                return (observations, *(torch.from_numpy(array).to(device) for array in step), info)
+        return (observations, info) if step is None else (observations, *step, info)
+
+    def _run_everywhere(
+        self,
+        command: str,
+        arguments: Callable[[int, int], Any],
+        during: str,
+        run_own: Callable[..., Any],
+    ) -> list[Any]:
+        """Send ``command`` to every worker (with ``arguments(start, stop)`` of its block), run ``run_own`` on
+        block 0 here meanwhile, and gather every block's result; raise the first fault once all replied.
+
+        A fault leaves the env refusing ``step()`` until ``reset()``; Ctrl-C closes it."""
+        try:
+            for worker in self._workers:
+                worker.connection.send((command, arguments(worker.first, worker.end)))
+            faults: list[BaseException] = []
+            results: list[Any] = [None]
+            try:
+                own_arguments = arguments(0, self._bounds[1])
+                results[0] = run_own() if own_arguments is None else run_own(*own_arguments)
+            except SubEnvError as error:
+                faults.append(error)
+            replies = self._gather(during)
+            for reply in replies:
+                if isinstance(reply, BaseException):
+                    faults.append(reply)
+                    results.append(None)
+                else:
+                    results.append(reply)
+        except Exception:
+            raise
+        except BaseException:  # Ctrl-C: the workers' replies would be out of step; end them
+            self.close()
+            raise
+        if faults:
+            self._failure = _failure_reason(faults[0])
+            raise faults[0]
+        return results
+
+    def _gather(self, during: str) -> list[Any]:
+        """Every worker's reply, in block order (an exception for a fault or a death): waits blocked on the
+        pipes and on the processes, so a worker that dies is seen at once."""
+        replies: list[Any] = [None] * len(self._workers)
+        pending = set(range(len(self._workers)))
+        waitables: dict[Any, int] = {}
+        for index, worker in enumerate(self._workers):
+            waitables[worker.connection] = waitables[worker.process.sentinel] = index
+        while pending:
+            for item in wait([item for item, index in waitables.items() if index in pending]):
+                index = waitables[item]
+                if index not in pending:
+                    continue
+                worker = self._workers[index]
+                has_reply = item is worker.connection or worker.connection.poll()
+                replies[index] = worker.reply(during) if has_reply else worker.death(during)
+                pending.discard(index)
+        return replies
+
+    # -- workers -------------------------------------------------------------------------------------
+
+    def _start_workers(self, blocks: Iterable[int]) -> None:
+        """Start (or restart) the workers of ``blocks`` and wait until each has made its sub-envs."""
+        started = []
+        for block in blocks:
+            start, stop = self._bounds[block], self._bounds[block + 1]
+            worker = _Worker.start(
+                block, start, stop, self._makers[start:stop], self._block_options, self._batch
+            )
+            if block <= len(self._workers):
+                self._workers[block - 1].end_process()
+                self._workers[block - 1] = worker
+            else:
+                self._workers.append(worker)
+            started.append(worker)
+        for worker in started:
+            worker.wait_ready(self._own)
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Call the method ``name`` of every sub-env (or read the attribute ``name``); one result each.
+
+        Example:
+            >>> import gymnasium
+            >>> env = ProcessVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2, num_workers=2)
+            >>> env.call("get_wrapper_attr", "gravity")
+            (9.8, 9.8)
+            >>> env.close()
+        """
+        return self._everywhere_tuple("call", lambda start, stop: (name, args, kwargs), self._own.call)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """The attribute ``name`` of every sub-env (looked up through its wrappers)."""
+        return self._everywhere_tuple("get_attr", lambda start, stop: name, self._own.get_attr)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set the attribute ``name`` of every sub-env: a list or tuple gives one value per sub-env, any
+        other value is given to all."""
+        if not isinstance(values, (list, tuple)):
+            values = [values] * self.num_envs
+        if len(values) != self.num_envs:
+            raise ValueError(
+                f"set_attr({name!r}, values) received {len(values)} values for {self.num_envs} sub-envs. Give"
+                " a list or tuple with one value per sub-env, or a single value (not a list) for all of them."
+            )
+        self._everywhere_tuple(
+            "set_attr", lambda start, stop: (name, list(values[start:stop])), self._own.set_attr
+        )
+
+    def render(self) -> tuple[Any, ...]:
+        """The frames the sub-envs render (their ``render_mode`` is set when they are made)."""
+        return self._everywhere_tuple("render", lambda start, stop: None, self._own.render)
+
+    def _everywhere_tuple(
+        self, command: str, arguments: Callable[[int, int], Any], run_own: Callable[..., Any]
+    ) -> tuple[Any, ...]:
+        """Run a command that changes no step state on every block; one result per sub-env."""
+        if self.closed:
+            raise closed_env_error(command, self)
+        own_arguments = arguments(0, self._bounds[1])
+        for worker in self._workers:
+            worker.connection.send((command, arguments(worker.first, worker.end)))
+        try:
+            if own_arguments is None:
+                own = run_own()
+            elif isinstance(own_arguments, tuple) and command != "set_attr":
+                own = run_own(own_arguments[0], *own_arguments[1], **own_arguments[2])
+            elif command == "set_attr":
+                own = run_own(*own_arguments)
+            else:
+                own = run_own(own_arguments)
+        finally:
+            replies = self._gather(f"{command}()")
+        for reply in replies:
+            if isinstance(reply, BaseException):
+                raise reply
+        if command == "set_attr":
+            return ()
+        return tuple(item for block in (own, *replies) for item in block)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """End every worker and close the sub-envs (``close()`` calls this once; closing again does
+        nothing); from now on ``step()`` and ``reset()`` raise."""
+        finalizer = getattr(self, "_finalizer", None)
+        if finalizer is not None:
+            finalizer()
+
+
+class _Worker:
+    """One worker process, its end of the pipe, and the block of sub-envs ``first:end`` it steps."""
+
+    def __init__(
+        self, block: int, first: int, end: int, process: BaseProcess, connection: Connection
+    ) -> None:
+        self.block, self.first, self.end = block, first, end
+        self.process, self.connection = process, connection
+
+    @classmethod
+    def start(
+        cls,
+        block: int,
+        first: int,
+        end: int,
+        makers: Sequence[EnvMaker],
+        options: dict[str, Any],
+        batch: SharedBatch,
+    ) -> _Worker:
+        """Spawn the worker of sub-envs ``first:end`` (it makes them from ``makers`` with ``options``)."""
+        ours, theirs = _CONTEXT.Pipe()
+        process = _CONTEXT.Process(
+            target=serve,
+            args=(theirs, cloudpickle.dumps(list(makers)), options, batch, first, end),
+            name=f"vecrl-worker-{block}",
+            daemon=True,
+        )
+        process.start()
+        theirs.close()  # so that the worker's death closes the pipe here too
+        return cls(block, first, end, process, ours)
+
+    def __repr__(self) -> str:
+        return f"worker {self.block} (pid {self.process.pid}, sub-envs {self.first} to {self.end - 1})"
+
+    def wait_ready(self, own: SyncVectorEnv) -> None:
+        """Wait until the worker has made its sub-envs; raise what making them raised, or a
+        RuntimeError if their spaces differ from those of ``own`` (the first block)."""
+        reply = self.reply("making its sub-envs")
+        if isinstance(reply, BaseException):
+            self.end_process()
+            raise reply
+        observation_space, action_space = reply[:2]
+        first = _Spaces(own.single_observation_space, own.single_action_space)
+        try:
+            check_same_spaces([first] * self.first + [_Spaces(observation_space, action_space)])
+        except RuntimeError:
+            self.end_process()
+            raise
+
+    def reply(self, during: str) -> Any:
+        """The worker's next reply: its result, or the exception to raise (a fault, its death)."""
+        try:
+            status, value = self.connection.recv()
+        except (EOFError, OSError):
+            return self.death(during)
+        if status != "error":
+            return value
+        failure: RemoteFailure = value
+        error = failure.exception()
+        if failure.index is None:
+            return error
+        fault = SubEnvError(failure.index, failure.during, error)
+        fault.__cause__ = error
+        return fault
+
+    def death(self, during: str) -> RuntimeError:
+        """The error for the worker having died during ``during``."""
+        self.process.join(_EXIT_TIMEOUT_S)
+        code = self.process.exitcode
+        how = f"exit code {code}"
+        if code is not None and code < 0:
+            how = f"signal {signal.Signals(-code).name}"
+        return RuntimeError(
+            f"The {self!r} died ({how}) during {during}. Its sub-envs are lost, so this env refuses step()"
+            " until reset(), which starts a new worker for them. If it died while making its sub-envs of a"
+            " script run directly, guard the script's entry point with if __name__ == '__main__':"
+            " (workers are spawned, and import the main module)."
+        )
+
+    def end_process(self) -> None:
+        """Ask the worker to exit; kill it if it has not within a second. Safe to call twice."""
+        with contextlib.suppress(OSError):
+            self.connection.send(("close", None))
+        self.process.join(_EXIT_TIMEOUT_S)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.connection.close()
+
+
+class _Spaces:
+    """The spaces a worker's sub-envs have, as ``check_same_spaces`` reads them."""
+
+    def __init__(self, observation_space: Any, action_space: Any) -> None:
+        self.observation_space, self.action_space = observation_space, action_space
+
+
+def _new_masks(num_envs: int) -> Callable[[], tuple[Sequence[np.ndarray], Sequence[Any]]]:
+    """``add_final_infos``'s ``new_masks`` for ``num_envs`` sub-envs: two zeroed bool arrays, reported as they are."""
+
+    def new_masks() -> tuple[Sequence[np.ndarray], Sequence[Any]]:
+        masks = (np.zeros(num_envs, np.bool_), np.zeros(num_envs, np.bool_))
+        return masks, masks
+
+    return new_masks
+
+
+def _stop(workers: list[_Worker], own: SyncVectorEnv) -> None:
+    """End every worker and close the first block's sub-envs (the env's finalizer)."""
+    for worker in workers:
+        worker.end_process()
+    own.close()
+
+
+def _failure_reason(error: BaseException) -> str:
+    if isinstance(error, SubEnvError):
+        return f"sub-env {error.index} raised {type(error.__cause__).__qualname__} in {error.during}"
+    return str(error).split(".")[0]
+
+
+def checked_num_workers(num_workers: Any, num_envs: int) -> int:
+    """``num_workers`` for ``num_envs`` sub-envs: None means the number of cores (at most ``num_envs``);
+    else a ValueError unless it is an int in ``[1, num_envs]``.
+
+    Example:
+        >>> checked_num_workers(2, 8), checked_num_workers(None, 1)
+        (2, 1)
+    """
+    if num_envs < 1:
+        raise ValueError(
+            "ProcessVectorEnv needs at least one sub-environment, but env_makers is empty. Pass a list of"
+            " functions that each make one env, e.g. [lambda: gymnasium.make('CartPole-v1')] * 8."
+        )
+    if num_workers is None:
+        return min(os.cpu_count() or 1, num_envs)
+    count = int(num_workers) if isinstance(num_workers, Integral) and not isinstance(num_workers, bool) else 0
+    if not 1 <= count <= num_envs:
+        raise ValueError(
+            f"num_workers must be an int from 1 to num_envs={num_envs} (processes stepping sub-envs, this one"
+            f" included; each steps a block of at least one sub-env), but got {num_workers!r}. This machine"
+            f" has {os.cpu_count()} cores; more workers than cores only take turns."
+        )
+    return count

@@ -1,0 +1,230 @@
+"""ProcessVectorEnv's faults and lifecycle with real worker processes: a sub-env's exception, a worker
+killed from outside, close() (twice, by garbage collection, at interpreter exit) and Ctrl-C. After each,
+the processes this test started are counted: none may be left running."""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from multiprocessing import resource_tracker
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import vecrl
+from vecrl_gym import ProcessVectorEnv
+
+
+def child_pids() -> set[int]:
+    """The processes whose parent is this one (zombies included: an unreaped worker counts as left), but
+    for multiprocessing's resource tracker: Python starts that one helper with the first spawned process,
+    shares it among all, and it ends with the interpreter (test_interpreter_exit_... checks that)."""
+    children = set()
+    tracker = resource_tracker._resource_tracker._pid
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid() and int(stat.parent.name) != tracker:
+            children.add(int(stat.parent.name))
+    return children
+
+
+@pytest.fixture
+def no_process_left():
+    before = child_pids()
+    yield
+    gc.collect()
+    assert child_pids() - before == set(), "worker processes were left running"
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+class Bomb(gym.Wrapper):
+    """CartPole that raises on the step numbered ``fuse`` (counted from its last reset)."""
+
+    def __init__(self, env: gym.Env, fuse: int) -> None:
+        super().__init__(env)
+        self.fuse, self.count = fuse, 0
+
+    def reset(self, **kwargs):
+        self.count = 0
+        return self.env.reset(**kwargs)
+
+    def step(self, action):
+        self.count += 1
+        if self.count == self.fuse:
+            raise ZeroDivisionError(f"boom at step {self.count}")
+        return self.env.step(action)
+
+
+def bomb_makers(num_envs: int, faulty: int, fuse: int) -> list:
+    def make(index: int):
+        return lambda: Bomb(gym.make("CartPole-v1"), fuse if index == faulty else 10**9)
+
+    return [make(index) for index in range(num_envs)]
+
+
+def test_a_sub_env_error_in_a_worker_names_the_sub_env_chains_the_original_and_reset_recovers(
+    no_process_left,
+):
+    env = ProcessVectorEnv(bomb_makers(4, faulty=3, fuse=2), num_workers=2)
+    env.reset(seed=0)
+    env.step(np.zeros(4, np.int64))
+    with pytest.raises(vecrl.SubEnvError, match=r"Sub-env 3 raised ZeroDivisionError in step\(\)") as caught:
+        env.step(np.zeros(4, np.int64))
+    assert caught.value.index == 3
+    original = caught.value.__cause__
+    assert isinstance(original, ZeroDivisionError) and str(original) == "boom at step 2"
+    assert "in step" in str(original.__cause__) and "ZeroDivisionError" in str(
+        original.__cause__
+    )  # its traceback
+    with pytest.raises(RuntimeError, match=r"step\(\) refused: sub-env 3 raised ZeroDivisionError"):
+        env.step(np.zeros(4, np.int64))
+    with pytest.raises(RuntimeError, match="refused"):
+        env.reset(options={"reset_mask": np.array([False, False, False, True])})
+    obs, _ = env.reset(seed=1)
+    assert obs.shape == (4, 4)
+    env.step(np.zeros(4, np.int64))
+    env.close()
+
+
+def test_a_sub_env_error_in_the_callers_block_is_raised_after_the_workers_answered(no_process_left):
+    env = ProcessVectorEnv(bomb_makers(4, faulty=0, fuse=1), num_workers=2)
+    env.reset(seed=0)
+    with pytest.raises(vecrl.SubEnvError, match="Sub-env 0 raised ZeroDivisionError"):
+        env.step(np.zeros(4, np.int64))
+    env.reset(seed=0)  # the workers' replies were all read: the pipes are in step again
+    with pytest.raises(vecrl.SubEnvError, match="Sub-env 0"):
+        env.step(np.ones(4, np.int64))
+    env.close()
+
+
+def test_a_killed_worker_is_an_error_naming_it_at_once_and_reset_starts_a_new_one(no_process_left):
+    env = ProcessVectorEnv([lambda: gym.make("Hopper-v5")] * 4, num_workers=2)
+    env.reset(seed=0)
+    worker = env._workers[0].process
+    os.kill(worker.pid, signal.SIGKILL)
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"worker 1 \(pid \d+, sub-envs 2 to 3\) died \(signal SIGKILL\)"):
+        env.step(np.zeros((4, 3)))
+    waited = time.monotonic() - start
+    with pytest.raises(RuntimeError, match="refused"):
+        env.step(np.zeros((4, 3)))
+    obs, _ = env.reset(seed=0)
+    assert env._workers[0].process.pid != worker.pid and not alive(worker.pid)
+    assert np.isfinite(obs).all()
+    env.step(np.zeros((4, 3)))
+    env.close()
+    print(f"the death was seen after {waited:.3f} s")
+
+
+def test_close_is_idempotent_and_refuses_step_and_reset_after(no_process_left):
+    env = ProcessVectorEnv([lambda: gym.make("CartPole-v1")] * 3, num_workers=3)
+    pids = [worker.process.pid for worker in env._workers]
+    env.close()
+    env.close()
+    assert not any(alive(pid) for pid in pids)
+    with pytest.raises(RuntimeError, match="closed"):
+        env.step(np.zeros(3, np.int64))
+    with pytest.raises(RuntimeError, match="closed"):
+        env.reset()
+
+
+def test_garbage_collection_ends_the_workers(no_process_left):
+    env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=4, num_workers=2)
+    pids = [worker.process.pid for worker in env.unwrapped._workers]
+    env.reset(seed=0)
+    del env
+    gc.collect()
+    assert not any(alive(pid) for pid in pids)
+
+
+SCRIPT = """
+import sys, time, numpy as np, vecrl
+if __name__ == "__main__":
+    env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=4, num_workers=2)
+    env.reset(seed=0)
+    from multiprocessing import resource_tracker
+    tracker = resource_tracker._resource_tracker._pid
+    print(tracker, *[worker.process.pid for worker in env.unwrapped._workers], flush=True)
+    if sys.argv[1] == "loop":
+        while True:
+            env.step(np.zeros(4, np.int64))
+"""
+
+
+def run_script(mode: str) -> tuple[subprocess.Popen, list[int]]:
+    process = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(SCRIPT), mode],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    line = process.stdout.readline()
+    assert line, process.stderr.read()
+    return process, [int(pid) for pid in line.split()]
+
+
+def wait_gone(pids: list[int], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not any(alive(pid) for pid in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_interpreter_exit_without_close_ends_the_workers():
+    process, pids = run_script("exit")
+    assert process.wait(30) == 0, process.stderr.read()
+    assert wait_gone(pids)
+
+
+def test_ctrl_c_in_the_caller_ends_every_worker():
+    process, pids = run_script("loop")
+    time.sleep(0.5)  # stepping
+    process.send_signal(signal.SIGINT)
+    assert process.wait(30) != 0
+    assert "KeyboardInterrupt" in process.stderr.read()
+    assert wait_gone(pids)
+
+
+def test_bad_num_workers_is_a_value_error_saying_what_fits(no_process_left):
+    with pytest.raises(ValueError, match=r"num_workers must be an int from 1 to num_envs=2 .* but got 3"):
+        ProcessVectorEnv([lambda: gym.make("CartPole-v1")] * 2, num_workers=3)
+    with pytest.raises(ValueError, match="but got 'fast'"):
+        vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, num_workers="fast")
+    with pytest.raises(ValueError, match="num_workers"):
+        vecrl.make_vector_env("gym::CartPole-v1", num_workers=2)  # one plain env
+
+
+def test_a_maker_that_fails_in_a_worker_raises_its_own_error(no_process_left):
+    makers = [lambda: gym.make("CartPole-v1")] * 2 + [lambda: gym.make("NoSuchEnv-v0")] * 2
+    with pytest.raises(gym.error.NameNotFound, match="NoSuchEnv"):
+        ProcessVectorEnv(makers, num_workers=2)
+
+
+def test_auto_picks_the_sync_env_for_few_cheap_sub_envs_and_workers_for_costly_ones(no_process_left):
+    from vecrl_gym import SyncVectorEnv
+    from vecrl_gym.auto_workers import auto_num_workers
+
+    env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=4, num_workers="auto")
+    assert isinstance(env.unwrapped, SyncVectorEnv)
+    env.close()
+    assert auto_num_workers(lambda: gym.make("Hopper-v5"), 64, cores=2) == 2
+    assert auto_num_workers(lambda: gym.make("Hopper-v5"), 64, cores=1) == 1

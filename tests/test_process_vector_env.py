@@ -1,0 +1,132 @@
+"""ProcessVectorEnv steps exactly like SyncVectorEnv (itself checked against gymnasium's SyncVectorEnv in
+test_autoreset_modes.py): same seeds and actions give the same observations, rewards, flags and infos
+(final observations and infos included), in every autoreset mode, with masked resets and budgets, for
+MuJoCo (float64), Discrete and composite (Dict / Tuple) spaces, in blocks of uneven size."""
+
+from __future__ import annotations
+
+import composite_env
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from test_autoreset_modes import MODES, assert_same
+
+import vecrl
+from vecrl_gym import ProcessVectorEnv, SyncVectorEnv
+
+CASES = [
+    ("CartPole-v1", 12, {}),
+    ("Hopper-v5", 8, {}),
+    (f"composite_env:{composite_env.ENV_ID}", 6, {}),
+    ("FrozenLake-v1", 6, {"is_slippery": True}),
+]
+
+
+def makers(env_id: str, max_steps: int, kwargs: dict, num_envs: int) -> list:
+    return [lambda: gym.make(env_id, max_episode_steps=max_steps, **kwargs)] * num_envs
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("env_id", "max_steps", "kwargs"), CASES)
+def test_workers_step_exactly_like_the_sync_env_in_every_mode(mode, env_id, max_steps, kwargs):
+    num_envs = 5  # blocks of 2 and 3 sub-envs
+    sync = SyncVectorEnv(makers(env_id, max_steps, kwargs, num_envs), autoreset_mode=mode)
+    process = ProcessVectorEnv(
+        makers(env_id, max_steps, kwargs, num_envs), num_workers=2, autoreset_mode=mode
+    )
+    try:
+        sync.action_space.seed(0)
+        assert_same(process.reset(seed=7), sync.reset(seed=7))
+        ends = 0
+        for t in range(40):
+            actions = sync.action_space.sample()
+            expected = sync.step(actions)
+            assert_same(process.step(actions), expected, f"step {t}")
+            finished = expected[2] | expected[3]
+            ends += int(finished.sum())
+            if mode == "disabled" and finished.any():
+                seeds = [100 + t + i for i in range(num_envs)]
+                options = {"reset_mask": finished}
+                assert_same(
+                    process.reset(seed=seeds, options=options), sync.reset(seed=seeds, options=options)
+                )
+        assert ends >= 3, "the rollout should cross several episode ends"
+        assert process.np_random_seed == sync.np_random_seed
+    finally:
+        sync.close()
+        process.close()
+
+
+@pytest.mark.parametrize("mode", ["same_step", "next_step"])
+def test_budgets_and_masked_resets_in_mid_episode_match_the_sync_env(mode):
+    options = {"num_episodes": 2, "autoreset_mode": mode, "seed_rule": "gymnasium"}
+    sync = SyncVectorEnv(makers("CartPole-v1", 9, {}, 3), **options)
+    process = ProcessVectorEnv(makers("CartPole-v1", 9, {}, 3), num_workers=3, **options)
+    try:
+        assert_same(process.reset(seed=3), sync.reset(seed=3))
+        for t in range(30):
+            actions = np.array([t % 2, 1, 0])
+            assert_same(process.step(actions), sync.step(actions), f"step {t}")
+            if t == 4:
+                mask = {"reset_mask": np.array([False, True, False])}
+                assert_same(
+                    process.reset(seed=[None, 9, None], options=mask),
+                    sync.reset(seed=[None, 9, None], options=mask),
+                )
+        assert np.isnan(sync.step(np.zeros(3, np.int64))[1]).all()  # every budget spent
+    finally:
+        sync.close()
+        process.close()
+
+
+def test_empty_info_sends_no_info_and_device_gives_tensors():
+    sync = SyncVectorEnv(makers("Hopper-v5", 5, {}, 4), empty_info=True, device="cpu")
+    process = ProcessVectorEnv(makers("Hopper-v5", 5, {}, 4), num_workers=2, empty_info=True, device="cpu")
+    try:
+        for ours, theirs in zip(process.reset(seed=1), sync.reset(seed=1), strict=True):
+            assert type(ours) is type(theirs)
+        actions = torch.full((4, 3), 0.5)
+        for _ in range(8):
+            ours, theirs = process.step(actions), sync.step(actions)
+            for a, b in zip(ours[:4], theirs[:4], strict=True):
+                assert isinstance(a, torch.Tensor) and torch.equal(a, b)
+            assert ours[4] == theirs[4] == {}
+    finally:
+        sync.close()
+        process.close()
+
+
+def test_make_vector_env_with_workers_gives_the_same_tensors_as_without():
+    env = vecrl.make_vector_env("gym::Hopper-v5", num_envs=6, num_workers=2)
+    plain = vecrl.make_vector_env("gym::Hopper-v5", num_envs=6)
+    try:
+        assert isinstance(env.unwrapped, ProcessVectorEnv) and env.unwrapped.num_workers == 2
+        assert torch.equal(env.reset(seed=5)[0], plain.reset(seed=5)[0])
+        for _ in range(30):
+            actions = torch.rand(6, 3) * 2 - 1
+            for a, b in zip(env.step(actions)[:4], plain.step(actions)[:4], strict=True):
+                assert torch.equal(a, b)
+    finally:
+        env.close()
+        plain.close()
+
+
+def test_call_get_attr_set_attr_and_render_reach_every_sub_env_in_order():
+    sync = SyncVectorEnv(makers("CartPole-v1", 50, {"render_mode": "rgb_array"}, 3))
+    process = ProcessVectorEnv(makers("CartPole-v1", 50, {"render_mode": "rgb_array"}, 3), num_workers=2)
+    try:
+        process.set_attr("gravity", [1.0, 2.0, 3.0])
+        assert process.get_attr("gravity") == (1.0, 2.0, 3.0)
+        process.set_attr("gravity", 9.0)
+        assert process.call("get_wrapper_attr", "gravity") == (9.0, 9.0, 9.0)
+        process.reset(seed=0)
+        sync.reset(seed=0)
+        frames = process.render()
+        assert len(frames) == 3 and all(
+            np.array_equal(a, b) for a, b in zip(frames, sync.render(), strict=True)
+        )
+        assert process.metadata["render_fps"] == sync.metadata["render_fps"]
+    finally:
+        sync.close()
+        process.close()
