@@ -4,10 +4,13 @@
   vecrl      vecrl_policy.evaluate(Policy, make_vector_env("gym::ENV", num_envs=256, num_episodes=1))
   (a) loop   what a user writes by hand: gymnasium's SyncVectorEnv and one nn.Module per row
   (b) evotorch  EvoTorch 0.6.1's make_vector_env + Policy, stepped until every row has ended once
+  (c) env loop  the floor: a plain loop over gymnasium envs that only steps each env for as many steps as
+                vecrl's evaluate took on its row (no policy, no batching): what stepping alone costs
 
-Every way evaluates the same parameter rows; episode lengths differ a little between ways (the envs
+Every way evaluates the same parameter rows, timed from its first step to its last (making and closing
+envs and policies left out); episode lengths differ a little between ways (the envs
 are seeded differently), so the figure compared is env-steps per second, printed with the ratio
-vecrl / other (higher is better for vecrl). Targets: >= 3x (a) and >= 1.3x (b).
+vecrl / other (higher is better for vecrl). Targets: >= 3x (a), >= 1.3x (b), >= 0.6x (c).
 
     python bench/evaluate.py [--quick] [--repeats 3] [--env CartPole-v1 --env Hopper-v5]
 """
@@ -15,6 +18,7 @@ vecrl / other (higher is better for vecrl). Targets: >= 3x (a) and >= 1.3x (b).
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from dataclasses import dataclass
 
@@ -55,26 +59,64 @@ class Task:
         )
 
 
-def timed(run) -> tuple[float, int]:  # type: ignore[no-untyped-def]
-    start = time.perf_counter()
-    env_steps = run()
-    return time.perf_counter() - start, env_steps
+class Clock:
+    """Times the rollout only: each way starts it after making its envs and policies, and stops it
+    before closing them."""
+
+    started = 0.0
+
+    @classmethod
+    def start(cls) -> None:
+        cls.started = time.perf_counter()
+
+    @classmethod
+    def stop(cls) -> float:
+        return time.perf_counter() - cls.started
 
 
-def run_vecrl(task: Task, rows: torch.Tensor, seed: int) -> int:
+#: The episode length of every row in vecrl's last evaluation, for the env loop (c) to step as long.
+LAST_STEPS: list[int] = []
+
+
+def run_vecrl(task: Task, rows: torch.Tensor, seed: int) -> tuple[float, int]:
     policy = Policy(task.network())
     env = vecrl.make_vector_env(f"gym::{task.env_id}", num_envs=len(rows), num_episodes=1, empty_info=True)
+    Clock.start()
     result = evaluate(policy, env, rows, seed=seed)
+    elapsed = Clock.stop()
     env.close()
-    return int(result.steps.sum())
+    LAST_STEPS[:] = result.steps.tolist()
+    return elapsed, int(result.steps.sum())
 
 
-def run_user_loop(task: Task, rows: torch.Tensor, seed: int) -> int:
+def run_env_loop(task: Task, rows: torch.Tensor, seed: int) -> tuple[float, int]:
+    """gymnasium envs stepped in a plain loop, each for the steps vecrl's evaluate took on its row."""
+    envs = [gym.make(task.env_id) for _ in rows]
+    for index, env in enumerate(envs):
+        env.reset(seed=seed + index)
+    action = envs[0].action_space.sample()
+    left = list(LAST_STEPS)
+    Clock.start()
+    while any(left):
+        for index, env in enumerate(envs):
+            if left[index]:
+                left[index] -= 1
+                _, _, terminated, truncated, _ = env.step(action)
+                if terminated or truncated:
+                    env.reset()
+    elapsed = Clock.stop()
+    for env in envs:
+        env.close()
+    return elapsed, sum(LAST_STEPS)
+
+
+def run_user_loop(task: Task, rows: torch.Tensor, seed: int) -> tuple[float, int]:
     """gymnasium's SyncVectorEnv, one nn.Module per row, until each row has finished one episode."""
     template = Policy(task.network())
     modules = [template.to_torch_module(row) for row in rows]
     envs = gym.vector.SyncVectorEnv([lambda: gym.make(task.env_id)] * len(rows))
     obs, _ = envs.reset(seed=seed)
+    Clock.start()
     done = np.zeros(len(rows), dtype=bool)
     env_steps = 0
     with torch.no_grad():
@@ -85,11 +127,12 @@ def run_user_loop(task: Task, rows: torch.Tensor, seed: int) -> int:
             obs, _, terminated, truncated, _ = envs.step(actions)
             env_steps += int((~done).sum())
             done |= terminated | truncated
+    elapsed = Clock.stop()
     envs.close()
-    return env_steps
+    return elapsed, env_steps
 
 
-def run_evotorch(task: Task, rows: torch.Tensor, seed: int) -> int:
+def run_evotorch(task: Task, rows: torch.Tensor, seed: int) -> tuple[float, int]:
     from evotorch.neuroevolution.net.vecrl import Policy as EvoPolicy
     from evotorch.neuroevolution.net.vecrl import make_vector_env as evo_make_vector_env
 
@@ -97,6 +140,7 @@ def run_evotorch(task: Task, rows: torch.Tensor, seed: int) -> int:
     policy = EvoPolicy(task.network())
     policy.set_parameters(rows)
     obs, _ = env.reset(seed=seed)
+    Clock.start()
     done = torch.zeros(len(rows), dtype=torch.bool)
     env_steps = 0
     with torch.no_grad():
@@ -109,8 +153,9 @@ def run_evotorch(task: Task, rows: torch.Tensor, seed: int) -> int:
             done |= ended
             if ended.any():
                 policy.reset(ended)
+    elapsed = Clock.stop()
     env.close()
-    return env_steps
+    return elapsed, env_steps
 
 
 def main() -> None:
@@ -129,7 +174,12 @@ def measure(task: Task, repeats: int) -> None:
     """Every way on the same rows, interleaved, best rate of ``repeats`` kept; ratios printed."""
     length = Policy(task.network()).parameter_length
     rows = torch.randn(POPSIZE, length, generator=torch.Generator().manual_seed(0)) * 0.3
-    ways = {"vecrl": run_vecrl, "(a) user loop": run_user_loop, "(b) evotorch 0.6.1": run_evotorch}
+    ways = {
+        "vecrl": run_vecrl,
+        "(c) env loop (floor)": run_env_loop,  # right after vecrl: it steps as long as vecrl's rows took
+        "(a) user loop": run_user_loop,
+        "(b) evotorch 0.6.1": run_evotorch,
+    }
     try:
         import evotorch  # noqa: F401
     except ImportError:
@@ -137,10 +187,11 @@ def measure(task: Task, repeats: int) -> None:
     best: dict[str, float] = {}
     for repeat in range(repeats):
         for name, run in ways.items():
-            elapsed, env_steps = timed(lambda run=run, seed=repeat: run(task, rows, seed=seed))
+            elapsed, env_steps = run(task, rows, seed=repeat)
             best[name] = max(best.get(name, 0.0), env_steps / elapsed)
 
     shape = f"{task.obs_length}-{HIDDEN}-{HIDDEN}-{task.act_length}"
+    print(f"load average {os.getloadavg()}")
     print(f"evaluate {POPSIZE} MLP policies ({shape}, tanh) x 1 {task.env_id} episode, best of {repeats}")
     for name, rate in best.items():
         ratio = best["vecrl"] / rate

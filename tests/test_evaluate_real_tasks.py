@@ -145,3 +145,50 @@ def test_the_evaluate_command_runs_on_real_tasks(env_name):
     assert result.returncode == 0, result.stderr
     assert f"{env_name}: 4 policies x 1 episode(s): mean return" in result.stdout
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("env_id", "popsize", "num_envs"), [("Hopper-v5", 10, 10), ("CartPole-v1", 9, 4), ("FrozenLake-v1", 6, 6)]
+)
+def test_evaluate_with_workers_equals_the_single_process_evaluate(env_id, popsize, num_envs):
+    env = vecrl.make_vector_env(f"gym::{env_id}", num_envs=num_envs, num_episodes=2, max_episode_steps=50)
+    space = env.single_action_space
+    act_length = int(space.n) if isinstance(space, Discrete) else space.shape[0]
+    policy = Policy(
+        f"Linear({flatdim(env.single_observation_space)}, 8) >> Tanh() >> Linear(8, {act_length})"
+    )
+    rows = torch.randn(popsize, policy.parameter_length, generator=torch.Generator().manual_seed(1))
+    try:
+        alone = evaluate(policy, env, rows, num_episodes=2, seed=11)
+        for _ in range(2):  # the second call reuses the workers, with their env and policy
+            parallel = evaluate(policy, env, rows, num_episodes=2, seed=11, num_workers=2)
+            for ours, theirs in zip(
+                (parallel.total_return, parallel.episodes, parallel.steps),
+                (alone.total_return, alone.episodes, alone.steps),
+                strict=True,
+            ):
+                assert torch.equal(ours, theirs)
+        workers = env._evaluation_workers.workers
+    finally:
+        env.close()
+    assert not any(worker.process.is_alive() for worker in workers)
+
+
+def test_evaluate_with_workers_refuses_an_env_it_cannot_make_again():
+    env = vecrl.TorchWrapper(gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2))
+    policy = Policy("Linear(4, 2)")
+    with pytest.raises(ValueError, match="needs a gym env made by vecrl.make_vector_env"):
+        evaluate(policy, env, torch.zeros(2, policy.parameter_length), num_workers=2)
+    with pytest.raises(ValueError, match="num_workers must be None or a positive int"):
+        evaluate(policy, env, torch.zeros(2, policy.parameter_length), num_workers=0)
+
+
+def test_the_evaluate_command_runs_with_workers():
+    result = subprocess.run(
+        [VECRL, "evaluate", "gym::Hopper-v5", "--popsize", "6", "--workers", "2"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "gym::Hopper-v5: 6 policies x 1 episode(s): mean return" in result.stdout

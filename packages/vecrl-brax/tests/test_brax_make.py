@@ -67,3 +67,9 @@ def test_make_brax_env_needs_num_envs():
 def test_keywords_that_would_break_batching_or_autoreset_are_rejected(keyword):
     with pytest.raises(ValueError, match=keyword):
         make_brax_env("fast", num_envs=2, **{keyword: 2})
+
+
+def test_the_brax_backend_follows_the_autoreset_rules_every_backend_follows():
+    from vecrl.testing import check_autoreset_modes
+
+    check_autoreset_modes(make_brax_env, "fast", episode_length=4, num_steps=12)

@@ -104,3 +104,10 @@ def test_seeding_through_the_torch_wrapper_reaches_the_sync_vector_env():
     env = make_gym_env("Acrobot-v1", num_envs=2)
     env.seed(4)
     assert torch.equal(env.reset()[0], env.reset(seed=4)[0])
+
+
+@pytest.mark.parametrize("num_workers", [None, 2])
+def test_the_gym_backend_follows_the_autoreset_rules_every_backend_follows(num_workers):
+    from vecrl.testing import check_autoreset_modes
+
+    check_autoreset_modes(make_gym_env, "CartPole-v1", max_episode_steps=6, num_workers=num_workers)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from vecrl.numpy_view import VectorWrapperMaker, with_vector_wrappers
@@ -67,6 +68,7 @@ def make_vector_env(
     wrappers wrap it. Those that compute on the results with numpy (``RecordEpisodeStatistics``,
     ``NormalizeObservation``, ``NormalizeReward``) go in ``vector_wrappers``: each is applied, in order, to
     a numpy view of the env, and the results become torch tensors (on the CPU) after the last of them.
+    The env keeps these arguments as its ``recipe`` (a ``VectorEnvRecipe``), to be made again elsewhere.
 
     Example:
         >>> env = make_vector_env("gym::CartPole-v1", num_envs=4)  # doctest: +SKIP
@@ -74,6 +76,19 @@ def make_vector_env(
         >>> obs.shape  # doctest: +SKIP
         torch.Size([4, 4])
     """
+    recipe = VectorEnvRecipe(
+        env_name,
+        {
+            "force_classic_api": force_classic_api,
+            "num_envs": num_envs,
+            "discrete_to_continuous_act": discrete_to_continuous_act,
+            "clip_actions": clip_actions,
+            "gym_kwargs": gym_kwargs,
+            "brax_kwargs": brax_kwargs,
+            "vector_wrappers": vector_wrappers,
+            **kwargs,
+        },
+    )
     prefix, name = split_env_name(env_name)
     routed = {"gym": gym_kwargs, "brax": brax_kwargs}
     if any(key.endswith(_KWARGS_SUFFIX) for key in kwargs):
@@ -104,10 +119,36 @@ def make_vector_env(
         **kwargs,
         **own,
     )
-    if not vector_wrappers:
-        return env
-    try:
-        return with_vector_wrappers(env, vector_wrappers, force_classic_api=force_classic_api)
-    except BaseException:
-        env.close()
-        raise
+    if vector_wrappers:
+        try:
+            env = with_vector_wrappers(env, vector_wrappers, force_classic_api=force_classic_api)
+        except BaseException:
+            env.close()
+            raise
+    if isinstance(env, TorchWrapper):  # the backends' contract; a test double may return anything
+        env.recipe = recipe
+    return env
+
+
+@dataclass(frozen=True)
+class VectorEnvRecipe:
+    """How an env was made: ``make_vector_env``'s arguments, kept as the env's ``recipe`` so that another
+    process can make the same env (``vecrl_policy.evaluate(..., num_workers=K)`` does). It pickles with
+    cloudpickle (lambdas among the arguments included).
+
+    Example:
+        >>> recipe = VectorEnvRecipe("gym::CartPole-v1", {"num_envs": 8})
+        >>> recipe.with_changes(num_envs=2).kwargs
+        {'num_envs': 2}
+    """
+
+    env_name: str
+    kwargs: dict[str, Any]
+
+    def with_changes(self, **changes: Any) -> VectorEnvRecipe:
+        """The same recipe with some arguments changed."""
+        return VectorEnvRecipe(self.env_name, {**self.kwargs, **changes})
+
+    def make(self) -> TorchWrapper:
+        """Make the env: ``make_vector_env(env_name, **kwargs)``."""
+        return make_vector_env(self.env_name, **self.kwargs)

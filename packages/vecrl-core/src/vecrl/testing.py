@@ -20,11 +20,15 @@ import torch
 from gymnasium.spaces import Dict, Space
 
 from vecrl.actions import random_action_sampler
+from vecrl.arrays import convert_to_numpy
+from vecrl.autoreset import AUTORESET_MODES, declared_autoreset_mode
+from vecrl.compat import FINAL_OBS_KEY
 from vecrl.registry import isolated_registry
 from vecrl.torch_wrapper import TorchWrapper
 
 __all__ = [
     "BackendCheckError",
+    "check_autoreset_modes",
     "check_backend",
     "check_classic_api",
     "check_close",
@@ -115,6 +119,141 @@ def check_reset_and_step(
     finally:
         check_close(env)
     return seen
+
+
+def check_autoreset_modes(
+    make: Callable[..., TorchWrapper],
+    env_name: str,
+    *,
+    num_envs: int = 3,
+    num_steps: int = 30,
+    seed: int = 0,
+    **kwargs: Any,
+) -> None:
+    """Check the episode rules of every autoreset mode (``vecrl.autoreset``) and of the episode budget
+    (``vecrl.episodes``) on ``make(env_name, num_envs=..., autoreset_mode=..., **kwargs)``; raise
+    BackendCheckError. ``kwargs`` must make episodes end within ``num_steps`` random steps (e.g. a short
+    time limit).
+
+    - every mode is declared in ``metadata["autoreset_mode"]``;
+    - ``same_step``: the final observation of exactly the sub-envs whose episode ended is in ``info``
+      (``FINAL_OBS_KEY`` with its ``"_"`` mask);
+    - ``next_step``: the step after an episode ends reports reward 0 and neither flag for that sub-env;
+    - ``disabled``: stepping a finished sub-env is a RuntimeError; ``reset(options={"reset_mask": ended})``
+      restarts those sub-envs and leaves the other observations as they were;
+    - ``num_episodes=1`` (same_step and next_step): once every sub-env's episode ended, every step reports
+      NaN rewards and both flags True; with ``disabled`` it is a ValueError.
+
+    Example:
+        >>> check_autoreset_modes(make_gym_env, "CartPole-v1", max_episode_steps=5)  # doctest: +SKIP
+    """
+    for mode in AUTORESET_MODES:
+        env = make(env_name, num_envs=num_envs, autoreset_mode=mode, **kwargs)
+        try:
+            _expect(
+                declared_autoreset_mode(env, default=None) == mode,  # type: ignore[arg-type]
+                f"{env_name}: an env made with autoreset_mode={mode!r} declares"
+                f" metadata['autoreset_mode'] = {env.metadata.get('autoreset_mode')!r}.",
+            )
+            ends = _run_mode(env, mode, env_name, num_steps, seed)
+        finally:
+            check_close(env)
+        _expect(
+            ends > 0,
+            f"{env_name}: no episode ended in {num_steps} random steps ({mode}); pass keyword arguments that"
+            " make episodes short (a time limit) to check the autoreset modes.",
+        )
+    for mode in ("same_step", "next_step"):
+        _check_budget(make, env_name, num_envs, num_steps, seed, mode, kwargs)
+    try:
+        env = make(env_name, num_envs=num_envs, autoreset_mode="disabled", num_episodes=1, **kwargs)
+    except ValueError:
+        pass
+    else:
+        check_close(env)
+        raise BackendCheckError(
+            f"{env_name}: num_episodes=1 with autoreset_mode='disabled' must be a ValueError."
+        )
+
+
+def _run_mode(env: TorchWrapper, mode: str, env_name: str, num_steps: int, seed: int) -> int:
+    """Step ``env`` randomly, checking what ``mode`` says about finished episodes; the number of ends seen."""
+    observation, _ = env.reset(seed=seed)
+    ended_before = None
+    ends = 0
+    for step in range(num_steps):
+        observation, reward, terminated, truncated, info = env.step(random_actions(env, seed=seed + step))
+        ended = (convert_to_numpy(terminated) | convert_to_numpy(truncated)).astype(bool)
+        where = f"{env_name} ({mode}), step {step}"
+        if mode == "same_step" and ended.any():
+            mask = info.get(f"_{FINAL_OBS_KEY}")
+            _expect(
+                mask is not None and convert_to_numpy(mask).astype(bool).tolist() == ended.tolist(),
+                f"{where}: info[{'_' + FINAL_OBS_KEY!r}] must be True exactly for the sub-envs whose episode"
+                f" ended ({ended.tolist()}), got {None if mask is None else convert_to_numpy(mask).tolist()}.",
+            )
+        if mode == "next_step" and ended_before is not None and ended_before.any():
+            rows = ended_before.nonzero()[0].tolist()
+            _expect(
+                not convert_to_numpy(reward)[rows].any() and not ended[rows].any(),
+                f"{where}: sub-envs {rows} ended at the previous step, so this step resets them: reward 0 and"
+                " terminated = truncated = False for them.",
+            )
+        ends += int(ended.sum())
+        if mode == "disabled" and ended.any():
+            try:
+                env.step(random_actions(env, seed=seed))
+            except RuntimeError:
+                pass
+            else:
+                raise BackendCheckError(
+                    f"{where}: stepping finished sub-envs with autoreset disabled must raise."
+                )
+            before = [leaf.clone() for leaf in _leaves(observation)]
+            observation, _ = env.reset(options={"reset_mask": torch.as_tensor(ended)})
+            kept = ~torch.as_tensor(ended)
+            for old, new in zip(before, _leaves(observation), strict=True):
+                _expect(
+                    torch.equal(old[kept.to(old.device)].nan_to_num(), new[kept.to(new.device)].nan_to_num()),
+                    f"{where}: a masked reset changed the observations of sub-envs it did not reset.",
+                )
+            ended = ended & False  # restarted
+        ended_before = ended
+    return ends
+
+
+def _check_budget(
+    make: Callable[..., TorchWrapper],
+    env_name: str,
+    num_envs: int,
+    num_steps: int,
+    seed: int,
+    mode: str,
+    kwargs: dict[str, Any],
+) -> None:
+    """Check that ``num_episodes=1`` stops every sub-env after its episode (NaN rewards, both flags)."""
+    env = make(env_name, num_envs=num_envs, autoreset_mode=mode, num_episodes=1, **kwargs)
+    try:
+        env.reset(seed=seed)
+        done = torch.zeros(num_envs, dtype=torch.bool)
+        for step in range(num_steps):
+            _, reward, terminated, truncated, _ = env.step(random_actions(env, seed=seed + step))
+            flags = (terminated & truncated).cpu()
+            spent = done.clone()
+            _expect(
+                bool(flags[spent].all()) and bool(reward.cpu()[spent].isnan().all()),
+                f"{env_name} ({mode}, num_episodes=1), step {step}: sub-envs whose only episode ended must report"
+                " a NaN reward and terminated = truncated = True.",
+            )
+            done |= (terminated | truncated).cpu()
+            if bool(spent.all()):
+                return
+        raise BackendCheckError(
+            f"{env_name} ({mode}, num_episodes=1): not every sub-env finished its episode in {num_steps} steps;"
+            " pass keyword arguments that make episodes short."
+        )
+    finally:
+        check_close(env)
 
 
 def check_classic_api(

@@ -63,6 +63,9 @@ class TorchWrapper:
         (torch.float32, 1.0)
     """
 
+    #: How ``make_vector_env`` made this env (a ``vecrl.make.VectorEnvRecipe``), or None.
+    recipe: Any = None
+
     def __new__(cls, env: Any = None, *args: Any, **kwargs: Any) -> TorchWrapper:
         # A gymnasium vector env gets the subclass that is a gymnasium vector wrapper too.
         if cls is TorchWrapper and isinstance(env, gymnasium.vector.VectorEnv):
@@ -264,9 +267,25 @@ class TorchWrapper:
         return self.env.render(*args, **kwargs)
 
     def close(self, *args: Any, **kwargs: Any) -> Any:
-        """Close the wrapped env; ``step()`` and ``reset()`` raise from now on (closing again is harmless)."""
+        """Close the wrapped env and what was tied to it (``close_with_env``); ``step()`` and ``reset()``
+        raise from now on (closing again is harmless)."""
         self._closed = True
+        for companion in self.__dict__.pop("_companions", ()):
+            companion.close()
         return self.env.close(*args, **kwargs)
+
+    def close_with_env(self, companion: Any) -> None:
+        """Close ``companion`` (anything with ``close()``, such as worker processes serving this env) when
+        this env is closed.
+
+        Example:
+            >>> import io
+            >>> env = TorchWrapper(gymnasium.make("CartPole-v1"))
+            >>> log = io.StringIO(); env.close_with_env(log); env.close()
+            >>> log.closed
+            True
+        """
+        self.__dict__.setdefault("_companions", []).append(companion)
 
     def __repr__(self) -> str:
         return f"TorchWrapper({self.env!r})"

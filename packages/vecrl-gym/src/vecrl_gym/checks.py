@@ -107,3 +107,21 @@ def check_same_spaces(envs: Sequence[Any]) -> None:
                     f" a SyncVectorEnv must have one {kind} space (for Box spaces: one shape and dtype). Make"
                     " them alike, e.g. with the same env id and keyword arguments."
                 )
+
+
+def attribute_values(name: str, values: Any, num_envs: int) -> list[Any]:
+    """``set_attr(name, values)``'s values, one per sub-env: a list or tuple gives one value per sub-env,
+    any other value is given to all; a ValueError for a list of the wrong length.
+
+    Example:
+        >>> attribute_values("gravity", 9.8, 2), attribute_values("gravity", (1.0, 2.0), 2)
+        ([9.8, 9.8], [1.0, 2.0])
+    """
+    if not isinstance(values, (list, tuple)):
+        return [values] * num_envs
+    if len(values) != num_envs:
+        raise ValueError(
+            f"set_attr({name!r}, values) received {len(values)} values for {num_envs} sub-envs. Give"
+            " a list or tuple with one value per sub-env, or a single value (not a list) for all of them."
+        )
+    return list(values)

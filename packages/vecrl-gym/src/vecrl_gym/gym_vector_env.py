@@ -60,6 +60,17 @@ class GymVectorEnv(vecrl.BaseVectorEnv):
         """The attribute ``name`` of every sub-env (each subclass says how)."""
         raise NotImplementedError
 
+    def sub_env_seeds(self, seed: int) -> list[int | None]:
+        """The seed each sub-env gets from ``reset(seed=seed)``, by the env's ``seed_rule``.
+
+        Example:
+            >>> import gymnasium
+            >>> from vecrl_gym import SyncVectorEnv
+            >>> SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2, seed_rule="gymnasium").sub_env_seeds(4)
+            [4, 5]
+        """
+        return checked_seeds(seed, self.num_envs, self._seed_rule) or []
+
     def _take_seeds(self, seed: Seed | Unset) -> list[int | None]:
         """The per-sub-env seeds of this reset: from ``seed`` if given, else from ``seed()`` (once)."""
         if not isinstance(seed, Unset):

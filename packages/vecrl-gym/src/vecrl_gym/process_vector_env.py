@@ -18,11 +18,11 @@ import gymnasium
 import numpy as np
 import torch
 
-from vecrl.autoreset import autoreset_metadata, checked_reset_mask
+from vecrl.autoreset import autoreset_metadata, checked_reset_mask, finished_sub_envs_error
 from vecrl.checks import SubEnvError, closed_env_error, failed_env_error
 from vecrl_gym.actions import ActionCheck
 from vecrl_gym.batching import copy_observations, observations_to_torch
-from vecrl_gym.checks import SeedRule, check_same_spaces
+from vecrl_gym.checks import SeedRule, attribute_values, check_same_spaces
 from vecrl_gym.device import info_to_device
 from vecrl_gym.final_infos import EndedEpisode, add_final_infos
 from vecrl_gym.gym_vector_env import UNSET, GymVectorEnv, Seed, Unset
@@ -121,6 +121,9 @@ class ProcessVectorEnv(GymVectorEnv):
         self._finalizer = weakref.finalize(self, _stop, self._workers, self._own)
         self._failure: str | None = None
         self._reset_once = False
+        # With autoreset disabled: the sub-envs whose episode ended and which no reset has restarted yet,
+        # refused here (as the sync env refuses them) before anything is sent to a worker.
+        self._needs_reset = np.zeros(num_envs, np.bool_)
         try:
             self._start_workers(range(1, workers))
         except BaseException:
@@ -177,6 +180,7 @@ class ProcessVectorEnv(GymVectorEnv):
 
         infos = self._run_everywhere("reset", block_arguments, "reset()", self._reset_own)
         self._failure, self._reset_once = None, True
+        self._needs_reset[mask if mask is not None else slice(None)] = False
         return self._results(infos, None)
 
     def _reset_own(self, seeds: Any, options: Any) -> BlockInfos:
@@ -199,10 +203,14 @@ class ProcessVectorEnv(GymVectorEnv):
             raise closed_env_error("step", self)
         if self._failure is not None:
             raise failed_env_error(self._failure)
+        if self._autoreset_mode == "disabled" and self._needs_reset.any():
+            raise finished_sub_envs_error(np.flatnonzero(self._needs_reset).tolist())
         actions = self._check_actions(actions)
         write_rows(self._views.actions, actions, 0, self.num_envs)
         infos = self._run_everywhere("step", lambda start, stop: None, "step()", self._step_own)
         views = self._views
+        if self._autoreset_mode == "disabled":
+            self._needs_reset |= views.terminated | views.truncated
         return self._results(infos, (views.rewards.copy(), views.terminated.copy(), views.truncated.copy()))
 
     def _step_own(self) -> BlockInfos:
@@ -245,37 +253,51 @@ class ProcessVectorEnv(GymVectorEnv):
 
         A fault leaves the env refusing ``step()`` until ``reset()``; Ctrl-C closes it."""
         try:
-            for worker in self._workers:
-                worker.connection.send((command, arguments(worker.first, worker.end)))
+            unsent = self._send_everywhere(command, arguments, during)
             faults: list[BaseException] = []
             results: list[Any] = [None]
             try:
                 own_arguments = arguments(0, self._bounds[1])
                 results[0] = run_own() if own_arguments is None else run_own(*own_arguments)
-            except SubEnvError as error:
+            except Exception as error:
                 faults.append(error)
-            replies = self._gather(during)
+            replies = self._gather(during, unsent)
             for reply in replies:
                 if isinstance(reply, BaseException):
                     faults.append(reply)
                     results.append(None)
                 else:
                     results.append(reply)
-        except Exception:
-            raise
-        except BaseException:  # Ctrl-C: the workers' replies would be out of step; end them
-            self.close()
+        except BaseException as error:
+            if not isinstance(error, Exception):  # Ctrl-C: the workers' replies would be out of step
+                self.close()
             raise
         if faults:
             self._failure = _failure_reason(faults[0])
             raise faults[0]
         return results
 
-    def _gather(self, during: str) -> list[Any]:
-        """Every worker's reply, in block order (an exception for a fault or a death): waits blocked on the
-        pipes and on the processes, so a worker that dies is seen at once."""
+    def _send_everywhere(
+        self, command: str, arguments: Callable[[int, int], Any], during: str
+    ) -> dict[int, Any]:
+        """Send ``command`` to every worker; the death errors of those it could not reach, by worker."""
+        unsent: dict[int, Any] = {}
+        for index, worker in enumerate(self._workers):
+            try:
+                worker.connection.send((command, arguments(worker.first, worker.end)))
+            except OSError:  # its end of the pipe is gone: it died
+                unsent[index] = worker.death(during)
+        return unsent
+
+    def _gather(self, during: str, unsent: dict[int, Any] | None = None) -> list[Any]:
+        """Every worker's reply, in block order (an exception for a fault or a death), but for those in
+        ``unsent`` (which are given their entry there): waits blocked on the pipes and on the processes,
+        so a worker that dies is seen at once."""
         replies: list[Any] = [None] * len(self._workers)
         pending = set(range(len(self._workers)))
+        for index, error in (unsent or {}).items():
+            replies[index] = error
+            pending.discard(index)
         waitables: dict[Any, int] = {}
         for index, worker in enumerate(self._workers):
             waitables[worker.connection] = waitables[worker.process.sentinel] = index
@@ -319,24 +341,22 @@ class ProcessVectorEnv(GymVectorEnv):
             (9.8, 9.8)
             >>> env.close()
         """
-        return self._everywhere_tuple("call", lambda start, stop: (name, args, kwargs), self._own.call)
+        return self._everywhere_tuple(
+            "call", lambda start, stop: (name, args, kwargs), lambda: self._own.call(name, *args, **kwargs)
+        )
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """The attribute ``name`` of every sub-env (looked up through its wrappers)."""
-        return self._everywhere_tuple("get_attr", lambda start, stop: name, self._own.get_attr)
+        return self._everywhere_tuple("get_attr", lambda start, stop: name, lambda: self._own.get_attr(name))
 
     def set_attr(self, name: str, values: Any) -> None:
         """Set the attribute ``name`` of every sub-env: a list or tuple gives one value per sub-env, any
         other value is given to all."""
-        if not isinstance(values, (list, tuple)):
-            values = [values] * self.num_envs
-        if len(values) != self.num_envs:
-            raise ValueError(
-                f"set_attr({name!r}, values) received {len(values)} values for {self.num_envs} sub-envs. Give"
-                " a list or tuple with one value per sub-env, or a single value (not a list) for all of them."
-            )
+        values = attribute_values(name, values, self.num_envs)
         self._everywhere_tuple(
-            "set_attr", lambda start, stop: (name, list(values[start:stop])), self._own.set_attr
+            "set_attr",
+            lambda start, stop: (name, list(values[start:stop])),
+            lambda: self._own.set_attr(name, list(values[: self._bounds[1]])),
         )
 
     def render(self) -> tuple[Any, ...]:
@@ -346,29 +366,19 @@ class ProcessVectorEnv(GymVectorEnv):
     def _everywhere_tuple(
         self, command: str, arguments: Callable[[int, int], Any], run_own: Callable[..., Any]
     ) -> tuple[Any, ...]:
-        """Run a command that changes no step state on every block; one result per sub-env."""
+        """Run a command that changes no step state on every block (``run_own()`` on the first, here); one
+        result per sub-env."""
         if self.closed:
             raise closed_env_error(command, self)
-        own_arguments = arguments(0, self._bounds[1])
-        for worker in self._workers:
-            worker.connection.send((command, arguments(worker.first, worker.end)))
+        unsent = self._send_everywhere(command, arguments, f"{command}()")
         try:
-            if own_arguments is None:
-                own = run_own()
-            elif isinstance(own_arguments, tuple) and command != "set_attr":
-                own = run_own(own_arguments[0], *own_arguments[1], **own_arguments[2])
-            elif command == "set_attr":
-                own = run_own(*own_arguments)
-            else:
-                own = run_own(own_arguments)
+            own = run_own()
         finally:
-            replies = self._gather(f"{command}()")
+            replies = self._gather(f"{command}()", unsent)
         for reply in replies:
             if isinstance(reply, BaseException):
                 raise reply
-        if command == "set_attr":
-            return ()
-        return tuple(item for block in (own, *replies) for item in block)
+        return tuple(item for block in (own or (), *replies) for item in block or ())
 
     def close_extras(self, **kwargs: Any) -> None:
         """End every worker and close the sub-envs (``close()`` calls this once; closing again does

@@ -34,6 +34,7 @@ from vecrl_gym.batching import (
 )
 from vecrl_gym.checks import (
     SeedRule,
+    attribute_values,
     check_same_spaces,
 )
 from vecrl_gym.device import info_to_device
@@ -181,6 +182,11 @@ class SyncVectorEnv(GymVectorEnv):
 
         # Episodes still to run per sub-env (None: autoreset forever); 0 means its budget is spent.
         self._episodes_left: list[int] | None = None
+        # The sub-envs whose budget is not spent, when some are (None: all): only these are stepped, so that
+        # a step costs in proportion to the sub-envs still running; the spent rows are filled at once.
+        self._live: list[int] | None = None
+        self._spent_now = False  # a budget was spent in this step
+        self._spent_rows = np.zeros(0, np.int64)
         self._spent_observation: Any = None
         if self._num_episodes is not None:
             self._episodes_left = [self._num_episodes] * self.num_envs
@@ -243,6 +249,8 @@ class SyncVectorEnv(GymVectorEnv):
             self._fail(index, "reset()", error)
         if mask is None or mask.all():
             self._failure, self._unusable = None, False
+        if episodes_left is not None:
+            self._update_live()
         observations = self._finished_observations(observations)
         if self._device is not None:
             return observations_to_torch(observations, self._device), info_to_device(infos, self._device)
@@ -274,9 +282,15 @@ class SyncVectorEnv(GymVectorEnv):
             (observations, rewards, terminated, truncated), tensors = self._result_rows.next_row()
         else:
             observations, rewards, terminated, truncated = self._new_arrays()
+        live = self._live
+        if live is not None:  # spent sub-envs: NaN observation and reward, both flags (vecrl.episodes)
+            self._fill_spent(observations, rewards, terminated, truncated)
+            actions = [actions[index] for index in live]
         infos = self._step_sub_envs(
             actions, observations, rewards, terminated, truncated, None if self._empty_info else {}
         )
+        if self._spent_now:
+            self._update_live()
         observations = self._finished_observations(observations)
         if infos is None:
             infos = {}
@@ -305,16 +319,10 @@ class SyncVectorEnv(GymVectorEnv):
         infos: dict[str, Any] | None,
     ) -> dict[str, Any] | None:
         """Step every sub-env, resetting in place those whose episode ends (same_step autoreset)."""
-        episodes_left = self._episodes_left
         ended: list[EndedEpisode] = []
         index = -1
         try:
-            for index, env_step, action in zip(range(self.num_envs), self._env_steps, actions, strict=True):
-                if episodes_left is not None and not episodes_left[index]:
-                    observations[index] = self._spent_observation
-                    rewards[index] = np.nan
-                    terminated[index] = truncated[index] = True
-                    continue
+            for index, env_step, action in self._live_sub_envs(actions):
                 observation, reward, term, trunc, info = env_step(action)
                 if term or trunc:
                     terminated[index] = term
@@ -345,13 +353,8 @@ class SyncVectorEnv(GymVectorEnv):
         episodes_left, needs_reset, env_resets = self._episodes_left, self._needs_reset, self._env_resets
         index = -1
         try:
-            for index, env_step, action in zip(range(self.num_envs), self._env_steps, actions, strict=True):
+            for index, env_step, action in self._live_sub_envs(actions):
                 if needs_reset[index]:
-                    if episodes_left is not None and not episodes_left[index]:
-                        observations[index] = self._spent_observation
-                        rewards[index] = np.nan
-                        terminated[index] = truncated[index] = True
-                        continue
                     observation, info = env_resets[index]()
                     reward: SupportsFloat = 0.0
                     needs_reset[index] = False
@@ -363,6 +366,7 @@ class SyncVectorEnv(GymVectorEnv):
                         needs_reset[index] = True
                         if episodes_left is not None:
                             episodes_left[index] -= 1
+                            self._spent_now |= not episodes_left[index]
                 if info and infos is not None:
                     infos = self._add_info(infos, info, index)
                 observations[index] = observation
@@ -400,6 +404,36 @@ class SyncVectorEnv(GymVectorEnv):
         except BaseException as error:
             self._fail(index, "step()", error)
         return infos
+
+    def _live_sub_envs(self, actions: Any) -> Iterable[tuple[int, Any, Any]]:
+        """``(index, step function, action)`` of every sub-env to step: all of them, or under a budget those
+        whose budget is not spent (``actions`` then holds their actions only)."""
+        live = self._live
+        if live is None:
+            return zip(range(self.num_envs), self._env_steps, actions, strict=True)
+        env_steps = self._env_steps
+        return zip(live, [env_steps[index] for index in live], actions, strict=True)
+
+    def _update_live(self) -> None:
+        """Recount the sub-envs whose budget is not spent (after a reset, or a step that spent one)."""
+        assert self._episodes_left is not None
+        left = np.array(self._episodes_left)
+        self._live = None if left.all() else np.flatnonzero(left).tolist()
+        self._spent_rows = np.flatnonzero(left == 0)
+        self._spent_now = False
+
+    def _fill_spent(
+        self, observations: Any, rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray
+    ) -> None:
+        """Write what the spent sub-envs report (NaN observation and reward, both flags) into their rows."""
+        spent = self._spent_rows
+        if self._tree_observations:
+            for index in spent.tolist():
+                observations[index] = self._spent_observation
+        else:
+            observations[spent] = self._spent_observation
+        rewards[spent] = np.nan
+        terminated[spent] = truncated[spent] = True
 
     def _fail(self, index: int, during: str, error: BaseException) -> NoReturn:
         """Refuse step() from now on (until a full reset) and raise: a SubEnvError naming sub-env ``index``
@@ -464,6 +498,7 @@ class SyncVectorEnv(GymVectorEnv):
         if episodes_left is not None:
             episodes_left[index] -= 1
             if not episodes_left[index]:
+                self._spent_now = True
                 return observation, info
         return next_observation, next_info
 
@@ -501,13 +536,7 @@ class SyncVectorEnv(GymVectorEnv):
             >>> env.set_attr("gravity", [9.8, 1.6]); env.get_attr("gravity")
             (9.8, 1.6)
         """
-        if not isinstance(values, (list, tuple)):
-            values = [values] * self.num_envs
-        if len(values) != self.num_envs:
-            raise ValueError(
-                f"set_attr({name!r}, values) received {len(values)} values for {self.num_envs} sub-envs. Give"
-                " a list or tuple with one value per sub-env, or a single value (not a list) for all of them."
-            )
+        values = attribute_values(name, values, self.num_envs)
         for env, value in zip(self.envs, values, strict=True):
             if GYMNASIUM_1:
                 env.set_wrapper_attr(name, value)

@@ -41,6 +41,12 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         "--sigma", type=finite_positive_float, default=0.5, help="std of the random parameters"
     )
     parser.add_argument("--seed", type=seed_int, default=0, help="seed of the parameters and the env")
+    parser.add_argument(
+        "--workers",
+        type=positive_int,
+        default=1,
+        help="processes evaluating parts of the population, this one included (gym envs)",
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -59,7 +65,9 @@ def _run(args: argparse.Namespace) -> int:
         warm_up(env, args.env, args.seed)  # the first reset and step may compile (jax): not timed
         start = time.perf_counter()
         try:
-            result = evaluate(policy, env, population, num_episodes=args.episodes, seed=args.seed)
+            result = evaluate(
+                policy, env, population, num_episodes=args.episodes, seed=args.seed, num_workers=args.workers
+            )
         except ValueError as error:  # a network that does not fit the env
             raise CommandError(f"bad --policy for {args.env}: {str(error).splitlines()[0]}") from error
         elapsed = time.perf_counter() - start

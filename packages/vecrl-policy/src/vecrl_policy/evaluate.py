@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from numbers import Integral
@@ -10,6 +11,7 @@ from typing import Any
 import torch
 from gymnasium.spaces import Discrete, flatdim
 
+from vecrl_policy.evaluate_workers import evaluate_in_workers, row_seeds
 from vecrl_policy.observations import Flattener, observation_flattener
 from vecrl_policy.policy import Policy
 
@@ -40,6 +42,7 @@ def evaluate(
     *,
     num_episodes: int = 1,
     seed: int | None = None,
+    num_workers: int | None = None,
 ) -> EvaluationResult:
     """Run row ``i`` of ``parameters`` on sub-env ``i`` for ``num_episodes`` episodes; no loop over rows.
 
@@ -54,6 +57,12 @@ def evaluate(
     the device of ``parameters``: float64 observations (MuJoCo) reach a float32 policy as float32, and a
     ``Discrete(n)`` observation (FrozenLake) as a one-hot vector of length n. Size the network's input
     with ``gymnasium.spaces.flatdim(env.single_observation_space)``.
+
+    ``num_workers=K`` splits the population in K parts evaluated at once: the first here, each other in a
+    worker process that makes its own env (from ``env.recipe``, so ``env`` must come from
+    ``make_vector_env``, with a ``gym::`` env) and policy once, runs whole episodes and sends back only
+    the results, which equal those of ``num_workers=None`` for the same ``seed``. Workers are spawned, so
+    a script must guard its entry point with ``if __name__ == "__main__":``.
 
     Example:
         >>> env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=64, num_episodes=1)  # doctest: +SKIP
@@ -90,12 +99,20 @@ def evaluate(
     discrete = isinstance(env.single_action_space, Discrete)
     flatten = observation_flattener(env.single_observation_space, parameters.dtype, parameters.device)
     _check_policy_fits_env(policy, env, parameters[:1])
-    chunks = [
-        _evaluate_chunk(
-            policy, env, rows, num_episodes, None if seed is None else seed + i, discrete, flatten
+    if num_workers is None or num_workers == 1:
+        chunks = [
+            _evaluate_chunk(
+                policy, env, rows, num_episodes, None if seed is None else seed + i, discrete, flatten
+            )
+            for i, rows in enumerate(parameters.split(num_envs))
+        ]
+    else:
+        run_rows = functools.partial(
+            _evaluate_rows, num_episodes=num_episodes, discrete=discrete, flatten=flatten
         )
-        for i, rows in enumerate(parameters.split(num_envs))
-    ]
+        workers = min(_checked_num_workers(num_workers, env), len(parameters))
+        seeds = row_seeds(env, len(parameters), seed)
+        chunks = [evaluate_in_workers(run_rows, policy, env, parameters, seeds, workers)]
     return EvaluationResult(*(torch.cat(parts) for parts in zip(*chunks, strict=True)))
 
 
@@ -129,12 +146,52 @@ def _short(space: Any) -> str:
     return text if len(text) <= 60 else f"a {type(space).__name__} of shape {space.shape}"
 
 
+def _checked_num_workers(num_workers: Any, env: Any) -> int:
+    """``num_workers`` if it is an int >= 1 and ``env`` can be made again in a worker; else a clear error."""
+    if isinstance(num_workers, bool) or not isinstance(num_workers, Integral) or num_workers < 1:
+        raise ValueError(
+            f"num_workers must be None or a positive int (processes evaluating parts of the population, this"
+            f" one included), but got {num_workers!r}."
+        )
+    if getattr(env, "recipe", None) is None or not hasattr(env.unwrapped, "sub_env_seeds"):
+        raise ValueError(
+            f"evaluate(num_workers={num_workers}) makes the env again in each worker process, so it needs a"
+            f" gym env made by vecrl.make_vector_env (e.g. make_vector_env('gym::Hopper-v5', num_envs=64));"
+            f" got {type(env.unwrapped).__qualname__}. A jitted backend (brax) evaluates the whole population"
+            " in one call: leave num_workers out."
+        )
+    return int(num_workers)
+
+
+def _evaluate_rows(
+    policy: Policy,
+    env: Any,
+    rows: torch.Tensor,
+    seeds: list[int | None] | None,
+    *,
+    num_episodes: int,
+    discrete: bool,
+    flatten: Flattener,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Evaluate ``rows`` in chunks of ``env.num_envs``, row ``i`` reset with ``seeds[i]`` (None: unseeded)."""
+    num_envs = env.num_envs
+    chunks = []
+    for start in range(0, len(rows), num_envs):
+        chunk = rows[start : start + num_envs]
+        chunk_seeds = None
+        if seeds is not None:
+            chunk_seeds = seeds[start : start + num_envs]
+            chunk_seeds += [None] * (num_envs - len(chunk_seeds))  # spare sub-envs
+        chunks.append(_evaluate_chunk(policy, env, chunk, num_episodes, chunk_seeds, discrete, flatten))
+    return tuple(torch.cat(parts) for parts in zip(*chunks, strict=True))  # type: ignore[return-value]
+
+
 def _evaluate_chunk(
     policy: Policy,
     env: Any,
     rows: torch.Tensor,
     num_episodes: int,
-    seed: int | None,
+    seed: int | list[int | None] | None,
     discrete: bool,
     flatten: Flattener,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -148,10 +205,19 @@ def _evaluate_chunk(
     episodes = torch.zeros(num_envs, dtype=torch.int64, device=device)
     steps = torch.zeros(num_envs, dtype=torch.int64, device=device)
     active = torch.ones(num_envs, dtype=torch.bool, device=device)
+    # Once a quarter of the rows the policy holds are done, it drops them (keep_rows): from then on ``live``
+    # maps its rows to sub-envs, and the dropped sub-envs repeat their last action (their results no longer
+    # count; under a budget the env skips them). The network then costs in proportion to the rows left.
+    live: torch.Tensor | None = None
+    actions: torch.Tensor | None = None
     with torch.no_grad():
         while True:
-            output = policy(flatten(observation))
+            features = flatten(observation)
+            output = policy(features if live is None else features[live])
             action = output.argmax(dim=-1) if discrete else output
+            if live is not None:
+                actions[live] = action  # type: ignore[index]
+                action = actions  # type: ignore[assignment]
             observation, reward, terminated, truncated, _ = env.step(action)
             reward = reward.to(device)
             total += torch.where(active, reward, 0.0)
@@ -162,5 +228,12 @@ def _evaluate_chunk(
                 active &= episodes < num_episodes
                 if not active[:num_rows].any():
                     break
-                policy.reset(ended)
+                held = active if live is None else active[live]
+                policy.reset(ended if live is None else ended[live])
+                if 4 * int(held.sum()) <= 3 * len(held):
+                    if live is None:
+                        live, actions = torch.arange(num_envs, device=device), action.clone()
+                    keep = held.nonzero().flatten()
+                    policy.keep_rows(keep)
+                    live = live[keep]
     return total[:num_rows], episodes[:num_rows], steps[:num_rows]

@@ -292,6 +292,28 @@ class Policy:
         elif self._state is not None:
             vecrl.reset_tensors(self._state, rows)
 
+    def keep_rows(self, indices: Indices) -> None:
+        """Keep only the rows ``indices`` selects, in that order: their parameters and their hidden state.
+
+        ``evaluate`` drops the rows whose episodes are over this way, so that each step runs the network on
+        the rows still playing only.
+
+        Example:
+            >>> policy = Policy("RNN(2, 3)")
+            >>> policy.set_parameters(torch.randn(4, policy.parameter_length))
+            >>> y = policy(torch.ones(4, 2))
+            >>> policy.keep_rows([3, 1])
+            >>> policy.parameters.shape, bool((policy.h == y[[3, 1]]).all())
+            (torch.Size([2, 21]), True)
+        """
+        parameters = self._parameters
+        if parameters is None or parameters.ndim != 2:
+            raise ValueError("keep_rows(indices) selects rows of a batch, so it needs 2-D parameters.")
+        rows = _row_indices(indices, parameters.shape[0]).to(parameters.device)
+        state = self._state
+        self.set_parameters(parameters[rows])
+        self._state = _select_rows(state, rows)
+
     @staticmethod
     def _cleared(state: Any, rows: torch.Tensor) -> Any:
         if state is None or rows.numel() == 0:
@@ -370,6 +392,18 @@ def _row_indices(indices: Indices, num_rows: int) -> torch.Tensor:
     if rows.numel() and (rows.min() < -num_rows or rows.max() >= num_rows):
         raise ValueError(f"Row indices must lie in [-{num_rows}, {num_rows}); got {rows.tolist()}.")
     return rows % num_rows
+
+
+def _select_rows(state: Any, rows: torch.Tensor) -> Any:
+    """``state`` (a tensor or a nesting of tuples, lists and dicts) with every tensor's rows ``rows``."""
+    if isinstance(state, torch.Tensor):
+        return state[rows.to(state.device)]
+    if isinstance(state, dict):
+        return type(state)((key, _select_rows(value, rows)) for key, value in state.items())
+    if isinstance(state, (tuple, list)):
+        items = [_select_rows(value, rows) for value in state]
+        return type(state)(*items) if hasattr(state, "_fields") else type(state)(items)
+    return state
 
 
 def _clone_tensors(state: Any) -> Any:

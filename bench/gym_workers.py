@@ -1,0 +1,118 @@
+"""Worker processes against one process, in one run, as ratios, with the load average printed.
+
+  stepping   ProcessVectorEnv(num_workers=2) against vecrl's SyncVectorEnv and gymnasium's AsyncVectorEnv
+             (max_concurrency = the cores), env-steps/s with random actions and empty_info, at
+             CartPole-v1 x 256 and 16, Hopper-v5 and HalfCheetah-v5 x 16 and 64. AsyncVectorEnv starts
+             one process per sub-env, so it is left out above ASYNC_MAX_ENVS sub-envs: 256 CartPole
+             processes on 2 cores (load average 240) did not finish starting within minutes
+  evaluate   evaluate(policy, env, 256 MLPs, num_workers=2) against evaluate(...) in one process, one
+             episode each, after one call that starts the workers (its time is printed apart)
+
+Targets on a quiet 2-core machine: Hopper-v5 x 64 >= 1.6x sync, CartPole-v1 x 256 >= 1.3x, evaluate of
+Hopper-v5 >= 1.7x. Where workers cannot win (few cheap sub-envs: CartPole-v1 x 16), num_workers="auto"
+keeps the sync env.
+
+    python bench/gym_workers.py [--quick] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import gymnasium as gym
+import torch
+
+import vecrl
+from vecrl_gym import ProcessVectorEnv, SyncVectorEnv
+from vecrl_policy import Policy, evaluate
+
+STEPPING = [
+    ("CartPole-v1", 256),
+    ("CartPole-v1", 16),
+    ("Hopper-v5", 16),
+    ("Hopper-v5", 64),
+    ("HalfCheetah-v5", 16),
+    ("HalfCheetah-v5", 64),
+]
+
+
+ASYNC_MAX_ENVS = 64
+
+
+def stepping_rate(env, num_envs: int, steps: int) -> float:
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    actions = env.action_space.sample()
+    env.step(actions)
+    start = time.perf_counter()
+    for _ in range(steps):
+        env.step(actions)
+    return steps * num_envs / (time.perf_counter() - start)
+
+
+def measure_stepping(env_id: str, num_envs: int, repeats: int, steps: int) -> None:
+    makers = [lambda: gym.make(env_id)] * num_envs
+    envs = {
+        "sync": SyncVectorEnv(makers, empty_info=True),
+        "workers": ProcessVectorEnv(makers, num_workers=2, empty_info=True),
+    }
+    if num_envs <= ASYNC_MAX_ENVS:
+        envs["gymnasium async"] = gym.vector.AsyncVectorEnv(makers, max_concurrency=os.cpu_count())
+    best = {name: 0.0 for name in envs}
+    for _ in range(repeats):
+        for name, env in envs.items():
+            best[name] = max(best[name], stepping_rate(env, num_envs, steps))
+    for env in envs.values():
+        env.close()
+    peer = "gymnasium async n/a (one process per sub-env)"
+    if "gymnasium async" in best:
+        peer = f"{best['workers'] / best['gymnasium async']:.2f}x gymnasium async ({best['gymnasium async']:,.0f})"
+    print(
+        f"  {env_id:15s} x {num_envs:3d}: workers {best['workers']:9,.0f} env-steps/s ="
+        f" {best['workers'] / best['sync']:.2f}x sync ({best['sync']:,.0f}), {peer}"
+    )
+
+
+def measure_evaluate(env_id: str, repeats: int) -> None:
+    env = vecrl.make_vector_env(f"gym::{env_id}", num_envs=256, num_episodes=1, empty_info=True)
+    obs_length = gym.spaces.flatdim(env.single_observation_space)
+    space = env.single_action_space
+    act_length = int(space.n) if isinstance(space, gym.spaces.Discrete) else space.shape[0]
+    policy = Policy(
+        f"Linear({obs_length}, 64) >> Tanh() >> Linear(64, 64) >> Tanh() >> Linear(64, {act_length})"
+    )
+    rows = torch.randn(256, policy.parameter_length, generator=torch.Generator().manual_seed(0)) * 0.3
+    start = time.perf_counter()
+    evaluate(policy, env, rows, seed=0, num_workers=2)
+    first = time.perf_counter() - start
+    best = {"one process": float("inf"), "workers": float("inf")}
+    for repeat in range(repeats):
+        for name, workers in (("one process", None), ("workers", 2)):
+            start = time.perf_counter()
+            evaluate(policy, env, rows, seed=repeat, num_workers=workers)
+            best[name] = min(best[name], time.perf_counter() - start)
+    env.close()
+    print(
+        f"  evaluate 256 x {env_id}: workers {best['workers']:.2f} s = {best['one process'] / best['workers']:.2f}x"
+        f" one process ({best['one process']:.2f} s); first call, starting the workers: {first:.2f} s"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one repeat, fewer steps, for a smoke run")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per way (best kept)")
+    args = parser.parse_args()
+    repeats, steps = (1, 20) if args.quick else (args.repeats, 200)
+    print(f"load average {os.getloadavg()}, {os.cpu_count()} cores; best of {repeats}")
+    for env_id, num_envs in STEPPING[:2] if args.quick else STEPPING:
+        measure_stepping(env_id, num_envs, repeats, steps)
+    for env_id in ("CartPole-v1",) if args.quick else ("CartPole-v1", "Hopper-v5"):
+        measure_evaluate(env_id, repeats)
+    print(f"load average {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,202 @@
+"""``evaluate(..., num_workers=K)``: the population split in K parts, each evaluated whole in its own process.
+
+Each worker makes its env (from the env's ``recipe``) once and keeps it, with the policy, for the next
+call; it runs every episode of its rows and sends back their returns, episode counts and step counts:
+nothing crosses a process per step.
+Each row is reset with exactly the sub-env seed it gets in the single-process ``evaluate``, so the
+results are the same.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import signal
+import traceback
+import weakref
+from collections.abc import Callable
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+import cloudpickle
+import torch
+
+#: Spawned: a fresh interpreter, safe with torch's and jax's threads.
+_CONTEXT = multiprocessing.get_context("spawn")
+
+#: Evaluates rows with per-row seeds: ``(policy, env, rows, seeds) -> (total_return, episodes, steps)``.
+RowsEvaluator = Callable[[Any, Any, torch.Tensor, list[int | None] | None], tuple[torch.Tensor, ...]]
+
+
+class WorkerError(RuntimeError):
+    """An evaluation worker raised; the message carries its traceback."""
+
+
+def row_seeds(env: Any, num_rows: int, seed: int | None) -> list[int | None] | None:
+    """The sub-env seed of every row in the single-process ``evaluate``: row ``r`` runs on sub-env
+    ``r % num_envs`` of the chunk ``r // num_envs``, which is reset with ``seed + chunk``."""
+    if seed is None:
+        return None
+    num_envs = env.num_envs
+    sub_env_seeds = env.unwrapped.sub_env_seeds
+    seeds: list[int | None] = []
+    for chunk in range((num_rows + num_envs - 1) // num_envs):
+        seeds.extend(sub_env_seeds(seed + chunk))
+    return seeds[:num_rows]
+
+
+def evaluate_in_workers(
+    run_rows: RowsEvaluator,
+    policy: Any,
+    env: Any,
+    parameters: torch.Tensor,
+    seeds: list[int | None] | None,
+    num_workers: int,
+) -> tuple[torch.Tensor, ...]:
+    """``run_rows(policy, env, rows, seeds)`` over ``num_workers`` contiguous parts of ``parameters``: the
+    first here, each other in a worker process with its own env made from ``env.recipe`` (at most
+    ``env.num_envs`` sub-envs). The workers stay with ``env`` for the next call (they are ended when it is
+    closed or garbage-collected, or the interpreter exits), keeping their env and the policy."""
+    parts = torch.tensor_split(torch.arange(len(parameters)), num_workers)
+    workers = _workers_of(env, num_workers - 1)
+    threads = torch.get_num_threads()
+    try:
+        for worker, rows in zip(workers.workers, parts[1:], strict=True):
+            job = (min(env.num_envs, len(rows)), run_rows, policy, parameters[rows].cpu(), _part(seeds, rows))
+            worker.send(job)
+        torch.set_num_threads(1)  # one core per process
+        first = parts[0]
+        results = [run_rows(policy, env, parameters[first], _part(seeds, first))]
+        results.extend(worker.result(parameters.device) for worker in workers.workers)
+    except BaseException:
+        workers.close()  # a worker may be out of step (or Ctrl-C): the next call starts afresh
+        raise
+    finally:
+        torch.set_num_threads(threads)
+    return tuple(torch.cat(column) for column in zip(*results, strict=True))
+
+
+def _part(seeds: list[int | None] | None, rows: torch.Tensor) -> list[int | None] | None:
+    return None if seeds is None else [seeds[row] for row in rows.tolist()]
+
+
+class EvaluationWorkers:
+    """Worker processes tied to one env: each makes that env again (from its recipe) and keeps it."""
+
+    def __init__(self, recipe: Any, count: int) -> None:
+        if "num_workers" in recipe.kwargs:  # a worker steps its own env in its own process
+            recipe = recipe.with_changes(num_workers=None)
+        self.workers = [_Worker(recipe) for _ in range(count)]
+        self._finalizer = weakref.finalize(self, _end_all, self.workers)
+
+    @property
+    def closed(self) -> bool:
+        return not self._finalizer.alive
+
+    def close(self) -> None:
+        """End every worker (at once; a second call does nothing)."""
+        self._finalizer()
+
+
+def _workers_of(env: Any, count: int) -> EvaluationWorkers:
+    """The ``count`` workers serving ``env``, started (and tied to its ``close()``) on first use."""
+    workers = env.__dict__.get("_evaluation_workers")
+    if workers is None or workers.closed or len(workers.workers) != count:
+        if workers is not None:
+            workers.close()
+        workers = EvaluationWorkers(env.recipe, count)
+        env.__dict__["_evaluation_workers"] = workers
+        env.close_with_env(workers)
+    return workers
+
+
+def _end_all(workers: list[_Worker]) -> None:
+    for worker in workers:
+        worker.end()
+
+
+class _Worker:
+    """One evaluation worker: a spawned process and the caller's end of its pipe."""
+
+    def __init__(self, recipe: Any) -> None:
+        self.connection, theirs = _CONTEXT.Pipe()
+        self.process: BaseProcess = _CONTEXT.Process(
+            target=_serve, args=(theirs, cloudpickle.dumps(recipe)), name="vecrl-evaluate", daemon=True
+        )
+        self.process.start()
+        theirs.close()
+        self._policy: Any = None
+
+    def send(self, job: tuple[Any, ...]) -> None:
+        """Send one part to evaluate; the policy crosses only when it is not the one sent last."""
+        num_envs, run_rows, policy, rows, seeds = job
+        new_policy = policy if policy is not self._policy else None
+        self._policy = policy
+        self.connection.send_bytes(cloudpickle.dumps((num_envs, run_rows, new_policy, rows.numpy(), seeds)))
+
+    def result(self, device: torch.device) -> tuple[torch.Tensor, ...]:
+        """The part's results (on ``device``), or the worker's error raised here; a death is an error too."""
+        wait([self.connection, self.process.sentinel])
+        try:
+            status, value = self.connection.recv()
+        except (EOFError, OSError):
+            self.process.join()
+            raise WorkerError(
+                f"An evaluation worker (pid {self.process.pid}) died (exit code {self.process.exitcode}) before"
+                " sending its results. If this script runs directly, guard its entry point with"
+                " if __name__ == '__main__': (workers are spawned, and import the main module)."
+            ) from None
+        if status == "error":
+            error, text = value
+            if error is None:
+                raise WorkerError(f"An evaluation worker raised:\n{text}")
+            error.__cause__ = WorkerError(f"In the evaluation worker:\n{text}")
+            raise error
+        return tuple(torch.from_numpy(array).to(device) for array in value)
+
+    def end(self) -> None:
+        """Ask the worker to exit; kill it if it has not within a second."""
+        with contextlib.suppress(OSError):
+            self.connection.send_bytes(b"")
+        self.process.join(1.0)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.connection.close()
+
+
+def _serve(connection: Connection, recipe_bytes: bytes) -> None:
+    """Evaluate the parts the caller sends, with an env made from the recipe (again only when a part needs
+    another number of sub-envs), until it sends an empty message or goes away."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's, which ends its workers
+    torch.set_num_threads(1)
+    recipe = cloudpickle.loads(recipe_bytes)
+    env, policy = None, None
+    try:
+        while True:
+            try:
+                job = connection.recv_bytes()
+            except (EOFError, OSError):
+                return
+            if not job:
+                return
+            try:
+                num_envs, run_rows, new_policy, rows, seeds = cloudpickle.loads(job)
+                policy = new_policy if new_policy is not None else policy
+                if env is None or env.num_envs != num_envs:
+                    if env is not None:
+                        env.close()
+                    env = None
+                    env = recipe.with_changes(num_envs=num_envs).make()
+                results = run_rows(policy, env, torch.from_numpy(rows), seeds)
+                connection.send(("ok", tuple(result.cpu().numpy() for result in results)))
+            except Exception as error:
+                text = "".join(traceback.format_exception(error))
+                try:
+                    connection.send(("error", (error, text)))
+                except Exception:  # the error does not pickle: its text does
+                    connection.send(("error", (None, text)))
+    finally:
+        if env is not None:
+            env.close()
