@@ -83,6 +83,11 @@ def test_bench_draws_a_progress_bar_on_a_terminal():
         (["evaluate", "gym::CartPole-v1", "--policy", "Linear(4, 3)"], "needs one score per discrete action"),
         (["evaluate", "gym::FrozenLake-v1", "--policy", "Linear(1, act_length)"], "vectors of length 16"),
         (["evaluate", "gym::CartPole-v1", "--policy", "Linear(50000, 50000)"], "more than the limit"),
+        (["evaluate", "gym::CartPole-v1", "--workers", "0"], "expected a positive whole number"),
+        (
+            ["evaluate", "brax::fast", "--workers", "2"],
+            "--workers 2: evaluate(num_workers=2) makes the env again",
+        ),
     ],
 )
 def test_bad_arguments_exit_non_zero_with_a_one_line_error(args, expected):

@@ -229,3 +229,11 @@ def test_auto_picks_the_sync_env_for_few_cheap_sub_envs_and_workers_for_costly_o
     env.close()
     assert auto_num_workers(lambda: gym.make(MUJOCO_ENV_ID), 1000, cores=2) == 2  # ~10 ms per batch step
     assert auto_num_workers(lambda: gym.make(MUJOCO_ENV_ID), 1000, cores=1) == 1
+
+
+def test_a_script_without_a_main_guard_gets_an_error_saying_to_add_one(tmp_path):
+    script = tmp_path / "no_guard.py"
+    script.write_text("import vecrl\nvecrl.make_vector_env('gym::CartPole-v1', num_envs=4, num_workers=2)\n")
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0
+    assert "could not be made" in result.stderr and "if __name__ == '__main__':" in result.stderr

@@ -35,6 +35,7 @@ EnvMaker = Callable[[], gymnasium.Env]
 #: Spawned workers start a fresh interpreter: safe with torch's and jax's threads, unlike fork, and they
 #: leave no server process behind, unlike forkserver.
 _CONTEXT = multiprocessing.get_context("spawn")
+_STARTING = "making its sub-envs"
 #: How long close() waits for a worker to exit on its own before killing it.
 _EXIT_TIMEOUT_S = 1.0
 
@@ -425,7 +426,7 @@ class _Worker:
     def wait_ready(self, own: SyncVectorEnv) -> None:
         """Wait until the worker has made its sub-envs; raise what making them raised, or a
         RuntimeError if their spaces differ from those of ``own`` (the first block)."""
-        reply = self.reply("making its sub-envs")
+        reply = self.reply(_STARTING)
         if isinstance(reply, BaseException):
             self.end_process()
             raise reply
@@ -460,11 +461,15 @@ class _Worker:
         how = f"exit code {code}"
         if code is not None and code < 0:
             how = f"signal {signal.Signals(-code).name}"
+        if during == _STARTING:
+            return RuntimeError(
+                f"The {self!r} exited ({how}) while making its sub-envs, so the env could not be made (its"
+                " error, if any, is printed above). In a script run directly, guard the entry point with"
+                " if __name__ == '__main__': workers are spawned, and each imports the main module."
+            )
         return RuntimeError(
             f"The {self!r} died ({how}) during {during}. Its sub-envs are lost, so this env refuses step()"
-            " until reset(), which starts a new worker for them. If it died while making its sub-envs of a"
-            " script run directly, guard the script's entry point with if __name__ == '__main__':"
-            " (workers are spawned, and import the main module)."
+            " until reset(), which starts a new worker for them."
         )
 
     def end_process(self) -> None:

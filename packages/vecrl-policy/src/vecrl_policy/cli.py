@@ -20,6 +20,7 @@ from vecrl.command import (
     warm_up,
 )
 from vecrl_policy.evaluate import evaluate
+from vecrl_policy.evaluate_workers import checked_num_workers
 from vecrl_policy.observations import flat_observation_length
 from vecrl_policy.parser import NetParsingError
 from vecrl_policy.policy import Policy
@@ -62,6 +63,11 @@ def _run(args: argparse.Namespace) -> int:
             raise CommandError(f"bad --policy: {str(error).splitlines()[0]}") from error
         generator = torch.Generator().manual_seed(args.seed)
         population = args.sigma * torch.randn(args.popsize, policy.parameter_length, generator=generator)
+        if args.workers > 1:
+            try:
+                checked_num_workers(args.workers, env)
+            except ValueError as error:
+                raise CommandError(f"--workers {args.workers}: {str(error).splitlines()[0]}") from error
         warm_up(env, args.env, args.seed)  # the first reset and step may compile (jax): not timed
         start = time.perf_counter()
         try:

@@ -11,7 +11,7 @@ from typing import Any
 import torch
 from gymnasium.spaces import Discrete, flatdim
 
-from vecrl_policy.evaluate_workers import evaluate_in_workers, row_seeds
+from vecrl_policy.evaluate_workers import checked_num_workers, evaluate_in_workers, row_seeds
 from vecrl_policy.observations import Flattener, observation_flattener
 from vecrl_policy.policy import Policy
 
@@ -110,7 +110,7 @@ def evaluate(
         run_rows = functools.partial(
             _evaluate_rows, num_episodes=num_episodes, discrete=discrete, flatten=flatten
         )
-        workers = min(_checked_num_workers(num_workers, env), len(parameters))
+        workers = min(checked_num_workers(num_workers, env), len(parameters))
         seeds = row_seeds(env, len(parameters), seed)
         chunks = [evaluate_in_workers(run_rows, policy, env, parameters, seeds, workers)]
     return EvaluationResult(*(torch.cat(parts) for parts in zip(*chunks, strict=True)))
@@ -144,23 +144,6 @@ def _short(space: Any) -> str:
     """``space`` as a short phrase for an error message (a Box's bounds can fill lines)."""
     text = str(space)
     return text if len(text) <= 60 else f"a {type(space).__name__} of shape {space.shape}"
-
-
-def _checked_num_workers(num_workers: Any, env: Any) -> int:
-    """``num_workers`` if it is an int >= 1 and ``env`` can be made again in a worker; else a clear error."""
-    if isinstance(num_workers, bool) or not isinstance(num_workers, Integral) or num_workers < 1:
-        raise ValueError(
-            f"num_workers must be None or a positive int (processes evaluating parts of the population, this"
-            f" one included), but got {num_workers!r}."
-        )
-    if getattr(env, "recipe", None) is None or not hasattr(env.unwrapped, "sub_env_seeds"):
-        raise ValueError(
-            f"evaluate(num_workers={num_workers}) makes the env again in each worker process, so it needs a"
-            f" gym env made by vecrl.make_vector_env (e.g. make_vector_env('gym::Hopper-v5', num_envs=64));"
-            f" got {type(env.unwrapped).__qualname__}. A jitted backend (brax) evaluates the whole population"
-            " in one call: leave num_workers out."
-        )
-    return int(num_workers)
 
 
 def _evaluate_rows(

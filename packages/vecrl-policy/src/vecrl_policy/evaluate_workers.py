@@ -17,6 +17,7 @@ import weakref
 from collections.abc import Callable
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
+from numbers import Integral
 from typing import Any
 
 import cloudpickle
@@ -31,6 +32,30 @@ RowsEvaluator = Callable[[Any, Any, torch.Tensor, list[int | None] | None], tupl
 
 class WorkerError(RuntimeError):
     """An evaluation worker raised; the message carries its traceback."""
+
+
+def checked_num_workers(num_workers: Any, env: Any) -> int:
+    """``num_workers`` if it is an int >= 1 and ``env`` can be made again in a worker; else a ValueError
+    saying why.
+
+    Example:
+        >>> import vecrl
+        >>> checked_num_workers(2, vecrl.make_vector_env("gym::CartPole-v1", num_envs=2))
+        2
+    """
+    if isinstance(num_workers, bool) or not isinstance(num_workers, Integral) or num_workers < 1:
+        raise ValueError(
+            f"num_workers must be None or a positive int (processes evaluating parts of the population, this"
+            f" one included), but got {num_workers!r}."
+        )
+    if getattr(env, "recipe", None) is None or not hasattr(env.unwrapped, "sub_env_seeds"):
+        raise ValueError(
+            f"evaluate(num_workers={num_workers}) makes the env again in each worker process, so it needs a"
+            f" gym env made by vecrl.make_vector_env (e.g. make_vector_env('gym::Hopper-v5', num_envs=64));"
+            f" got {type(env.unwrapped).__qualname__}. A jitted backend (brax) evaluates the whole population"
+            " in one call: leave num_workers out."
+        )
+    return int(num_workers)
 
 
 def row_seeds(env: Any, num_rows: int, seed: int | None) -> list[int | None] | None:
