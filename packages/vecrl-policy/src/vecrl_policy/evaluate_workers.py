@@ -110,9 +110,7 @@ class EvaluationWorkers:
     """Worker processes tied to one env: each makes that env again (from its recipe) and keeps it."""
 
     def __init__(self, recipe: Any, count: int) -> None:
-        if "num_workers" in recipe.kwargs:  # a worker steps its own env in its own process
-            recipe = recipe.with_changes(num_workers=None)
-        self.workers = [_Worker(recipe) for _ in range(count)]
+        self.workers = [_Worker(_in_one_process(recipe)) for _ in range(count)]
         self._finalizer = weakref.finalize(self, _end_all, self.workers)
 
     @property
@@ -122,6 +120,17 @@ class EvaluationWorkers:
     def close(self) -> None:
         """End every worker (at once; a second call does nothing)."""
         self._finalizer()
+
+
+def _in_one_process(recipe: Any) -> Any:
+    """``recipe`` without ``num_workers`` (given directly or in ``gym_kwargs``): an evaluation worker steps
+    its env itself, and a worker process may not start processes of its own."""
+    kwargs = {key: value for key, value in recipe.kwargs.items() if key != "num_workers"}
+    if kwargs.get("gym_kwargs"):
+        kwargs["gym_kwargs"] = {
+            key: value for key, value in kwargs["gym_kwargs"].items() if key != "num_workers"
+        }
+    return type(recipe)(recipe.env_name, kwargs)
 
 
 def _workers_of(env: Any, count: int) -> EvaluationWorkers:
