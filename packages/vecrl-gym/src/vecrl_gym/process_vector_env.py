@@ -347,12 +347,20 @@ class ProcessVectorEnv(GymVectorEnv):
         )
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
-        """The attribute ``name`` of every sub-env (looked up through its wrappers)."""
+        """The attribute ``name`` of every sub-env (looked up through its wrappers).
+
+        Example:
+            >>> import gymnasium
+            >>> env = ProcessVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2, num_workers=2)
+            >>> env.set_attr("gravity", [9.8, 1.6]); env.get_attr("gravity")
+            (9.8, 1.6)
+            >>> env.close()
+        """
         return self._everywhere_tuple("get_attr", lambda start, stop: name, lambda: self._own.get_attr(name))
 
     def set_attr(self, name: str, values: Any) -> None:
         """Set the attribute ``name`` of every sub-env: a list or tuple gives one value per sub-env, any
-        other value is given to all."""
+        other value is given to all (example: ``get_attr``)."""
         values = attribute_values(name, values, self.num_envs)
         self._everywhere_tuple(
             "set_attr",
@@ -361,7 +369,17 @@ class ProcessVectorEnv(GymVectorEnv):
         )
 
     def render(self) -> tuple[Any, ...]:
-        """The frames the sub-envs render (their ``render_mode`` is set when they are made)."""
+        """The frames the sub-envs render (their ``render_mode`` is set when they are made).
+
+        Example:
+            >>> import gymnasium
+            >>> maker = lambda: gymnasium.make("CartPole-v1", render_mode="rgb_array")
+            >>> env = ProcessVectorEnv([maker] * 2, num_workers=2)
+            >>> _ = env.reset(seed=0)
+            >>> [frame.shape for frame in env.render()]
+            [(400, 600, 3), (400, 600, 3)]
+            >>> env.close()
+        """
         return self._everywhere_tuple("render", lambda start, stop: None, self._own.render)
 
     def _everywhere_tuple(

@@ -60,7 +60,14 @@ def checked_num_workers(num_workers: Any, env: Any) -> int:
 
 def row_seeds(env: Any, num_rows: int, seed: int | None) -> list[int | None] | None:
     """The sub-env seed of every row in the single-process ``evaluate``: row ``r`` runs on sub-env
-    ``r % num_envs`` of the chunk ``r // num_envs``, which is reset with ``seed + chunk``."""
+    ``r % num_envs`` of the chunk ``r // num_envs``, which is reset with ``seed + chunk``.
+
+    Example:
+        >>> import vecrl
+        >>> env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, seed_rule="gymnasium")
+        >>> row_seeds(env, 5, seed=10)  # chunks reset with 10, 11, 12
+        [10, 11, 11, 12, 12]
+    """
     if seed is None:
         return None
     num_envs = env.num_envs
