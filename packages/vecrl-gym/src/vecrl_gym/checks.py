@@ -125,3 +125,20 @@ def attribute_values(name: str, values: Any, num_envs: int) -> list[Any]:
             " a list or tuple with one value per sub-env, or a single value (not a list) for all of them."
         )
     return list(values)
+
+
+def checked_env_makers(env_makers: Any, owner: str) -> Sequence[Any]:
+    """``env_makers`` as a sequence (a sequence is kept as it is, so a lazy one of any length works); a
+    ValueError naming ``owner`` when it is empty.
+
+    Example:
+        >>> len(checked_env_makers(iter([list, list]), "SyncVectorEnv"))
+        2
+    """
+    makers = env_makers if isinstance(env_makers, Sequence) else list(env_makers)
+    if not makers:
+        raise ValueError(
+            f"{owner} needs at least one sub-environment, but env_makers is empty. Pass a list of"
+            " functions that each make one env, e.g. [lambda: gymnasium.make('CartPole-v1')] * 8."
+        )
+    return makers

@@ -10,8 +10,8 @@ import numpy as np
 import torch
 
 import vecrl
-from vecrl.autoreset import autoreset_mode_value
-from vecrl.checks import checked_device, checked_flag
+from vecrl.autoreset import autoreset_mode_value, checked_reset_mask
+from vecrl.checks import checked_device, checked_flag, failed_env_error
 from vecrl.episodes import checked_episode_budget
 from vecrl_gym.checks import SeedRule, checked_seed_rule, checked_seeds
 
@@ -70,6 +70,25 @@ class GymVectorEnv(vecrl.BaseVectorEnv):
             [4, 5]
         """
         return checked_seeds(seed, self.num_envs, self._seed_rule) or []
+
+    def _take_reset_mask(
+        self, options: dict[str, Any] | None, reset_before: bool, failure: str | None
+    ) -> tuple[np.ndarray | None, dict[str, Any] | None]:
+        """``options["reset_mask"]`` checked (None when not given) and the other options; a masked reset
+        keeps the other rows, so it is refused before any reset (``reset_before`` False) and while
+        ``failure`` says the sub-envs are out of step."""
+        if options is None or "reset_mask" not in options:
+            return None, options
+        mask = checked_reset_mask(options["reset_mask"], self.num_envs)
+        options = {key: value for key, value in options.items() if key != "reset_mask"}
+        if not reset_before and not mask.all():
+            raise RuntimeError(
+                "reset(options={'reset_mask': mask}) keeps the other sub-envs' observations, but this env"
+                " has not been reset yet. Call reset() without a mask first."
+            )
+        if failure is not None and not mask.all():
+            raise failed_env_error(failure)
+        return mask, options
 
     def _take_seeds(self, seed: Seed | Unset) -> list[int | None]:
         """The per-sub-env seeds of this reset: from ``seed`` if given, else from ``seed()`` (once)."""

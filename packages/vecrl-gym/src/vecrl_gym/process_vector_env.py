@@ -18,11 +18,11 @@ import gymnasium
 import numpy as np
 import torch
 
-from vecrl.autoreset import autoreset_metadata, checked_reset_mask, finished_sub_envs_error
+from vecrl.autoreset import autoreset_metadata, finished_sub_envs_error
 from vecrl.checks import SubEnvError, closed_env_error, failed_env_error
 from vecrl_gym.actions import ActionCheck
 from vecrl_gym.batching import copy_observations, observations_to_torch
-from vecrl_gym.checks import SeedRule, attribute_values, check_same_spaces
+from vecrl_gym.checks import SeedRule, attribute_values, check_same_spaces, checked_env_makers
 from vecrl_gym.device import info_to_device
 from vecrl_gym.final_infos import EndedEpisode, add_final_infos
 from vecrl_gym.gym_vector_env import UNSET, GymVectorEnv, Seed, Unset
@@ -86,24 +86,19 @@ class ProcessVectorEnv(GymVectorEnv):
         autoreset_mode: Any = "same_step",
         seed_rule: SeedRule = "evotorch",
     ) -> None:
-        makers = env_makers if isinstance(env_makers, Sequence) else list(env_makers)
+        makers = checked_env_makers(env_makers, "ProcessVectorEnv")
         num_envs = len(makers)
         workers = checked_num_workers(num_workers, num_envs)
-        self._take_options(
-            empty_info=empty_info,
-            num_episodes=num_episodes,
-            device=device,
-            autoreset_mode=autoreset_mode,
-            seed_rule=seed_rule,
-        )
-        # Block b holds the sub-envs bounds[b]:bounds[b + 1]; block 0 is stepped here.
-        self._bounds: list[int] = np.linspace(0, num_envs, workers + 1).round().astype(int).tolist()
+        # The options every block's SyncVectorEnv takes; results reach the device here, in the caller.
         self._block_options = {
             "empty_info": empty_info,
             "num_episodes": num_episodes,
             "autoreset_mode": autoreset_mode,
             "seed_rule": seed_rule,
         }
+        self._take_options(device=device, **self._block_options)
+        # Block b holds the sub-envs bounds[b]:bounds[b + 1]; block 0 is stepped here.
+        self._bounds: list[int] = np.linspace(0, num_envs, workers + 1).round().astype(int).tolist()
         self._makers = makers
         self._own = RecordingSyncVectorEnv(makers[: self._bounds[1]], **self._block_options)
         try:
@@ -156,17 +151,7 @@ class ProcessVectorEnv(GymVectorEnv):
         """
         if self.closed:
             raise closed_env_error("reset", self)
-        mask = None
-        if options is not None and "reset_mask" in options:
-            mask = checked_reset_mask(options["reset_mask"], self.num_envs)
-            options = {key: value for key, value in options.items() if key != "reset_mask"}
-            if not mask.all() and (self._failure is not None or not self._reset_once):
-                if self._failure is not None:
-                    raise failed_env_error(self._failure)
-                raise RuntimeError(
-                    "reset(options={'reset_mask': mask}) keeps the other sub-envs' observations, but this env"
-                    " has not been reset yet. Call reset() without a mask first."
-                )
+        mask, options = self._take_reset_mask(options, self._reset_once, self._failure)
         seeds = self._take_seeds(seed)
         dead = [index for index, worker in enumerate(self._workers, start=1) if not worker.process.is_alive()]
         if dead:
@@ -532,18 +517,13 @@ def _failure_reason(error: BaseException) -> str:
 
 
 def checked_num_workers(num_workers: Any, num_envs: int) -> int:
-    """``num_workers`` for ``num_envs`` sub-envs: None means the number of cores (at most ``num_envs``);
+    """``num_workers`` for ``num_envs`` (>= 1) sub-envs: None means the number of cores (at most ``num_envs``);
     else a ValueError unless it is an int in ``[1, num_envs]``.
 
     Example:
         >>> checked_num_workers(2, 8), checked_num_workers(None, 1)
         (2, 1)
     """
-    if num_envs < 1:
-        raise ValueError(
-            "ProcessVectorEnv needs at least one sub-environment, but env_makers is empty. Pass a list of"
-            " functions that each make one env, e.g. [lambda: gymnasium.make('CartPole-v1')] * 8."
-        )
     if num_workers is None:
         return min(os.cpu_count() or 1, num_envs)
     count = int(num_workers) if isinstance(num_workers, Integral) and not isinstance(num_workers, bool) else 0

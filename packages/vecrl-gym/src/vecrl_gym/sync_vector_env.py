@@ -13,7 +13,6 @@ from gymnasium.vector.utils import iterate
 
 from vecrl.autoreset import (
     autoreset_metadata,
-    checked_reset_mask,
     finished_sub_envs_error,
 )
 from vecrl.checks import (
@@ -36,6 +35,7 @@ from vecrl_gym.checks import (
     SeedRule,
     attribute_values,
     check_same_spaces,
+    checked_env_makers,
 )
 from vecrl_gym.device import info_to_device
 from vecrl_gym.final_infos import EndedEpisode, add_final_infos
@@ -120,12 +120,7 @@ class SyncVectorEnv(GymVectorEnv):
         autoreset_mode: Any = "same_step",
         seed_rule: SeedRule = "evotorch",
     ) -> None:
-        makers = env_makers if isinstance(env_makers, Sequence) else list(env_makers)
-        if not makers:
-            raise ValueError(
-                "SyncVectorEnv needs at least one sub-environment, but env_makers is empty. Pass a list of"
-                " functions that each make one env, e.g. [lambda: gymnasium.make('CartPole-v1')] * 8."
-            )
+        makers = checked_env_makers(env_makers, "SyncVectorEnv")
         self._take_options(
             empty_info=empty_info,
             num_episodes=num_episodes,
@@ -215,17 +210,7 @@ class SyncVectorEnv(GymVectorEnv):
         """
         if self.closed:
             raise closed_env_error("reset", self)
-        mask = None
-        if options is not None and "reset_mask" in options:
-            mask = checked_reset_mask(options["reset_mask"], self.num_envs)
-            options = {key: value for key, value in options.items() if key != "reset_mask"}
-            if self._last_observations is None and not mask.all():
-                raise RuntimeError(
-                    "reset(options={'reset_mask': mask}) keeps the other sub-envs' observations, but this env"
-                    " has not been reset yet. Call reset() without a mask first."
-                )
-            if self._failure is not None and not mask.all():
-                raise failed_env_error(self._failure)
+        mask, options = self._take_reset_mask(options, self._last_observations is not None, self._failure)
         seeds = self._take_seeds(seed)
 
         if mask is None or self._last_observations is None:
