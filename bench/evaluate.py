@@ -5,7 +5,9 @@
   (a) loop   what a user writes by hand: gymnasium's SyncVectorEnv and one nn.Module per row
   (b) evotorch  EvoTorch 0.6.1's make_vector_env + Policy, stepped until every row has ended once
   (c) env loop  the floor: a plain loop over gymnasium envs that only steps each env for as many steps as
-                vecrl's evaluate took on its row (no policy, no batching): what stepping alone costs
+                vecrl's evaluate took on its row (no policy, no batching): what stepping alone costs;
+                printed again with the 256 seeded resets timed too, which vecrl's evaluate times (it
+                starts with env.reset(seed=...)) and which the floor does before its clock starts
 
 Every way evaluates the same parameter rows, timed from its first step to its last (making and closing
 envs and policies left out); episode lengths differ a little between ways (the envs
@@ -18,6 +20,7 @@ vecrl / other (higher is better for vecrl). Targets: >= 3x (a), >= 1.3x (b), >= 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import time
 from dataclasses import dataclass
@@ -89,14 +92,21 @@ def run_vecrl(task: Task, rows: torch.Tensor, seed: int) -> tuple[float, int]:
     return elapsed, int(result.steps.sum())
 
 
-def run_env_loop(task: Task, rows: torch.Tensor, seed: int) -> tuple[float, int]:
-    """gymnasium envs stepped in a plain loop, each for the steps vecrl's evaluate took on its row."""
+def run_env_loop(
+    task: Task, rows: torch.Tensor, seed: int, resets_on_clock: bool = False
+) -> tuple[float, int]:
+    """gymnasium envs stepped in a plain loop, each for the steps vecrl's evaluate took on its row; with
+    ``resets_on_clock``, their seeded resets are timed too (vecrl's evaluate times its own)."""
     envs = [gym.make(task.env_id) for _ in rows]
-    for index, env in enumerate(envs):
-        env.reset(seed=seed + index)
     action = envs[0].action_space.sample()
     left = list(LAST_STEPS)
+    if not resets_on_clock:
+        for index, env in enumerate(envs):
+            env.reset(seed=seed + index)
     Clock.start()
+    if resets_on_clock:
+        for index, env in enumerate(envs):
+            env.reset(seed=seed + index)
     while any(left):
         for index, env in enumerate(envs):
             if left[index]:
@@ -177,6 +187,7 @@ def measure(task: Task, repeats: int) -> None:
     ways = {
         "vecrl": run_vecrl,
         "(c) env loop (floor)": run_env_loop,  # right after vecrl: it steps as long as vecrl's rows took
+        "(c) + seeded resets": functools.partial(run_env_loop, resets_on_clock=True),
         "(a) user loop": run_user_loop,
         "(b) evotorch 0.6.1": run_evotorch,
     }

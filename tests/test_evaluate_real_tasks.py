@@ -169,9 +169,15 @@ def test_evaluate_with_workers_equals_the_single_process_evaluate(env_id, popsiz
             ):
                 assert torch.equal(ours, theirs)
         workers = env._evaluation_workers.workers
+        # The caller's part (the first, of ceil(popsize / 2) rows) runs on an env of its size when the
+        # user's env is larger, kept with the workers and closed with the env.
+        own_envs = list(env._evaluation_workers._envs)
+        first_part = (popsize + 1) // 2
+        assert [own.num_envs for own in own_envs] == ([first_part] if first_part < num_envs else [])
     finally:
         env.close()
     assert not any(worker.process.is_alive() for worker in workers)
+    assert all(own.unwrapped.closed for own in own_envs)
 
 
 def test_evaluate_with_workers_refuses_an_env_it_cannot_make_again():

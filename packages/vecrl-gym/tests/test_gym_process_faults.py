@@ -11,7 +11,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from multiprocessing import resource_tracker
 from pathlib import Path
 
 import gymnasium as gym
@@ -20,31 +19,14 @@ import pytest
 from gym_helpers import MUJOCO_ENV_ID
 
 import vecrl
+import vecrl.testing
 from vecrl_gym import ProcessVectorEnv
-
-
-def child_pids() -> set[int]:
-    """The processes whose parent is this one (zombies included: an unreaped worker counts as left), but
-    for multiprocessing's resource tracker: Python starts that one helper with the first spawned process,
-    shares it among all, and it ends with the interpreter (test_interpreter_exit_... checks that)."""
-    children = set()
-    tracker = resource_tracker._resource_tracker._pid
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == os.getpid() and int(stat.parent.name) != tracker:
-            children.add(int(stat.parent.name))
-    return children
 
 
 @pytest.fixture
 def no_process_left():
-    before = child_pids()
-    yield
-    gc.collect()
-    assert child_pids() - before == set(), "worker processes were left running"
+    with vecrl.testing.no_process_left():
+        yield
 
 
 def alive(pid: int) -> bool:

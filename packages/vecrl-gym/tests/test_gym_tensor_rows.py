@@ -1,37 +1,45 @@
-"""TensorRows hands out each row once, zeroed, as arrays and tensors sharing memory; SyncVectorEnv's
-CPU tensors, which are such rows, stay valid however long they are kept."""
+"""TensorRows hands out each row once, a copy of its initial arrays, as arrays and tensors sharing memory;
+SyncVectorEnv's CPU tensors, which are such rows, stay valid however long they are kept."""
 
 from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+import pytest
 import torch
 
 from vecrl_gym import SyncVectorEnv
-from vecrl_gym.tensor_rows import MAX_BLOCK_BYTES, MAX_ROWS_PER_BLOCK, TensorRows
+from vecrl_gym.tensor_rows import MAX_BLOCK_BYTES, MAX_ROWS_PER_BLOCK, MIN_ROWS_PER_BLOCK, TensorRows
 
 
-def test_every_row_is_new_zeroed_memory_shared_by_its_arrays_and_tensors():
-    rows = TensorRows([((3, 2), np.dtype(np.float32)), ((3,), np.dtype(np.bool_))])
+@pytest.mark.parametrize("width", [3, 1000], ids=["blocks", "one-row-at-a-time"])
+def test_every_row_is_new_memory_shared_by_its_arrays_and_tensors_and_starts_as_given(width):
+    rows = TensorRows([np.zeros((width, 2), np.float32), np.arange(width) == 0])
+    assert (rows.rows_per_block > 1) == (width == 3)
     kept, seen = [], set()  # kept: rows whose memory is alive, so that its address cannot come back
-    for _ in range(3 * rows.rows_per_block + 1):  # across several blocks
+    for step in range(3 * rows.rows_per_block + 2):  # across several blocks
+        if step == 2 * rows.rows_per_block + 1:  # mid-block: later rows start from the new arrays
+            rows.start_from([np.ones((width, 2), np.float32), np.zeros(width, np.bool_)])
+        started_over = step > 2 * rows.rows_per_block
         (values, flags), (values_tensor, flags_tensor) = rows.next_row()
-        assert values.shape == (3, 2) and values.dtype == np.float32 and flags.dtype == np.bool_
+        assert values.shape == (width, 2) and values.dtype == np.float32 and flags.dtype == np.bool_
         assert values_tensor.dtype == torch.float32 and flags_tensor.dtype == torch.bool
-        assert not values.any() and not flags.any()
+        assert (values == float(started_over)).all()
+        assert flags.tolist() == ([False] * width if started_over else [True] + [False] * (width - 1))
         values[:] = 1.0
         flags[1] = True
-        assert values_tensor.sum() == 6 and flags_tensor.tolist() == [False, True, False]
+        assert values_tensor.sum() == 2 * width and bool(flags_tensor[1])
         assert values_tensor.data_ptr() not in seen
         seen.add(values_tensor.data_ptr())
         kept.append(values_tensor)
 
 
-def test_a_block_holds_at_most_its_byte_budget_and_at_least_one_row():
-    assert TensorRows([((4,), np.dtype(np.float32))]).rows_per_block == MAX_ROWS_PER_BLOCK
+def test_a_block_holds_at_most_its_byte_budget_and_at_least_the_rows_worth_a_block():
+    assert TensorRows([np.zeros(4, np.float32)]).rows_per_block == MAX_ROWS_PER_BLOCK
     row_bytes = 100 * 8
-    assert TensorRows([((100,), np.dtype(np.float64))]).rows_per_block == MAX_BLOCK_BYTES // row_bytes
-    big = TensorRows([((84, 84, 4), np.dtype(np.uint8))])
+    assert TensorRows([np.zeros(100)]).rows_per_block == MAX_BLOCK_BYTES // row_bytes >= MIN_ROWS_PER_BLOCK
+    assert TensorRows([np.zeros(MAX_BLOCK_BYTES // 8 // 2)]).rows_per_block == 1  # 2 rows fit: no block
+    big = TensorRows([np.zeros((84, 84, 4), np.uint8)])
     assert big.rows_per_block == 1
     first, second = big.next_row()[1][0], big.next_row()[1][0]
     assert first.data_ptr() != second.data_ptr()

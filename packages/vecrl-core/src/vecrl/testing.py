@@ -13,7 +13,12 @@ Example (in a plugin's test suite)::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+import gc
+import os
+from collections.abc import Callable, Iterator, Mapping
+from multiprocessing import resource_tracker
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -33,13 +38,54 @@ __all__ = [
     "check_classic_api",
     "check_close",
     "check_reset_and_step",
+    "child_processes",
     "isolated_registry",
+    "no_process_left",
     "random_actions",
 ]
 
 
 class BackendCheckError(AssertionError):
     """A backend broke the vecrl contract; the message says which check and what was seen."""
+
+
+def child_processes() -> set[int]:
+    """The ids of the processes this one started and that are still there (zombies included: a worker
+    nobody reaped counts as left), but for multiprocessing's resource tracker, which Python starts with the
+    first spawned process, shares among all and ends with the interpreter. Linux only (it reads /proc).
+
+    A backend's tests count them before and after closing an env with worker processes: none may be left.
+
+    Example:
+        >>> child_processes()  # doctest: +SKIP
+        set()
+    """
+    children = set()
+    tracker = getattr(resource_tracker._resource_tracker, "_pid", None)
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid() and int(stat.parent.name) != tracker:
+            children.add(int(stat.parent.name))
+    return children
+
+
+@contextlib.contextmanager
+def no_process_left() -> Iterator[None]:
+    """Check that the code in the ``with`` block leaves no process of its own running (after a garbage
+    collection, which closes the envs nobody holds): a ``BackendCheckError`` names those left.
+
+    Example:
+        >>> with no_process_left():
+        ...     pass
+    """
+    before = child_processes()
+    yield
+    gc.collect()
+    left = child_processes() - before
+    _expect(not left, f"processes {sorted(left)} were left running")
 
 
 def _expect(condition: bool, message: str) -> None:

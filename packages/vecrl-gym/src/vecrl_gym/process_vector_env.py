@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
-import multiprocessing
 import os
-import signal
 import weakref
 from collections.abc import Callable, Iterable, Sequence
-from multiprocessing.connection import Connection, wait
-from multiprocessing.process import BaseProcess
+from multiprocessing.connection import wait
 from numbers import Integral
 from typing import Any
 
@@ -20,6 +16,7 @@ import torch
 
 from vecrl.autoreset import autoreset_metadata, finished_sub_envs_error
 from vecrl.checks import SubEnvError, closed_env_error, failed_env_error
+from vecrl.processes import SPAWN, RemoteFailure, WorkerProcess
 from vecrl_gym.actions import ActionCheck
 from vecrl_gym.batching import copy_observations, observations_to_torch
 from vecrl_gym.checks import SeedRule, attribute_values, check_same_spaces, checked_env_makers
@@ -28,16 +25,11 @@ from vecrl_gym.final_infos import EndedEpisode, add_final_infos
 from vecrl_gym.gym_vector_env import UNSET, GymVectorEnv, Seed, Unset
 from vecrl_gym.shared_batch import SharedBatch, rows_of, write_rows
 from vecrl_gym.sync_vector_env import SyncVectorEnv
-from vecrl_gym.worker import BlockInfos, RecordingSyncVectorEnv, RemoteFailure, serve
+from vecrl_gym.worker import BlockInfos, RecordingSyncVectorEnv, serve
 
 EnvMaker = Callable[[], gymnasium.Env]
 
-#: Spawned workers start a fresh interpreter: safe with torch's and jax's threads, unlike fork, and they
-#: leave no server process behind, unlike forkserver.
-_CONTEXT = multiprocessing.get_context("spawn")
 _STARTING = "making its sub-envs"
-#: How long close() waits for a worker to exit on its own before killing it.
-_EXIT_TIMEOUT_S = 1.0
 
 
 class ProcessVectorEnv(GymVectorEnv):
@@ -109,7 +101,7 @@ class ProcessVectorEnv(GymVectorEnv):
         self.metadata = {**self._own.metadata, **autoreset_metadata(self._autoreset_mode)}
         self.render_mode = self._own.render_mode
         self._check_actions = ActionCheck(self.single_action_space, num_envs, "ProcessVectorEnv")
-        self._batch = SharedBatch(self.single_observation_space, self.single_action_space, num_envs, _CONTEXT)
+        self._batch = SharedBatch(self.single_observation_space, self.single_action_space, num_envs, SPAWN)
         self._views = self._batch.views()
         # The workers of blocks 1, 2, ...: list entries are replaced when reset() restarts a dead one, and
         # the finalizer (close(), garbage collection, interpreter exit) ends those in the list then.
@@ -270,7 +262,7 @@ class ProcessVectorEnv(GymVectorEnv):
         unsent: dict[int, Any] = {}
         for index, worker in enumerate(self._workers):
             try:
-                worker.connection.send((command, arguments(worker.first, worker.end)))
+                worker.connection.send((command, arguments(worker.first, worker.stop)))
             except OSError:  # its end of the pipe is gone: it died
                 unsent[index] = worker.death(during)
         return unsent
@@ -305,11 +297,9 @@ class ProcessVectorEnv(GymVectorEnv):
         started = []
         for block in blocks:
             start, stop = self._bounds[block], self._bounds[block + 1]
-            worker = _Worker.start(
-                block, start, stop, self._makers[start:stop], self._block_options, self._batch
-            )
+            worker = _Worker(block, start, stop, self._makers[start:stop], self._block_options, self._batch)
             if block <= len(self._workers):
-                self._workers[block - 1].end_process()
+                self._workers[block - 1].end()
                 self._workers[block - 1] = worker
             else:
                 self._workers.append(worker)
@@ -392,53 +382,40 @@ class ProcessVectorEnv(GymVectorEnv):
             finalizer()
 
 
-class _Worker:
+class _Worker(WorkerProcess):
     """One worker process, its end of the pipe, and the block of sub-envs ``first:end`` it steps."""
 
     def __init__(
-        self, block: int, first: int, end: int, process: BaseProcess, connection: Connection
-    ) -> None:
-        self.block, self.first, self.end = block, first, end
-        self.process, self.connection = process, connection
-
-    @classmethod
-    def start(
-        cls,
+        self,
         block: int,
         first: int,
         end: int,
         makers: Sequence[EnvMaker],
         options: dict[str, Any],
         batch: SharedBatch,
-    ) -> _Worker:
+    ) -> None:
         """Spawn the worker of sub-envs ``first:end`` (it makes them from ``makers`` with ``options``)."""
-        ours, theirs = _CONTEXT.Pipe()
-        process = _CONTEXT.Process(
-            target=serve,
-            args=(theirs, cloudpickle.dumps(list(makers)), options, batch, first, end),
-            name=f"vecrl-worker-{block}",
-            daemon=True,
+        self.block, self.first, self.stop = block, first, end
+        super().__init__(
+            serve, (cloudpickle.dumps(list(makers)), options, batch, first, end), name=f"vecrl-worker-{block}"
         )
-        process.start()
-        theirs.close()  # so that the worker's death closes the pipe here too
-        return cls(block, first, end, process, ours)
 
     def __repr__(self) -> str:
-        return f"worker {self.block} (pid {self.process.pid}, sub-envs {self.first} to {self.end - 1})"
+        return f"worker {self.block} (pid {self.process.pid}, sub-envs {self.first} to {self.stop - 1})"
 
     def wait_ready(self, own: SyncVectorEnv) -> None:
         """Wait until the worker has made its sub-envs; raise what making them raised, or a
         RuntimeError if their spaces differ from those of ``own`` (the first block)."""
         reply = self.reply(_STARTING)
         if isinstance(reply, BaseException):
-            self.end_process()
+            self.end()
             raise reply
         observation_space, action_space = reply[:2]
         first = _Spaces(own.single_observation_space, own.single_action_space)
         try:
             check_same_spaces([first] * self.first + [_Spaces(observation_space, action_space)])
         except RuntimeError:
-            self.end_process()
+            self.end()
             raise
 
     def reply(self, during: str) -> Any:
@@ -450,20 +427,11 @@ class _Worker:
         if status != "error":
             return value
         failure: RemoteFailure = value
-        error = failure.exception()
-        if failure.index is None:
-            return error
-        fault = SubEnvError(failure.index, failure.during, error)
-        fault.__cause__ = error
-        return fault
+        return failure.exception()
 
     def death(self, during: str) -> RuntimeError:
         """The error for the worker having died during ``during``."""
-        self.process.join(_EXIT_TIMEOUT_S)
-        code = self.process.exitcode
-        how = f"exit code {code}"
-        if code is not None and code < 0:
-            how = f"signal {signal.Signals(-code).name}"
+        how = self.how_it_ended()
         if during == _STARTING:
             return RuntimeError(
                 f"The {self!r} exited ({how}) while making its sub-envs, so the env could not be made (its"
@@ -474,16 +442,6 @@ class _Worker:
             f"The {self!r} died ({how}) during {during}. Its sub-envs are lost, so this env refuses step()"
             " until reset(), which starts a new worker for them."
         )
-
-    def end_process(self) -> None:
-        """Ask the worker to exit; kill it if it has not within a second. Safe to call twice."""
-        with contextlib.suppress(OSError):
-            self.connection.send(("close", None))
-        self.process.join(_EXIT_TIMEOUT_S)
-        if self.process.is_alive():
-            self.process.kill()
-            self.process.join()
-        self.connection.close()
 
 
 class _Spaces:
@@ -506,7 +464,7 @@ def _new_masks(num_envs: int) -> Callable[[], tuple[Sequence[np.ndarray], Sequen
 def _stop(workers: list[_Worker], own: SyncVectorEnv) -> None:
     """End every worker and close the first block's sub-envs (the env's finalizer)."""
     for worker in workers:
-        worker.end_process()
+        worker.end()
     own.close()
 
 

@@ -143,21 +143,18 @@ class SyncVectorEnv(GymVectorEnv):
 
         obs_space, action_space = self.single_observation_space, self.single_action_space
         self._tree_observations = not isinstance(obs_space, ARRAY_SPACES)
-        self._batched_obs_shape: tuple[int, ...] = (self.num_envs, *(obs_space.shape or ()))
-        self._obs_dtype: Any = obs_space.dtype
         self._tree_actions = not isinstance(action_space, ARRAY_SPACES)
         self._check_actions = ActionCheck(action_space, self.num_envs, "SyncVectorEnv")
+        # What a step writes only for some sub-envs, so that its arrays start as a copy: False flags, and
+        # under a spent budget what the spent sub-envs report (see _update_live).
+        self._initial_results = self._results_from_live_only()
         # On the CPU, step results and info masks are rows of tensors made many at a time (TensorRows).
         self._result_rows: TensorRows | None = None
         self._mask_rows: TensorRows | None = None
         if self._device is not None and self._device.type == "cpu":
-            flags = ((self.num_envs,), np.dtype(np.bool_))
-            self._mask_rows = TensorRows([flags, flags])
+            self._mask_rows = TensorRows([np.zeros(self.num_envs, np.bool_)] * 2)
             if not self._tree_observations:
-                observations = (self._batched_obs_shape, np.dtype(self._obs_dtype))
-                self._result_rows = TensorRows(
-                    [observations, ((self.num_envs,), np.dtype(np.float64)), flags, flags]
-                )
+                self._result_rows = TensorRows(self._initial_results)
         self._env_steps = [env.step for env in envs]
         self._env_resets = [env.reset for env in envs]
         # Why step() is refused (an error left the sub-envs out of step), or None. _unusable is "failed or
@@ -177,11 +174,12 @@ class SyncVectorEnv(GymVectorEnv):
 
         # Episodes still to run per sub-env (None: autoreset forever); 0 means its budget is spent.
         self._episodes_left: list[int] | None = None
-        # The sub-envs whose budget is not spent, when some are (None: all): only these are stepped, so that
-        # a step costs in proportion to the sub-envs still running; the spent rows are filled at once.
+        # The sub-envs whose budget is not spent, when some are (None: all): only these are stepped and have
+        # their actions checked, so that a step costs in proportion to the sub-envs still running; the spent
+        # rows of a step's arrays come filled (_initial_results).
         self._live: list[int] | None = None
+        self._live_env_steps: list[Any] = []
         self._spent_now = False  # a budget was spent in this step
-        self._spent_rows = np.zeros(0, np.int64)
         self._spent_observation: Any = None
         if self._num_episodes is not None:
             self._episodes_left = [self._num_episodes] * self.num_envs
@@ -258,19 +256,18 @@ class SyncVectorEnv(GymVectorEnv):
         """
         if self._unusable:
             self._refuse_step()
-        actions = self._check_actions(actions)
+        live = self._live
+        actions = self._check_actions(actions, live)
         if self._tree_actions:
             actions = list(iterate(self.action_space, actions))
+        if live is not None:
+            actions = [actions[index] for index in live]
         observations: Any
         tensors: tuple[torch.Tensor, ...] | None = None
         if self._result_rows is not None:
             (observations, rewards, terminated, truncated), tensors = self._result_rows.next_row()
         else:
             observations, rewards, terminated, truncated = self._new_arrays()
-        live = self._live
-        if live is not None:  # spent sub-envs: NaN observation and reward, both flags (vecrl.episodes)
-            self._fill_spent(observations, rewards, terminated, truncated)
-            actions = [actions[index] for index in live]
         infos = self._step_sub_envs(
             actions, observations, rewards, terminated, truncated, None if self._empty_info else {}
         )
@@ -396,29 +393,34 @@ class SyncVectorEnv(GymVectorEnv):
         live = self._live
         if live is None:
             return zip(range(self.num_envs), self._env_steps, actions, strict=True)
-        env_steps = self._env_steps
-        return zip(live, [env_steps[index] for index in live], actions, strict=True)
+        return zip(live, self._live_env_steps, actions, strict=True)
 
     def _update_live(self) -> None:
-        """Recount the sub-envs whose budget is not spent (after a reset, or a step that spent one)."""
+        """Recount the sub-envs whose budget is not spent (after a reset, or a step that spent one), and
+        make the arrays of the next steps start with what the spent ones report."""
         assert self._episodes_left is not None
         left = np.array(self._episodes_left)
         self._live = None if left.all() else np.flatnonzero(left).tolist()
-        self._spent_rows = np.flatnonzero(left == 0)
+        self._live_env_steps = [self._env_steps[index] for index in self._live or ()]
         self._spent_now = False
+        self._initial_results = self._results_from_live_only(np.flatnonzero(left == 0))
+        if self._result_rows is not None:
+            self._result_rows.start_from(self._initial_results)
 
-    def _fill_spent(
-        self, observations: Any, rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray
-    ) -> None:
-        """Write what the spent sub-envs report (NaN observation and reward, both flags) into their rows."""
-        spent = self._spent_rows
-        if self._tree_observations:
+    def _results_from_live_only(self, spent: np.ndarray | None = None) -> tuple[Any, ...]:
+        """The arrays a step starts from: observations, rewards, terminated and truncated, zeros, but for the
+        ``spent`` sub-envs what they report (NaN observation and reward, both flags: ``vecrl.episodes``)."""
+        num_envs = self.num_envs
+        observations = allocate_observations(self.single_observation_space, num_envs)
+        rewards = np.zeros(num_envs)
+        terminated, truncated = np.zeros(num_envs, np.bool_), np.zeros(num_envs, np.bool_)
+        if spent is not None and len(spent):
+            rows = TreeRows(observations) if self._tree_observations else observations
             for index in spent.tolist():
-                observations[index] = self._spent_observation
-        else:
-            observations[spent] = self._spent_observation
-        rewards[spent] = np.nan
-        terminated[spent] = truncated[spent] = True
+                rows[index] = self._spent_observation
+            rewards[spent] = np.nan
+            terminated[spent] = truncated[spent] = True
+        return observations, rewards, terminated, truncated
 
     def _fail(self, index: int, during: str, error: BaseException) -> NoReturn:
         """Refuse step() from now on (until a full reset) and raise: a SubEnvError naming sub-env ``index``
@@ -436,15 +438,13 @@ class SyncVectorEnv(GymVectorEnv):
         raise failed_env_error(self._failure)
 
     def _new_arrays(self) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
-        """Fresh arrays to write a step's observations, rewards, terminated and truncated into; the
-        flags start False, since only the sub-envs whose episode ends write them."""
-        num_envs = self.num_envs
-        observations: Any
+        """Fresh arrays to write a step's observations, rewards, terminated and truncated into, copies of
+        ``_initial_results``: the flags start False, since only the sub-envs whose episode ends write them."""
+        observations, rewards, terminated, truncated = self._initial_results
+        observations = copy_observations(observations)
         if self._tree_observations:
-            observations = TreeRows(allocate_observations(self.single_observation_space, num_envs))
-        else:
-            observations = np.empty(self._batched_obs_shape, self._obs_dtype)
-        return observations, np.empty(num_envs), np.zeros(num_envs, np.bool_), np.zeros(num_envs, np.bool_)
+            observations = TreeRows(observations)
+        return observations, rewards.copy(), terminated.copy(), truncated.copy()
 
     def _add_final_infos(self, infos: dict[str, Any], ended: list[EndedEpisode]) -> dict[str, Any]:
         """``infos`` with the last observations and infos of the ``ended`` episodes (see ``add_final_infos``)."""

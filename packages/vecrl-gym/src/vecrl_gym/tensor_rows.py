@@ -10,15 +10,20 @@ import torch
 
 #: A block holds at most this many rows ...
 MAX_ROWS_PER_BLOCK = 64
-#: ... and at most this many bytes (a kept tensor keeps its whole block alive).
+#: ... and at most this many bytes (a kept tensor keeps its whole block alive) ...
 MAX_BLOCK_BYTES = 16 * 1024
+#: ... and when fewer rows fit, each row is made on its own: making a block (one ``unbind`` per entry)
+#: costs more than a few rows' tensors (measured: a block of 2 rows of 256 CartPole results cost 37 us
+#: a row, a row on its own 12 us).
+MIN_ROWS_PER_BLOCK = 16
 
 #: The arrays of one row, to write into, and the tensors sharing their memory, to return.
 Row = tuple[tuple[np.ndarray, ...], tuple[torch.Tensor, ...]]
 
 
 class TensorRows:
-    """Rows of zeroed CPU arrays that are also torch tensors, each row handed out once.
+    """Rows of CPU arrays that are also torch tensors, each row handed out once, starting as a copy of
+    ``initial``.
 
     Making a tensor costs about a microsecond of Python, and on a small env a step takes ten: the
     four result tensors of each step would cost more than the step itself. So a block of rows is made
@@ -26,25 +31,28 @@ class TensorRows:
     writes it through its numpy arrays and returns its tensors. A row is never handed out again, so
     its tensors belong to whoever received them, like fresh ones; a kept tensor keeps its block (at
     most ``MAX_BLOCK_BYTES``) alive, and ``torch.save`` of one saves its block (``.clone()`` first to
-    save only the row).
+    save only the row). Rows start as a copy of ``initial`` (the values a step writes only for some
+    sub-envs: False flags, or what the sub-envs whose budget is spent report), so that filling them
+    costs nothing per step either.
 
     Args:
-        layout: the shape and dtype of each array of a row.
+        initial: one array per entry of a row: its shape, dtype and first values.
 
     Example:
-        >>> rows = TensorRows([((2, 3), np.dtype(np.float32)), ((2,), np.dtype(np.bool_))])
+        >>> rows = TensorRows([np.zeros((2, 3), np.float32), np.array([True, False])])
         >>> (observations, flags), (observations_tensor, flags_tensor) = rows.next_row()
         >>> observations[1] = 7.0
         >>> observations_tensor[1], flags_tensor
-        (tensor([7., 7., 7.]), tensor([False, False]))
+        (tensor([7., 7., 7.]), tensor([ True, False]))
         >>> rows.next_row()[1][0].data_ptr() != observations_tensor.data_ptr()
         True
     """
 
-    def __init__(self, layout: Sequence[tuple[tuple[int, ...], np.dtype]]) -> None:
-        self._layout = [(tuple(shape), np.dtype(dtype)) for shape, dtype in layout]
-        row_bytes = sum(dtype.itemsize * int(np.prod(shape)) for shape, dtype in self._layout)
-        self.rows_per_block = max(1, min(MAX_ROWS_PER_BLOCK, MAX_BLOCK_BYTES // max(row_bytes, 1)))
+    def __init__(self, initial: Sequence[np.ndarray]) -> None:
+        self._initial = [np.array(array) for array in initial]
+        row_bytes = sum(array.nbytes for array in self._initial)
+        fitting = min(MAX_ROWS_PER_BLOCK, MAX_BLOCK_BYTES // max(row_bytes, 1))
+        self.rows_per_block = fitting if fitting >= MIN_ROWS_PER_BLOCK else 1
         self._rows: Iterator[Row] = iter(())
 
     def next_row(self) -> Row:
@@ -55,7 +63,15 @@ class TensorRows:
             row = next(self._rows)
         return row
 
+    def start_from(self, initial: Sequence[np.ndarray]) -> None:
+        """Rows handed out from now on start as a copy of ``initial`` (same shapes and dtypes as before)."""
+        self._initial = [np.array(array) for array in initial]
+        self._rows = iter(())
+
     def _new_block(self) -> Iterator[Row]:
-        blocks = [np.zeros((self.rows_per_block, *shape), dtype) for shape, dtype in self._layout]
+        if self.rows_per_block == 1:  # one copy and one tensor per entry
+            arrays = tuple(array.copy() for array in self._initial)
+            return iter([(arrays, tuple(torch.from_numpy(array) for array in arrays))])
+        blocks = [np.repeat(array[np.newaxis], self.rows_per_block, axis=0) for array in self._initial]
         tensors: Any = zip(*(torch.from_numpy(block).unbind() for block in blocks), strict=True)
         return iter(list(zip(zip(*blocks, strict=True), tensors, strict=True)))

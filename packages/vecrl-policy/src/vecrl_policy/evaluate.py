@@ -15,6 +15,9 @@ from vecrl_policy.evaluate_workers import checked_num_workers, evaluate_in_worke
 from vecrl_policy.observations import Flattener, observation_flattener
 from vecrl_policy.policy import Policy
 
+#: The rewards of this many steps are kept, then summed at once (see _evaluate_chunk).
+FOLD_STEPS = 64
+
 
 @dataclass(frozen=True)
 class EvaluationResult:
@@ -188,6 +191,10 @@ def _evaluate_chunk(
     episodes = torch.zeros(num_envs, dtype=torch.int64, device=device)
     steps = torch.zeros(num_envs, dtype=torch.int64, device=device)
     active = torch.ones(num_envs, dtype=torch.bool, device=device)
+    # Each step's rewards and the rows they count for (``active``, replaced, never changed in place, when
+    # episodes end) are kept and summed every FOLD_STEPS steps: a step pays no arithmetic for them.
+    rewards: list[torch.Tensor] = []
+    counted: list[torch.Tensor] = []
     # Once a quarter of the rows the policy holds are done, it drops them (keep_rows): from then on ``live``
     # maps its rows to sub-envs, and the dropped sub-envs repeat their last action (their results no longer
     # count; under a budget the env skips them). The network then costs in proportion to the rows left.
@@ -202,13 +209,12 @@ def _evaluate_chunk(
                 actions[live] = action  # type: ignore[index]
                 action = actions  # type: ignore[assignment]
             observation, reward, terminated, truncated, _ = env.step(action)
-            reward = reward.to(device)
-            total += torch.where(active, reward, 0.0)
-            steps += active
-            ended = (terminated.to(device) | truncated.to(device)) & active
+            rewards.append(reward)
+            counted.append(active)
+            ended = (terminated | truncated).to(device) & active
             if ended.any():
                 episodes += ended
-                active &= episodes < num_episodes
+                active = active & (episodes < num_episodes)
                 if not active[:num_rows].any():
                     break
                 held = active if live is None else active[live]
@@ -219,4 +225,21 @@ def _evaluate_chunk(
                     keep = held.nonzero().flatten()
                     policy.keep_rows(keep)
                     live = live[keep]
+            if len(rewards) == FOLD_STEPS:
+                _fold(total, steps, rewards, counted)
+    _fold(total, steps, rewards, counted)
     return total[:num_rows], episodes[:num_rows], steps[:num_rows]
+
+
+def _fold(
+    total: torch.Tensor, steps: torch.Tensor, rewards: list[torch.Tensor], counted: list[torch.Tensor]
+) -> None:
+    """Add the kept ``rewards`` of the rows each step ``counted`` to ``total``, and the steps counted to
+    ``steps``; empty both lists. (Rewards of rows not counted, NaN under a spent budget, are left out.)"""
+    if rewards:
+        mask = torch.stack(counted)
+        values = torch.stack(rewards).to(device=total.device, dtype=total.dtype)
+        total += torch.where(mask, values, 0.0).sum(dim=0)
+        steps += mask.sum(dim=0)
+        rewards.clear()
+        counted.clear()

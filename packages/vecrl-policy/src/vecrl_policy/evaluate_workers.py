@@ -9,29 +9,23 @@ results are the same.
 
 from __future__ import annotations
 
-import contextlib
-import multiprocessing
-import signal
-import traceback
 import weakref
 from collections.abc import Callable
-from multiprocessing.connection import Connection, wait
-from multiprocessing.process import BaseProcess
+from multiprocessing.connection import Connection
 from numbers import Integral
 from typing import Any
 
 import cloudpickle
 import torch
 
-#: Spawned: a fresh interpreter, safe with torch's and jax's threads.
-_CONTEXT = multiprocessing.get_context("spawn")
+from vecrl.processes import RemoteFailure, WorkerProcess, ignore_interrupts, messages
 
 #: Evaluates rows with per-row seeds: ``(policy, env, rows, seeds) -> (total_return, episodes, steps)``.
 RowsEvaluator = Callable[[Any, Any, torch.Tensor, list[int | None] | None], tuple[torch.Tensor, ...]]
 
 
 class WorkerError(RuntimeError):
-    """An evaluation worker raised; the message carries its traceback."""
+    """An evaluation worker died before sending its results."""
 
 
 def checked_num_workers(num_workers: Any, env: Any) -> int:
@@ -89,7 +83,10 @@ def evaluate_in_workers(
     """``run_rows(policy, env, rows, seeds)`` over ``num_workers`` contiguous parts of ``parameters``: the
     first here, each other in a worker process with its own env made from ``env.recipe`` (at most
     ``env.num_envs`` sub-envs). The workers stay with ``env`` for the next call (they are ended when it is
-    closed or garbage-collected, or the interpreter exits), keeping their env and the policy."""
+    closed or garbage-collected, or the interpreter exits), keeping their env and the policy. The first part
+    runs on ``env``, or when it has fewer rows than ``env`` has sub-envs, on an env of its size made once
+    from the recipe and kept with the workers: spare sub-envs would step copies of a row, doing work that
+    is thrown away (half of it, with 2 processes and as many rows as sub-envs)."""
     parts = torch.tensor_split(torch.arange(len(parameters)), num_workers)
     workers = _workers_of(env, num_workers - 1)
     threads = torch.get_num_threads()
@@ -99,7 +96,8 @@ def evaluate_in_workers(
             worker.send(job)
         torch.set_num_threads(1)  # one core per process
         first = parts[0]
-        results = [run_rows(policy, env, parameters[first], _part(seeds, first))]
+        own_env = env if len(first) >= env.num_envs else workers.env_of_size(len(first))
+        results = [run_rows(policy, own_env, parameters[first], _part(seeds, first))]
         results.extend(worker.result(parameters.device) for worker in workers.workers)
     except BaseException:
         workers.close()  # a worker may be out of step (or Ctrl-C): the next call starts afresh
@@ -114,18 +112,29 @@ def _part(seeds: list[int | None] | None, rows: torch.Tensor) -> list[int | None
 
 
 class EvaluationWorkers:
-    """Worker processes tied to one env: each makes that env again (from its recipe) and keeps it."""
+    """Worker processes tied to one env: each makes that env again (from its recipe) and keeps it; and the
+    caller's own smaller copy of that env, when its part needs one (``env_of_size``)."""
 
     def __init__(self, recipe: Any, count: int) -> None:
-        self.workers = [_Worker(_in_one_process(recipe)) for _ in range(count)]
-        self._finalizer = weakref.finalize(self, _end_all, self.workers)
+        self._recipe = _in_one_process(recipe)
+        self.workers = [_Worker(self._recipe) for _ in range(count)]
+        self._envs: list[Any] = []  # at most one: the caller's env of another size
+        self._finalizer = weakref.finalize(self, _end_all, self.workers, self._envs)
 
     @property
     def closed(self) -> bool:
         return not self._finalizer.alive
 
+    def env_of_size(self, num_envs: int) -> Any:
+        """The env made from the recipe with ``num_envs`` sub-envs, made on first use and kept."""
+        if self._envs and self._envs[0].num_envs != num_envs:
+            self._envs.pop().close()
+        if not self._envs:
+            self._envs.append(self._recipe.with_changes(num_envs=num_envs).make())
+        return self._envs[0]
+
     def close(self) -> None:
-        """End every worker (at once; a second call does nothing)."""
+        """End every worker and close the caller's env of another size (at once; a second call does nothing)."""
         self._finalizer()
 
 
@@ -152,21 +161,18 @@ def _workers_of(env: Any, count: int) -> EvaluationWorkers:
     return workers
 
 
-def _end_all(workers: list[_Worker]) -> None:
+def _end_all(workers: list[_Worker], envs: list[Any]) -> None:
     for worker in workers:
         worker.end()
+    for env in envs:
+        env.close()
 
 
-class _Worker:
+class _Worker(WorkerProcess):
     """One evaluation worker: a spawned process and the caller's end of its pipe."""
 
     def __init__(self, recipe: Any) -> None:
-        self.connection, theirs = _CONTEXT.Pipe()
-        self.process: BaseProcess = _CONTEXT.Process(
-            target=_serve, args=(theirs, cloudpickle.dumps(recipe)), name="vecrl-evaluate", daemon=True
-        )
-        self.process.start()
-        theirs.close()
+        super().__init__(_serve, (cloudpickle.dumps(recipe),), name="vecrl-evaluate")
         self._policy: Any = None
 
     def send(self, job: tuple[Any, ...]) -> None:
@@ -174,54 +180,41 @@ class _Worker:
         num_envs, run_rows, policy, rows, seeds = job
         new_policy = policy if policy is not self._policy else None
         self._policy = policy
-        self.connection.send_bytes(cloudpickle.dumps((num_envs, run_rows, new_policy, rows.numpy(), seeds)))
+        job_bytes = cloudpickle.dumps((num_envs, run_rows, new_policy, rows.numpy(), seeds))
+        try:
+            self.connection.send(job_bytes)
+        except OSError:
+            raise self._death() from None
 
     def result(self, device: torch.device) -> tuple[torch.Tensor, ...]:
         """The part's results (on ``device``), or the worker's error raised here; a death is an error too."""
-        wait([self.connection, self.process.sentinel])
+        self.wait()
         try:
             status, value = self.connection.recv()
         except (EOFError, OSError):
-            self.process.join()
-            raise WorkerError(
-                f"An evaluation worker (pid {self.process.pid}) died (exit code {self.process.exitcode}) before"
-                " sending its results. If this script runs directly, guard its entry point with"
-                " if __name__ == '__main__': (workers are spawned, and import the main module)."
-            ) from None
+            raise self._death() from None
         if status == "error":
-            error, text = value
-            if error is None:
-                raise WorkerError(f"An evaluation worker raised:\n{text}")
-            error.__cause__ = WorkerError(f"In the evaluation worker:\n{text}")
-            raise error
+            failure: RemoteFailure = value
+            raise failure.exception()
         return tuple(torch.from_numpy(array).to(device) for array in value)
 
-    def end(self) -> None:
-        """Ask the worker to exit; kill it if it has not within a second."""
-        with contextlib.suppress(OSError):
-            self.connection.send_bytes(b"")
-        self.process.join(1.0)
-        if self.process.is_alive():
-            self.process.kill()
-            self.process.join()
-        self.connection.close()
+    def _death(self) -> WorkerError:
+        return WorkerError(
+            f"An evaluation worker (pid {self.process.pid}) died ({self.how_it_ended()}) before sending its"
+            " results; the next evaluate() starts new workers. If this script runs directly, guard its entry"
+            " point with if __name__ == '__main__': (workers are spawned, and import the main module)."
+        )
 
 
 def _serve(connection: Connection, recipe_bytes: bytes) -> None:
     """Evaluate the parts the caller sends, with an env made from the recipe (again only when a part needs
-    another number of sub-envs), until it sends an empty message or goes away."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's, which ends its workers
+    another number of sub-envs), until the caller asks the worker to exit or goes away."""
+    ignore_interrupts()
     torch.set_num_threads(1)
     recipe = cloudpickle.loads(recipe_bytes)
     env, policy = None, None
     try:
-        while True:
-            try:
-                job = connection.recv_bytes()
-            except (EOFError, OSError):
-                return
-            if not job:
-                return
+        for job in messages(connection):
             try:
                 num_envs, run_rows, new_policy, rows, seeds = cloudpickle.loads(job)
                 policy = new_policy if new_policy is not None else policy
@@ -233,11 +226,7 @@ def _serve(connection: Connection, recipe_bytes: bytes) -> None:
                 results = run_rows(policy, env, torch.from_numpy(rows), seeds)
                 connection.send(("ok", tuple(result.cpu().numpy() for result in results)))
             except Exception as error:
-                text = "".join(traceback.format_exception(error))
-                try:
-                    connection.send(("error", (error, text)))
-                except Exception:  # the error does not pickle: its text does
-                    connection.send(("error", (None, text)))
+                connection.send(("error", RemoteFailure.of(error)))
     finally:
         if env is not None:
             env.close()

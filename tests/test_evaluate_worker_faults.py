@@ -1,0 +1,84 @@
+"""evaluate(num_workers=2)'s faults with real worker processes: an exception in a worker reaches the caller
+as itself with the worker's traceback, a worker killed from outside is an error naming it (and the next
+call starts new workers), and closing the env leaves no process running."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+
+import gymnasium as gym
+import pytest
+import torch
+
+import vecrl
+import vecrl.testing
+from vecrl.checks import SubEnvError
+from vecrl.processes import RemoteTraceback
+from vecrl_policy import Policy, evaluate
+from vecrl_policy.evaluate_workers import WorkerError
+
+
+@pytest.fixture
+def no_process_left():
+    with vecrl.testing.no_process_left():
+        yield
+
+
+class FailsInAWorker(gym.Wrapper):
+    """CartPole whose step raises in a worker process only (the caller's part runs fine)."""
+
+    def step(self, action):
+        if multiprocessing.parent_process() is not None:
+            raise ZeroDivisionError("boom in a worker")
+        return self.env.step(action)
+
+
+def cartpole(**kwargs) -> tuple[vecrl.TorchWrapper, Policy, torch.Tensor]:
+    env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=4, num_episodes=1, **kwargs)
+    policy = Policy("Linear(4, 2)")
+    return env, policy, torch.randn(8, policy.parameter_length, generator=torch.Generator().manual_seed(0))
+
+
+def test_an_exception_in_a_worker_is_raised_as_itself_with_the_workers_traceback(no_process_left):
+    env, policy, rows = cartpole(wrappers=[FailsInAWorker])
+    try:
+        with pytest.raises(
+            SubEnvError, match=r"Sub-env \d+ raised ZeroDivisionError in step\(\): boom in a worker"
+        ) as caught:
+            evaluate(policy, env, rows, num_workers=2)
+        original = caught.value.__cause__
+        assert isinstance(original, ZeroDivisionError) and str(original) == "boom in a worker"
+        assert isinstance(original.__cause__, RemoteTraceback)
+        worker_traceback = str(original.__cause__)
+        assert "In the worker process" in worker_traceback
+        assert 'raise ZeroDivisionError("boom in a worker")' in worker_traceback
+        assert len(evaluate(policy, env, rows).steps) == 8  # the env itself is fine
+    finally:
+        env.close()
+
+
+def test_a_killed_worker_is_an_error_naming_it_and_the_next_call_starts_new_workers(no_process_left):
+    env, policy, rows = cartpole()
+    try:
+        expected = evaluate(policy, env, rows, seed=3, num_workers=2)
+        (worker,) = env._evaluation_workers.workers
+        os.kill(worker.process.pid, signal.SIGKILL)
+        worker.process.join(5)
+        with pytest.raises(WorkerError, match=rf"pid {worker.process.pid}\) died \(signal SIGKILL\)"):
+            evaluate(policy, env, rows, seed=3, num_workers=2)
+        again = evaluate(policy, env, rows, seed=3, num_workers=2)
+        assert torch.equal(again.total_return, expected.total_return)
+    finally:
+        env.close()
+
+
+def test_closing_the_env_ends_its_workers_and_garbage_collection_does_too(no_process_left):
+    env, policy, rows = cartpole()
+    evaluate(policy, env, rows, num_workers=2)
+    env.close()
+    env.close()  # idempotent
+    env, policy, rows = cartpole()
+    evaluate(policy, env, rows, num_workers=2)
+    del env
