@@ -16,8 +16,7 @@ import vecrl
 import vecrl.testing
 from vecrl.checks import SubEnvError
 from vecrl.processes import RemoteTraceback
-from vecrl_policy import Policy, evaluate
-from vecrl_policy.evaluate_workers import WorkerError
+from vecrl_policy import Policy, WorkerError, evaluate
 
 
 @pytest.fixture

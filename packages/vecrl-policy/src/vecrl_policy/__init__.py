@@ -11,6 +11,7 @@ Example:
 
 from vecrl_policy.chain import Chain
 from vecrl_policy.evaluate import EvaluationResult, evaluate
+from vecrl_policy.evaluate_workers import WorkerError
 from vecrl_policy.layers import GRU, LSTM, RNN, Bin, Clip, Round, Slice
 from vecrl_policy.parser import NetParsingError, str_to_net
 from vecrl_policy.policy import Policy
@@ -27,6 +28,7 @@ __all__ = [
     "Policy",
     "Round",
     "Slice",
+    "WorkerError",
     "evaluate",
     "str_to_net",
 ]
