@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+import pytest
 import torch
 from gym_helpers import hand_rollout, random_actions, sub_seeds
 
@@ -112,3 +113,22 @@ def test_budget_with_random_play_matches_the_plain_loop_and_on_a_device():
         torch.testing.assert_close(reward, torch.from_numpy(exp_reward), equal_nan=True, rtol=0, atol=0)
         assert terminated.tolist() == exp_term.tolist() and truncated.tolist() == exp_trunc.tolist()
     assert terminated.all() and truncated.all(), "150 random CartPole steps spend a budget of 2 episodes"
+
+
+def test_actions_of_spent_sub_envs_are_ignored_and_those_of_live_ones_still_checked():
+    env = SyncVectorEnv(
+        [
+            lambda: gym.make("CartPole-v1", max_episode_steps=1),
+            lambda: gym.make("CartPole-v1", max_episode_steps=50),
+        ],
+        num_episodes=1,
+        device="cpu",
+    )
+    env.reset(seed=0)
+    env.step(np.array([0, 1]))  # sub-env 0 spends its budget
+    _, reward, terminated, _, _ = env.step(np.array([7, 1]))  # 7: no action of Discrete(2), but unused
+    assert torch.isnan(reward[0]) and bool(terminated[0]) and reward[1] == 1.0
+    with pytest.raises(ValueError, match=r"the actions of sub-envs \[1\] are \[7\]"):
+        env.step(np.array([0, 7]))
+    with pytest.raises(ValueError, match=r"expected actions of shape \(2,\)"):
+        env.step(np.array([0]))

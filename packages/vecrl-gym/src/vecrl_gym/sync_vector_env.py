@@ -72,7 +72,8 @@ class SyncVectorEnv(GymVectorEnv):
     A sub-env that raises in ``step()`` or ``reset()`` is named in a ``vecrl.SubEnvError`` that
     chains its exception; the other sub-envs may have stepped already, so the env then refuses ``step()``
     until ``reset()``. Actions are checked before any sub-env steps (shape, and for a Discrete space
-    integer dtype and range), so a bad action changes nothing. ``step()`` and ``reset()`` after
+    integer dtype and range, in the sub-envs that step: those of a spent budget ignore theirs), so a bad
+    action changes nothing. ``step()`` and ``reset()`` after
     ``close()`` raise. As in gymnasium, sub-envs whose spaces differ are a RuntimeError and a 0-d
     (scalar) action a TypeError.
 
