@@ -383,21 +383,23 @@ class ProcessVectorEnv(GymVectorEnv):
 
 
 class _Worker(WorkerProcess):
-    """One worker process, its end of the pipe, and the block of sub-envs ``first:end`` it steps."""
+    """One worker process, its end of the pipe, and the block of sub-envs ``first:stop`` it steps."""
 
     def __init__(
         self,
         block: int,
         first: int,
-        end: int,
+        stop: int,
         makers: Sequence[EnvMaker],
         options: dict[str, Any],
         batch: SharedBatch,
     ) -> None:
-        """Spawn the worker of sub-envs ``first:end`` (it makes them from ``makers`` with ``options``)."""
-        self.block, self.first, self.stop = block, first, end
+        """Spawn the worker of sub-envs ``first:stop`` (it makes them from ``makers`` with ``options``)."""
+        self.block, self.first, self.stop = block, first, stop
         super().__init__(
-            serve, (cloudpickle.dumps(list(makers)), options, batch, first, end), name=f"vecrl-worker-{block}"
+            serve,
+            (cloudpickle.dumps(list(makers)), options, batch, first, stop),
+            name=f"vecrl-worker-{block}",
         )
 
     def __repr__(self) -> str:

@@ -199,6 +199,7 @@ class _Worker(WorkerProcess):
         return tuple(torch.from_numpy(array).to(device) for array in value)
 
     def _death(self) -> WorkerError:
+        """The error for the worker having died before its results came (sending to it, or waiting)."""
         return WorkerError(
             f"An evaluation worker (pid {self.process.pid}) died ({self.how_it_ended()}) before sending its"
             " results; the next evaluate() starts new workers. If this script runs directly, guard its entry"
