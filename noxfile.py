@@ -4,15 +4,17 @@
     nox -s isolation    each install combination alone in a fresh env (what a user who installs one backend gets)
     nox -s plugins      wheels (no editable installs) of our packages and a third-party plugin, discovered
     nox -s torchrl      TorchRL's GymWrapper on vecrl envs (torchrl is a test-only dependency, kept apart)
+    nox -s ray          vecrl-ray installed alone (with the gym backend) in a fresh env: its tests on a local
+                        Ray and a 3-node cluster on this machine, listening on 127.0.0.1 only
     nox -s matrix       the tests against the oldest/API-break/newest dependency rows
     nox -s lint typecheck
     nox -s deps         deptry on every package: each declares what it imports
     nox -s demo         the main job (README's other command)
     nox -s bench        everything in bench/ (off by default: slow, and numbers want a quiet machine)
 
-CI (.ci/run) runs tests, lint, typecheck, deps, plugins, torchrl, the isolation rows but `all` (`tests` installs
-everything together already), and the matrix rows gym029-numpy1, gym10 and brax-oldest (the newest
-row is `tests`): about 30 minutes on 2 cores, within CI's 45. Run the rest with
+CI (.ci/run) runs tests, lint, typecheck, deps, plugins, torchrl, ray, the isolation rows but `all` (`tests`
+installs everything together already), and the matrix rows gym029-numpy1, gym10 and brax-oldest (the
+newest row is `tests`): about 36 minutes on 2 cores, within CI's 45. Run the rest with
 `nox -s "isolation(all)" "matrix(gymlatest-numpy1)"`, or every row with `nox -s isolation matrix`.
 Every install goes through constraints.txt, which pins torch to the CPU wheel this machine ships.
 """
@@ -29,10 +31,14 @@ PYTHON = "3.11"  # the only Python with the pinned torch wheel on this machine
 TORCH = "torch==2.13.0"
 
 CORE, GYM, BRAX, POLICY, SB3 = "vecrl-core", "vecrl-gym", "vecrl-brax", "vecrl-policy", "vecrl-sb3"
-ALL_PACKAGES = (CORE, GYM, BRAX, POLICY, SB3)
+RAY = "vecrl-ray"
+ALL_PACKAGES = (CORE, GYM, BRAX, POLICY, SB3, RAY)
 TEST_TOOLS = ("pytest", "hypothesis", "setuptools>=68")
 # Extras the tests of each package need beyond its own dependencies (pygame for render, MuJoCo envs).
 TEST_EXTRAS = {GYM: ("gymnasium[classic-control,mujoco]",)}
+# Read by Ray when it is imported: a Ray that a test or a check starts listens on 127.0.0.1 only (the Ray
+# tests' conftest sets it too).
+RAY_LOCAL_ONLY = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 
 nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
@@ -76,9 +82,18 @@ def tests(session: nox.Session) -> None:
     # matplotlib: the example's plot, smoke-tested here; moviepy: gymnasium's RecordVideo writes with it.
     install_packages(session, ALL_PACKAGES, "gymnasium-robotics", "matplotlib", "moviepy", editable=True)
     sources = [f"{path_of(p)}/src" for p in ALL_PACKAGES]  # the docstring examples run too
-    session.run("pytest", "--doctest-modules", *session.posargs, *test_paths(ALL_PACKAGES), "tests", *sources)
+    session.run(
+        "pytest",
+        "--doctest-modules",
+        *session.posargs,
+        *test_paths(ALL_PACKAGES),
+        "tests",
+        *sources,
+        env=RAY_LOCAL_ONLY,
+    )
 
 
+# vecrl-ray's row is the `ray` session.
 ISOLATION_ROWS = [
     nox.param((CORE,), id="core"),
     nox.param((CORE, GYM), id="core+gym"),
@@ -114,6 +129,24 @@ def torchrl(session: nox.Session) -> None:
     dependency, installed here only."""
     install_packages(session, (CORE, GYM, BRAX), "torchrl", editable=True)
     session.run("pytest", *session.posargs, "tests/test_torchrl.py")
+
+
+@nox.session(python=PYTHON, reuse_venv=False)
+def ray(session: nox.Session) -> None:
+    """vecrl-ray as a Ray user installs it (with the gym backend the tests evaluate on), non-editable in a
+    fresh env: the smoke check, then its tests (a local Ray, a head and two worker nodes started with
+    ray.cluster_utils.Cluster, the example) and what must be absent."""
+    packages = (CORE, GYM, POLICY, RAY)
+    install_packages(session, packages, editable=False, for_tests=False)
+    session.run("python", str(ROOT / "tests" / "smoke_check.py"), *packages, env=RAY_LOCAL_ONLY)
+    install(session, *TEST_TOOLS, *TEST_EXTRAS[GYM], "matplotlib")  # matplotlib: the example's plot
+    session.run(
+        "pytest",
+        *session.posargs,
+        *test_paths((RAY,)),
+        "tests/test_install_isolation.py",
+        env={"VECRL_ISOLATION": ",".join(packages), **RAY_LOCAL_ONLY},
+    )
 
 
 @nox.session(python=PYTHON, reuse_venv=False)

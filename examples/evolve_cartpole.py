@@ -34,6 +34,15 @@ def nes_utilities(fitness: torch.Tensor) -> torch.Tensor:
     return utility
 
 
+def snes_step(
+    mean: torch.Tensor, sigma: torch.Tensor, noise: torch.Tensor, fitness: torch.Tensor, lr_sigma: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One SNES update: the mean and the per-parameter step sizes moved towards the rows (``mean + sigma *
+    noise``) of better fitness."""
+    utility = nes_utilities(fitness)
+    return mean + sigma * (utility @ noise), sigma * torch.exp(0.5 * lr_sigma * (utility @ (noise**2 - 1)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
@@ -62,9 +71,7 @@ def main() -> None:
         noise = torch.randn(args.popsize, n)
         population = mean + sigma * noise
         fitness = evaluate(policy, env, population, seed=args.seed + generation).mean_return.float()
-        utility = nes_utilities(fitness)
-        mean = mean + sigma * (utility @ noise)
-        sigma = sigma * torch.exp(0.5 * lr_sigma * (utility @ (noise**2 - 1)))
+        mean, sigma = snes_step(mean, sigma, noise, fitness, lr_sigma)
 
         best_history.append(fitness.max().item())
         mean_history.append(fitness.mean().item())
@@ -83,11 +90,15 @@ def main() -> None:
     else:
         print(f"not solved within {args.generations} generations (last score {solved_score:.1f})")
 
-    save_plot(best_history, mean_history, center_history, args.out)
+    save_plot(best_history, mean_history, center_history, args.out, "SNES on CartPole-v1 with vecrl", SOLVED)
     print(f"plot saved to {args.out}")
 
 
-def save_plot(best: list[float], mean: list[float], center: list[float], path: str) -> None:
+def save_plot(
+    best: list[float], mean: list[float], center: list[float], path: str, title: str, solved: float | None
+) -> None:
+    """The best and mean return of each generation's population and the center policy's, as a PNG; a
+    dashed line at the ``solved`` score where the task has one."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -98,10 +109,11 @@ def save_plot(best: list[float], mean: list[float], center: list[float], path: s
     ax.plot(generations, best, label="best of population")
     ax.plot(generations, mean, label="population mean")
     ax.plot(generations, center, label="center policy, fresh episodes")
-    ax.axhline(SOLVED, color="gray", linestyle="--", linewidth=1, label=f"solved ({SOLVED:.0f})")
+    if solved is not None:
+        ax.axhline(solved, color="gray", linestyle="--", linewidth=1, label=f"solved ({solved:.0f})")
     ax.set_xlabel("generation")
     ax.set_ylabel("episode return")
-    ax.set_title("SNES on CartPole-v1 with vecrl")
+    ax.set_title(title)
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)  # beside the curves, not on them
     fig.tight_layout()
     fig.savefig(path, dpi=100)

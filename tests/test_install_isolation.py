@@ -17,13 +17,14 @@ import vecrl
 INSTALLED = [name for name in os.environ.get("VECRL_ISOLATION", "").split(",") if name]
 pytestmark = pytest.mark.skipif(not INSTALLED, reason="run by `nox -s isolation`, which sets VECRL_ISOLATION")
 
-ALL = ("vecrl-core", "vecrl-gym", "vecrl-brax", "vecrl-policy", "vecrl-sb3")
+ALL = ("vecrl-core", "vecrl-gym", "vecrl-brax", "vecrl-policy", "vecrl-sb3", "vecrl-ray")
 IMPORT_NAMES = {
     "vecrl-core": "vecrl",
     "vecrl-gym": "vecrl_gym",
     "vecrl-brax": "vecrl_brax",
     "vecrl-policy": "vecrl_policy",
     "vecrl-sb3": "vecrl_sb3",
+    "vecrl-ray": "vecrl_ray",
 }
 
 
@@ -44,6 +45,10 @@ def test_jax_and_brax_come_only_with_vecrl_brax():
     with_brax = "vecrl-brax" in INSTALLED
     assert (importlib.util.find_spec("jax") is not None) == with_brax
     assert (importlib.util.find_spec("brax") is not None) == with_brax
+
+
+def test_ray_comes_only_with_vecrl_ray():
+    assert (importlib.util.find_spec("ray") is not None) == ("vecrl-ray" in INSTALLED)
 
 
 @pytest.mark.parametrize(("prefix", "distribution"), [("gym", "vecrl-gym"), ("brax", "vecrl-brax")])

@@ -37,6 +37,7 @@ def test_the_block_runs_on_its_own(command, code, tmp_path):
     if "brax::" in code:
         pytest.importorskip("vecrl_brax")
     environment = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    environment["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # a Ray a block starts listens on 127.0.0.1 only
     result = subprocess.run(
         command, cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=600
     )

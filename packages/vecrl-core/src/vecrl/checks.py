@@ -37,6 +37,17 @@ class SubEnvError(RuntimeError):
             " have moved on already, so the batch is out of step: this env refuses step() until reset()."
         )
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled with its message (an exception from another process, a Ray actor's, comes this way)."""
+        return _sub_env_error, (self.index, self.during, self.args[0])
+
+
+def _sub_env_error(index: int, during: str, message: str) -> SubEnvError:
+    error = SubEnvError.__new__(SubEnvError)
+    RuntimeError.__init__(error, message)
+    error.index, error.during = index, during
+    return error
+
 
 def failed_env_error(reason: str) -> RuntimeError:
     """The error of ``step()`` on an env that an earlier error left half-applied.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from typing import Any
 
 import torch
 from gymnasium.spaces import Discrete
@@ -24,6 +25,8 @@ from vecrl_policy.evaluate_workers import checked_num_workers
 from vecrl_policy.observations import flat_observation_length
 from vecrl_policy.parser import NetParsingError
 from vecrl_policy.policy import Policy
+
+_THIS_MACHINE = ""  # --ray without an address
 
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,8 +48,17 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workers",
         type=positive_int,
-        default=1,
-        help="processes evaluating parts of the population, this one included (gym envs)",
+        default=None,
+        help="processes evaluating parts of the population, this one included (gym envs); with --ray, Ray"
+        " actors (default: one per CPU of the cluster)",
+    )
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const=_THIS_MACHINE,
+        default=None,
+        metavar="ADDRESS",
+        help="evaluate on Ray actors (needs vecrl-ray): Ray started on this machine, or the cluster at ADDRESS",
     )
 
 
@@ -63,20 +75,33 @@ def _run(args: argparse.Namespace) -> int:
             raise CommandError(f"bad --policy: {str(error).splitlines()[0]}") from error
         generator = torch.Generator().manual_seed(args.seed)
         population = args.sigma * torch.randn(args.popsize, policy.parameter_length, generator=generator)
-        if args.workers > 1:
+        executor, num_workers = None, args.workers
+        if args.ray is not None:
+            executor, num_workers = _ray_executor(args.ray or None, args.workers), None
+        elif num_workers is not None and num_workers > 1:
             try:
-                checked_num_workers(args.workers, env)
+                checked_num_workers(num_workers, env)
             except ValueError as error:
-                raise CommandError(f"--workers {args.workers}: {str(error).splitlines()[0]}") from error
-        warm_up(env, args.env, args.seed)  # the first reset and step may compile (jax): not timed
-        start = time.perf_counter()
+                raise CommandError(f"--workers {num_workers}: {str(error).splitlines()[0]}") from error
         try:
-            result = evaluate(
-                policy, env, population, num_episodes=args.episodes, seed=args.seed, num_workers=args.workers
-            )
-        except ValueError as error:  # a network that does not fit the env
-            raise CommandError(f"bad --policy for {args.env}: {str(error).splitlines()[0]}") from error
-        elapsed = time.perf_counter() - start
+            warm_up(env, args.env, args.seed)  # the first reset and step may compile (jax): not timed
+            start = time.perf_counter()
+            try:
+                result = evaluate(
+                    policy,
+                    env,
+                    population,
+                    num_episodes=args.episodes,
+                    seed=args.seed,
+                    num_workers=num_workers,
+                    executor=executor,
+                )
+            except ValueError as error:  # a network that does not fit the env
+                raise CommandError(f"bad --policy for {args.env}: {str(error).splitlines()[0]}") from error
+            elapsed = time.perf_counter() - start
+        finally:
+            if executor is not None:
+                executor.close()
     finally:
         env.close()
     returns = result.mean_return
@@ -87,6 +112,23 @@ def _run(args: argparse.Namespace) -> int:
         f" {env_steps:,} env-steps in {elapsed:.2f} s = {env_steps / elapsed:,.0f} env-steps/s"
     )
     return 0
+
+
+def _ray_executor(address: str | None, num_actors: int | None) -> Any:
+    """A ``vecrl_ray.RayExecutor`` on the cluster at ``address`` (None: Ray started here), or a
+    CommandError saying what went wrong."""
+    try:
+        from vecrl_ray import RayExecutor
+    except ImportError as error:
+        raise CommandError(
+            "--ray needs the vecrl-ray package: pip install -c constraints.txt packages/vecrl-ray"
+        ) from error
+    where = f"joining the Ray cluster at {address}" if address else "starting Ray on this machine"
+    print(f"{where} and starting its actors (a few seconds) ...", flush=True)
+    try:
+        return RayExecutor(num_actors, address=address)
+    except (ValueError, ConnectionError, TimeoutError) as error:
+        raise CommandError(f"--ray: {str(error).splitlines()[0]}") from error
 
 
 @vecrl.hookimpl

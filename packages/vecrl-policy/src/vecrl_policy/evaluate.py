@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from numbers import Integral
 from typing import Any
@@ -11,7 +12,8 @@ from typing import Any
 import torch
 from gymnasium.spaces import Discrete, flatdim
 
-from vecrl_policy.evaluate_workers import checked_num_workers, evaluate_in_workers, row_seeds
+from vecrl_policy.evaluate_workers import checked_num_workers, workers_of
+from vecrl_policy.executor import Evaluation, Executor, ResetSeed, split_population
 from vecrl_policy.observations import Flattener, observation_flattener
 from vecrl_policy.policy import Policy
 
@@ -46,6 +48,7 @@ def evaluate(
     num_episodes: int = 1,
     seed: int | None = None,
     num_workers: int | None = None,
+    executor: Executor | None = None,
 ) -> EvaluationResult:
     """Run row ``i`` of ``parameters`` on sub-env ``i`` for ``num_episodes`` episodes; no loop over rows.
 
@@ -102,21 +105,29 @@ def evaluate(
     discrete = isinstance(env.single_action_space, Discrete)
     flatten = observation_flattener(env.single_observation_space, parameters.dtype, parameters.device)
     _check_policy_fits_env(policy, env, parameters[:1])
-    if num_workers is None or num_workers == 1:
-        chunks = [
-            _evaluate_chunk(
-                policy, env, rows, num_episodes, None if seed is None else seed + i, discrete, flatten
-            )
-            for i, rows in enumerate(parameters.split(num_envs))
-        ]
-    else:
-        run_rows = functools.partial(
-            _evaluate_rows, num_episodes=num_episodes, discrete=discrete, flatten=flatten
+    run_rows = functools.partial(
+        _evaluate_rows, num_episodes=num_episodes, discrete=discrete, flatten=flatten
+    )
+    if executor is not None and not isinstance(executor, Executor):
+        raise TypeError(
+            f"executor must be an Executor (with num_parts and run(evaluation, parts)), such as"
+            f" vecrl_ray.RayExecutor(num_actors=2); got {executor!r}."
         )
-        workers = min(checked_num_workers(num_workers, env), len(parameters))
-        seeds = row_seeds(env, len(parameters), seed)
-        chunks = [evaluate_in_workers(run_rows, policy, env, parameters, seeds, workers)]
-    return EvaluationResult(*(torch.cat(parts) for parts in zip(*chunks, strict=True)))
+    if num_workers is not None and num_workers != 1:
+        if executor is not None:
+            raise ValueError(
+                f"Give evaluate() num_workers={num_workers!r} or executor={executor!r}, not both: the executor"
+                " says where the parts of the population run."
+            )
+        executor = workers_of(env, checked_num_workers(num_workers, env))
+    if executor is None:
+        num_chunks = math.ceil(len(parameters) / num_envs)
+        chunk_seeds = [None if seed is None else seed + chunk for chunk in range(num_chunks)]
+        results = [run_rows(policy, env, parameters, chunk_seeds)]
+    else:
+        parts = split_population(env, len(parameters), seed, min(executor.num_parts, len(parameters)))
+        results = executor.run(Evaluation(env, policy, run_rows, parameters), parts)
+    return EvaluationResult(*(torch.cat(column) for column in zip(*results, strict=True)))
 
 
 def _check_policy_fits_env(policy: Policy, env: Any, row: torch.Tensor) -> None:
@@ -153,22 +164,20 @@ def _evaluate_rows(
     policy: Policy,
     env: Any,
     rows: torch.Tensor,
-    seeds: list[int | None] | None,
+    chunk_seeds: Sequence[ResetSeed],
     *,
     num_episodes: int,
     discrete: bool,
     flatten: Flattener,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Evaluate ``rows`` in chunks of ``env.num_envs``, row ``i`` reset with ``seeds[i]`` (None: unseeded)."""
+    """Evaluate ``rows`` in chunks of ``env.num_envs``, chunk ``i`` reset with ``chunk_seeds[i]``."""
     num_envs = env.num_envs
-    chunks = []
-    for start in range(0, len(rows), num_envs):
-        chunk = rows[start : start + num_envs]
-        chunk_seeds = None
-        if seeds is not None:
-            chunk_seeds = seeds[start : start + num_envs]
-            chunk_seeds += [None] * (num_envs - len(chunk_seeds))  # spare sub-envs
-        chunks.append(_evaluate_chunk(policy, env, chunk, num_episodes, chunk_seeds, discrete, flatten))
+    chunks = [
+        _evaluate_chunk(
+            policy, env, rows[start : start + num_envs], num_episodes, chunk_seed, discrete, flatten
+        )
+        for start, chunk_seed in zip(range(0, len(rows), num_envs), chunk_seeds, strict=True)
+    ]
     return tuple(torch.cat(parts) for parts in zip(*chunks, strict=True))  # type: ignore[return-value]
 
 
@@ -177,7 +186,7 @@ def _evaluate_chunk(
     env: Any,
     rows: torch.Tensor,
     num_episodes: int,
-    seed: int | list[int | None] | None,
+    seed: ResetSeed,
     discrete: bool,
     flatten: Flattener,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -185,7 +194,9 @@ def _evaluate_chunk(
     if num_rows < num_envs:  # spare sub-envs run copies of the last row; their results are dropped
         rows = torch.cat([rows, rows[-1:].expand(num_envs - num_rows, -1)])
     policy.set_parameters(rows)
-    observation, _ = env.reset() if seed is None else env.reset(seed=seed)
+    observation, _ = (
+        env.reset() if seed is None else env.reset(seed=list(seed) if isinstance(seed, tuple) else seed)
+    )
     device = rows.device
     total = torch.zeros(num_envs, dtype=torch.float64, device=device)
     episodes = torch.zeros(num_envs, dtype=torch.int64, device=device)
@@ -239,7 +250,9 @@ def _fold(
     if rewards:
         mask = torch.stack(counted)
         values = torch.stack(rewards).to(device=total.device, dtype=total.dtype)
-        total += torch.where(mask, values, 0.0).sum(dim=0)
+        # summed step after step (cumsum), as one row alone would be: the same total whatever the batch
+        # width (sum(dim=0) may add in another order for another width, a part run on an env of its size)
+        total += torch.where(mask, values, 0.0).cumsum(dim=0)[-1]
         steps += mask.sum(dim=0)
         rewards.clear()
         counted.clear()

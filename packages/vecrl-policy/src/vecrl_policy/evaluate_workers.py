@@ -1,16 +1,15 @@
 """``evaluate(..., num_workers=K)``: the population split in K parts, each evaluated whole in its own process.
 
-Each worker makes its env (from the env's ``recipe``) once and keeps it, with the policy, for the next
-call; it runs every episode of its rows and sends back their returns, episode counts and step counts:
-nothing crosses a process per step.
-Each row is reset with exactly the sub-env seed it gets in the single-process ``evaluate``, so the
-results are the same.
+The processes are an ``Executor`` (``vecrl_policy.executor``) tied to the env: the first part runs in the
+caller, each other in a worker process that makes the env again (from its ``recipe``) once and keeps it,
+with the policy, for the next call; it runs every episode of its rows and sends back their returns,
+episode counts and step counts: nothing crosses a process per step.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from numbers import Integral
 from typing import Any
@@ -19,9 +18,7 @@ import cloudpickle
 import torch
 
 from vecrl.processes import RemoteFailure, WorkerProcess, ignore_interrupts, messages
-
-#: Evaluates rows with per-row seeds: ``(policy, env, rows, seeds) -> (total_return, episodes, steps)``.
-RowsEvaluator = Callable[[Any, Any, torch.Tensor, list[int | None] | None], tuple[torch.Tensor, ...]]
+from vecrl_policy.executor import Evaluation, Part, PartRunner, PartSender
 
 
 class WorkerError(RuntimeError):
@@ -52,80 +49,49 @@ def checked_num_workers(num_workers: Any, env: Any) -> int:
     return int(num_workers)
 
 
-def row_seeds(env: Any, num_rows: int, seed: int | None) -> list[int | None] | None:
-    """The sub-env seed of every row in the single-process ``evaluate``: row ``r`` runs on sub-env
-    ``r % num_envs`` of the chunk ``r // num_envs``, which is reset with ``seed + chunk``.
-
-    Example:
-        >>> import vecrl
-        >>> env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, seed_rule="gymnasium")
-        >>> row_seeds(env, 5, seed=10)  # chunks reset with 10, 11, 12
-        [10, 11, 11, 12, 12]
-    """
-    if seed is None:
-        return None
-    num_envs = env.num_envs
-    sub_env_seeds = env.unwrapped.sub_env_seeds
-    seeds: list[int | None] = []
-    for chunk in range((num_rows + num_envs - 1) // num_envs):
-        seeds.extend(sub_env_seeds(seed + chunk))
-    return seeds[:num_rows]
-
-
-def evaluate_in_workers(
-    run_rows: RowsEvaluator,
-    policy: Any,
-    env: Any,
-    parameters: torch.Tensor,
-    seeds: list[int | None] | None,
-    num_workers: int,
-) -> tuple[torch.Tensor, ...]:
-    """``run_rows(policy, env, rows, seeds)`` over ``num_workers`` contiguous parts of ``parameters``: the
-    first here, each other in a worker process with its own env made from ``env.recipe`` (at most
-    ``env.num_envs`` sub-envs). The workers stay with ``env`` for the next call (they are ended when it is
-    closed or garbage-collected, or the interpreter exits), keeping their env and the policy. The first part
-    runs on ``env``, or when it has fewer rows than ``env`` has sub-envs, on an env of its size made once
-    from the recipe and kept with the workers: spare sub-envs would step copies of a row, doing work that
-    is thrown away (half of it, with 2 processes and as many rows as sub-envs)."""
-    parts = torch.tensor_split(torch.arange(len(parameters)), num_workers)
-    workers = _workers_of(env, num_workers - 1)
-    threads = torch.get_num_threads()
-    try:
-        for worker, rows in zip(workers.workers, parts[1:], strict=True):
-            job = (min(env.num_envs, len(rows)), run_rows, policy, parameters[rows].cpu(), _part(seeds, rows))
-            worker.send(job)
-        torch.set_num_threads(1)  # one core per process
-        first = parts[0]
-        own_env = env if len(first) >= env.num_envs else workers.env_of_size(len(first))
-        results = [run_rows(policy, own_env, parameters[first], _part(seeds, first))]
-        results.extend(worker.result(parameters.device) for worker in workers.workers)
-    except BaseException:
-        workers.close()  # a worker may be out of step (or Ctrl-C): the next call starts afresh
-        raise
-    finally:
-        torch.set_num_threads(threads)
-    return tuple(torch.cat(column) for column in zip(*results, strict=True))
-
-
-def _part(seeds: list[int | None] | None, rows: torch.Tensor) -> list[int | None] | None:
-    return None if seeds is None else [seeds[row] for row in rows.tolist()]
-
-
 class EvaluationWorkers:
-    """Worker processes tied to one env: each makes that env again (from its recipe) and keeps it; and the
-    caller's own smaller copy of that env, when its part needs one (``env_of_size``)."""
+    """``num_workers - 1`` worker processes tied to one env, each making that env again (from its recipe)
+    and keeping it; with the caller, they run ``num_workers`` parts at once (an ``Executor``). The caller's
+    part runs on the env itself, or when it has fewer rows than the env has sub-envs, on an env of its
+    size made once from the recipe and kept here: spare sub-envs would step copies of a row, doing work
+    that is thrown away (half of it, with 2 processes and as many rows as sub-envs)."""
 
-    def __init__(self, recipe: Any, count: int) -> None:
+    def __init__(self, recipe: Any, num_workers: int) -> None:
         self._recipe = _in_one_process(recipe)
-        self.workers = [_Worker(self._recipe) for _ in range(count)]
+        self.workers = [_Worker(self._recipe) for _ in range(num_workers - 1)]
         self._envs: list[Any] = []  # at most one: the caller's env of another size
         self._finalizer = weakref.finalize(self, _end_all, self.workers, self._envs)
+
+    @property
+    def num_parts(self) -> int:
+        return len(self.workers) + 1
 
     @property
     def closed(self) -> bool:
         return not self._finalizer.alive
 
-    def env_of_size(self, num_envs: int) -> Any:
+    def run(self, evaluation: Evaluation, parts: Sequence[Part]) -> list[tuple[torch.Tensor, ...]]:
+        """The first part here, each other in a worker; a worker's error is raised here (see ``_Worker``)."""
+        first, *others = parts
+        threads = torch.get_num_threads()
+        try:
+            for worker, part in zip(self.workers, others, strict=False):
+                worker.send(evaluation, part)
+            torch.set_num_threads(1)  # one core per process
+            env = evaluation.env
+            own_env = env if first.num_envs == env.num_envs else self._env_of_size(first.num_envs)
+            rows = evaluation.parameters[first.start : first.stop]
+            results = [evaluation.run_rows(evaluation.policy, own_env, rows, first.chunk_seeds)]
+            device = evaluation.parameters.device
+            results.extend(worker.result(device) for worker in self.workers[: len(others)])
+        except BaseException:
+            self.close()  # a worker may be out of step (or Ctrl-C): the next call starts afresh
+            raise
+        finally:
+            torch.set_num_threads(threads)
+        return results
+
+    def _env_of_size(self, num_envs: int) -> Any:
         """The env made from the recipe with ``num_envs`` sub-envs, made on first use and kept."""
         if self._envs and self._envs[0].num_envs != num_envs:
             self._envs.pop().close()
@@ -149,13 +115,14 @@ def _in_one_process(recipe: Any) -> Any:
     return type(recipe)(recipe.env_name, kwargs)
 
 
-def _workers_of(env: Any, count: int) -> EvaluationWorkers:
-    """The ``count`` workers serving ``env``, started (and tied to its ``close()``) on first use."""
+def workers_of(env: Any, num_workers: int) -> EvaluationWorkers:
+    """The ``num_workers`` processes (this one included) serving ``env``, started (and tied to its
+    ``close()``) on first use."""
     workers = env.__dict__.get("_evaluation_workers")
-    if workers is None or workers.closed or len(workers.workers) != count:
+    if workers is None or workers.closed or workers.num_parts != num_workers:
         if workers is not None:
             workers.close()
-        workers = EvaluationWorkers(env.recipe, count)
+        workers = EvaluationWorkers(env.recipe, num_workers)
         env.__dict__["_evaluation_workers"] = workers
         env.close_with_env(workers)
     return workers
@@ -172,15 +139,13 @@ class _Worker(WorkerProcess):
     """One evaluation worker: a spawned process and the caller's end of its pipe."""
 
     def __init__(self, recipe: Any) -> None:
-        super().__init__(_serve, (cloudpickle.dumps(recipe),), name="vecrl-evaluate")
-        self._policy: Any = None
+        super().__init__(_serve, (), name="vecrl-evaluate")
+        self._recipe = recipe
+        self._sender = PartSender()
 
-    def send(self, job: tuple[Any, ...]) -> None:
-        """Send one part to evaluate; the policy crosses only when it is not the one sent last."""
-        num_envs, run_rows, policy, rows, seeds = job
-        new_policy = policy if policy is not self._policy else None
-        self._policy = policy
-        job_bytes = cloudpickle.dumps((num_envs, run_rows, new_policy, rows.numpy(), seeds))
+    def send(self, evaluation: Evaluation, part: Part) -> None:
+        """Send one part to evaluate (the recipe and the policy only when it does not hold them yet)."""
+        job_bytes = cloudpickle.dumps(self._sender.message(evaluation, part, self._recipe))
         try:
             self.connection.send(job_bytes)
         except OSError:
@@ -207,27 +172,16 @@ class _Worker(WorkerProcess):
         )
 
 
-def _serve(connection: Connection, recipe_bytes: bytes) -> None:
-    """Evaluate the parts the caller sends, with an env made from the recipe (again only when a part needs
-    another number of sub-envs), until the caller asks the worker to exit or goes away."""
+def _serve(connection: Connection) -> None:
+    """Run the parts the caller sends until it asks the worker to exit or goes away."""
     ignore_interrupts()
     torch.set_num_threads(1)
-    recipe = cloudpickle.loads(recipe_bytes)
-    env, policy = None, None
+    runner = PartRunner()
     try:
         for job in messages(connection):
             try:
-                num_envs, run_rows, new_policy, rows, seeds = cloudpickle.loads(job)
-                policy = new_policy if new_policy is not None else policy
-                if env is None or env.num_envs != num_envs:
-                    if env is not None:
-                        env.close()
-                    env = None
-                    env = recipe.with_changes(num_envs=num_envs).make()
-                results = run_rows(policy, env, torch.from_numpy(rows), seeds)
-                connection.send(("ok", tuple(result.cpu().numpy() for result in results)))
+                connection.send(("ok", runner.run(cloudpickle.loads(job))))
             except Exception as error:
                 connection.send(("error", RemoteFailure.of(error)))
     finally:
-        if env is not None:
-            env.close()
+        runner.close()

@@ -1,0 +1,191 @@
+"""The seam between ``evaluate`` and where the parts of a population run: worker processes on this machine
+(``evaluate(..., num_workers=K)``), Ray actors across machines (``vecrl_ray.RayExecutor``), or anything
+else that implements ``Executor``.
+
+``evaluate`` splits the population into ``Part``\\ s (``split_population``), each with the reset seeds its
+rows get in the single-process ``evaluate``, and hands them to the executor. An executor sends each part
+to a worker as a ``PartMessage`` (``PartSender`` leaves out what that worker already holds), and the worker
+runs it with a ``PartRunner``, which makes the env from the recipe once and keeps it and the policy for
+the next part. Nothing crosses per step.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import torch
+
+#: What a reset takes: one seed for the whole env, one per sub-env (None: unseeded), or nothing.
+ResetSeed = int | tuple[int | None, ...] | None
+
+#: Evaluates rows chunk by chunk: ``(policy, env, rows, chunk_seeds) -> (total_return, episodes, steps)``.
+RowsEvaluator = Callable[[Any, Any, torch.Tensor, Sequence[ResetSeed]], tuple[torch.Tensor, ...]]
+
+
+@dataclass(frozen=True)
+class Part:
+    """Rows ``start:stop`` of the population, run on an env of ``num_envs`` sub-envs in chunks of that
+    many rows, chunk ``i`` reset with ``chunk_seeds[i]``.
+
+    Example:
+        >>> Part(0, 6, num_envs=4, chunk_seeds=(10, 11)).num_chunks
+        2
+    """
+
+    start: int
+    stop: int
+    num_envs: int
+    chunk_seeds: tuple[ResetSeed, ...]
+
+    @property
+    def num_chunks(self) -> int:
+        return math.ceil((self.stop - self.start) / self.num_envs)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One ``evaluate`` call as an executor sees it: the caller's ``env`` (made again from its ``recipe``
+    where a part runs elsewhere), the ``policy``, ``run_rows`` and the whole population."""
+
+    env: Any
+    policy: Any
+    run_rows: RowsEvaluator
+    parameters: torch.Tensor
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs the parts of a population evaluation, at once where it can, and returns each part's
+    ``(total_return, episodes, steps)`` in the order of ``parts``, equal to what ``run_rows`` gives
+    for that part in this process."""
+
+    @property
+    def num_parts(self) -> int:
+        """How many parts it runs at once (``evaluate`` splits the population in at most that many)."""
+        ...
+
+    def run(self, evaluation: Evaluation, parts: Sequence[Part]) -> list[tuple[torch.Tensor, ...]]: ...
+
+
+def split_population(env: Any, num_rows: int, seed: int | None, num_parts: int) -> list[Part]:
+    """``num_rows`` rows in at most ``num_parts`` contiguous parts whose rows are reset with the seeds they
+    get in the single-process ``evaluate``, where chunk ``c`` of ``env.num_envs`` rows is reset with
+    ``seed + c``. A gym env knows the seed of every sub-env, so its parts may cut through a chunk and run on
+    envs of their own size; others are split between whole chunks.
+
+    Example:
+        >>> import vecrl
+        >>> env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=4, seed_rule="gymnasium")
+        >>> [part.chunk_seeds for part in split_population(env, 6, seed=10, num_parts=2)]
+        [((10, 11, 12),), ((13, 11, 12),)]
+    """
+    num_envs = env.num_envs
+    num_chunks = math.ceil(num_rows / num_envs)
+    sub_env_seeds = getattr(env.unwrapped, "sub_env_seeds", None)
+    if num_parts == 1 or sub_env_seeds is None:
+        chunk_parts = np.array_split(np.arange(num_chunks), min(num_parts, num_chunks))
+        return [
+            Part(
+                int(chunks[0]) * num_envs,
+                min(int(chunks[-1] + 1) * num_envs, num_rows),
+                num_envs,
+                tuple(None if seed is None else seed + int(chunk) for chunk in chunks),
+            )
+            for chunks in chunk_parts
+        ]
+    row_seeds: list[int | None] = [None] * num_rows
+    if seed is not None:
+        row_seeds = [s for chunk in range(num_chunks) for s in sub_env_seeds(seed + chunk)][:num_rows]
+    parts = []
+    for rows in np.array_split(np.arange(num_rows), min(num_parts, num_rows)):
+        start, stop = int(rows[0]), int(rows[-1]) + 1
+        size = min(num_envs, stop - start)
+        chunk_seeds: list[ResetSeed] = []
+        for chunk_start in range(start, stop, size):
+            seeds = row_seeds[chunk_start : min(chunk_start + size, stop)]
+            # spare sub-envs of the last chunk run copies of its last row, unseeded
+            chunk_seeds.append(None if seed is None else tuple(seeds + [None] * (size - len(seeds))))
+        parts.append(Part(start, stop, size, tuple(chunk_seeds)))
+    return parts
+
+
+@dataclass(frozen=True)
+class PartMessage:
+    """What a worker needs to run one part; ``recipe`` and ``policy`` are None when they are the ones it
+    was sent last (``PartSender``)."""
+
+    recipe: Any
+    policy: Any
+    run_rows: RowsEvaluator
+    rows: np.ndarray
+    part: Part
+
+
+class PartSender:
+    """The caller's side of one worker: builds each part's message, leaving out the recipe and the policy
+    the worker already holds (by identity).
+
+    Example:
+        >>> sender = PartSender()
+        >>> sender.fresh("policy", policy) is policy, sender.fresh("policy", policy)  # doctest: +SKIP
+        (True, None)
+    """
+
+    def __init__(self) -> None:
+        self._last: dict[str, Any] = {}
+
+    def fresh(self, key: str, value: Any) -> Any:
+        """``value``, or None when it is the one sent last under ``key``."""
+        if self._last.get(key) is value:
+            return None
+        self._last[key] = value
+        return value
+
+    def message(self, evaluation: Evaluation, part: Part, recipe: Any) -> PartMessage:
+        rows = evaluation.parameters[part.start : part.stop].detach().cpu().numpy()
+        return PartMessage(
+            self.fresh("recipe", recipe),
+            self.fresh("policy", evaluation.policy),
+            evaluation.run_rows,
+            rows,
+            part,
+        )
+
+
+class PartRunner:
+    """The worker's side: runs parts, keeping the env made from the recipe (made again only for another
+    recipe or size, or after a part failed) and the policy between them."""
+
+    def __init__(self) -> None:
+        self._recipe: Any = None
+        self._policy: Any = None
+        self._env: Any = None
+
+    def run(self, message: PartMessage) -> tuple[np.ndarray, ...]:
+        """The part's ``(total_return, episodes, steps)`` as numpy arrays; an error leaves no env behind."""
+        if message.recipe is not None:
+            self._recipe = message.recipe
+            self.close()
+        if message.policy is not None:
+            self._policy = message.policy
+        part = message.part
+        try:
+            if self._env is None or self._env.num_envs != part.num_envs:
+                self.close()
+                self._env = self._recipe.with_changes(num_envs=part.num_envs).make()
+            results = message.run_rows(
+                self._policy, self._env, torch.from_numpy(message.rows), part.chunk_seeds
+            )
+        except BaseException:
+            self.close()  # the env may be out of step
+            raise
+        return tuple(result.cpu().numpy() for result in results)
+
+    def close(self) -> None:
+        if self._env is not None:
+            env, self._env = self._env, None
+            env.close()

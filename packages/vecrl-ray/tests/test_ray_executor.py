@@ -1,0 +1,123 @@
+"""RayExecutor on a real local Ray (2 CPUs): the same results as the single-process evaluate on the tasks
+users run, actors kept across calls, and clear errors for the mistakes a user makes."""
+
+from __future__ import annotations
+
+import gymnasium
+import pytest
+import ray
+import torch
+from gymnasium.spaces import flatdim
+from ray_processes import everything_started_here_ends
+
+import vecrl
+from vecrl_policy import Policy, evaluate
+from vecrl_ray import RayExecutor
+
+
+@pytest.fixture(scope="module")
+def executor():
+    with everything_started_here_ends():
+        ray.init(num_cpus=2, include_dashboard=False)
+        try:
+            with RayExecutor(num_actors=2) as executor:  # joins the Ray started above
+                yield executor
+            assert ray.is_initialized()  # it did not start Ray, so it leaves it running
+        finally:
+            ray.shutdown()
+
+
+def population(policy: Policy, rows: int, seed: int = 0) -> torch.Tensor:
+    return 0.5 * torch.randn(rows, policy.parameter_length, generator=torch.Generator().manual_seed(seed))
+
+
+CASES = {
+    # MuJoCo's float64 observations; 40 rows on 16 sub-envs: the two parts cut through a chunk
+    "Hopper-v5": (dict(num_envs=16), "Linear(obs, 16) >> Tanh() >> Linear(16, act)", 40, 2),
+    # a recurrent policy, reset for exactly the rows whose episode ended
+    "CartPole-v1": (dict(num_envs=8), "Linear(obs, 8) >> LSTM(8, act)", 20, 3),
+    # Discrete observations (one-hot), slippery: the sub-env seeds decide everything
+    "FrozenLake-v1": (dict(num_envs=6, num_episodes=4), "Linear(obs, act)", 11, 4),
+}
+
+
+@pytest.mark.parametrize("env_name", list(CASES))
+def test_results_equal_the_single_process_evaluate_for_the_same_seed(executor, env_name):
+    env_kwargs, network, rows, episodes = CASES[env_name]
+    env = vecrl.make_vector_env(f"gym::{env_name}", **env_kwargs)
+    space = env.single_action_space
+    act = space.n if isinstance(space, gymnasium.spaces.Discrete) else space.shape[0]
+    policy = Policy(network, obs=flatdim(env.single_observation_space), act=int(act))
+    parameters = population(policy, rows)
+    try:
+        expected = evaluate(policy, env, parameters, num_episodes=episodes, seed=7)
+        result = evaluate(policy, env, parameters, num_episodes=episodes, seed=7, executor=executor)
+    finally:
+        env.close()
+    assert torch.equal(result.total_return, expected.total_return)
+    assert torch.equal(result.episodes, expected.episodes)
+    assert torch.equal(result.steps, expected.steps)
+    assert (result.episodes == episodes).all()
+
+
+def test_actors_are_kept_across_calls_and_serve_other_envs_and_policies(executor):
+    actors = executor.actors
+    cartpole = vecrl.make_vector_env("gym::CartPole-v1", num_envs=4)
+    pendulum = vecrl.make_vector_env("gym::Pendulum-v1", num_envs=4)
+    small, large = Policy("Linear(4, 2)"), Policy("Linear(3, 8) >> Tanh() >> Linear(8, 1)")
+    try:
+        for env, policy in [(cartpole, small), (pendulum, large), (cartpole, small), (cartpole, large)]:
+            if policy is large and env is cartpole:
+                with pytest.raises(ValueError, match="cannot read this env's observations"):
+                    evaluate(policy, env, population(policy, 5), executor=executor)
+                continue
+            parameters = population(policy, 5)
+            expected = evaluate(policy, env, parameters, seed=1)
+            assert torch.equal(
+                evaluate(policy, env, parameters, seed=1, executor=executor).steps, expected.steps
+            )
+        # fewer rows than actors: one part, one actor
+        one = evaluate(small, cartpole, population(small, 1), seed=2, executor=executor)
+        assert torch.equal(one.steps, evaluate(small, cartpole, population(small, 1), seed=2).steps)
+    finally:
+        cartpole.close()
+        pendulum.close()
+    assert executor.actors == actors and executor.restarts == 0
+
+
+def test_a_users_mistakes_get_errors_that_say_what_to_do(executor):
+    policy = Policy("Linear(4, 2)")
+    env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=2)
+    try:
+        with pytest.raises(ValueError, match="num_workers=2 or executor=RayExecutor.*not both"):
+            evaluate(policy, env, population(policy, 4), num_workers=2, executor=executor)
+    finally:
+        env.close()
+    plain = vecrl.TorchWrapper(gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2))
+    with pytest.raises(ValueError, match="needs an env made by vecrl.make_vector_env"):
+        evaluate(policy, plain, population(policy, 4), executor=executor)
+    plain.close()
+    with pytest.raises(
+        ValueError, match=r"1 actors of 1 CPU\(s\) each need 1 CPUs, but the Ray cluster has 0 free \(of 2\)"
+    ):
+        RayExecutor(num_actors=1)  # the executor above holds both CPUs
+    for wrong in [0, 1.5, True]:
+        with pytest.raises(ValueError, match="num_actors must be None"):
+            RayExecutor(num_actors=wrong)
+    with pytest.raises(ValueError, match="max_tries must be a positive int"):
+        RayExecutor(num_actors=1, max_tries=0)
+    assert ray.is_initialized() and executor.restarts == 0  # nothing above touched the running Ray
+
+
+def test_an_actor_steps_its_env_in_worker_processes_when_the_recipe_asks(executor):
+    env = vecrl.make_vector_env("gym::Hopper-v5", num_envs=8, num_episodes=1, num_workers=2)
+    policy = Policy("Linear(11, 3)")
+    parameters = population(policy, 12)
+    try:
+        result = evaluate(policy, env, parameters, seed=2, executor=executor)
+        expected = evaluate(policy, env, parameters, seed=2)
+    finally:
+        env.close()
+    assert torch.equal(result.total_return, expected.total_return) and torch.equal(
+        result.steps, expected.steps
+    )
