@@ -121,9 +121,8 @@ def evaluate(
             )
         executor = workers_of(env, checked_num_workers(num_workers, env))
     if executor is None:
-        num_chunks = math.ceil(len(parameters) / num_envs)
-        chunk_seeds = [None if seed is None else seed + chunk for chunk in range(num_chunks)]
-        results = [run_rows(policy, env, parameters, chunk_seeds)]
+        (whole,) = split_population(env, len(parameters), seed, num_parts=1)  # chunk c reset with seed + c
+        results = [run_rows(policy, env, parameters, whole.chunk_seeds)]
     else:
         parts = split_population(env, len(parameters), seed, min(executor.num_parts, len(parameters)))
         results = executor.run(Evaluation(env, policy, run_rows, parameters), parts)

@@ -32,18 +32,14 @@ class Part:
     many rows, chunk ``i`` reset with ``chunk_seeds[i]``.
 
     Example:
-        >>> Part(0, 6, num_envs=4, chunk_seeds=(10, 11)).num_chunks
-        2
+        >>> Part(0, 6, num_envs=4, chunk_seeds=(10, 11)).chunk_seeds[1]
+        11
     """
 
     start: int
     stop: int
     num_envs: int
     chunk_seeds: tuple[ResetSeed, ...]
-
-    @property
-    def num_chunks(self) -> int:
-        return math.ceil((self.stop - self.start) / self.num_envs)
 
 
 @dataclass(frozen=True)
