@@ -13,8 +13,8 @@
     nox -s bench        everything in bench/ (off by default: slow, and numbers want a quiet machine)
 
 CI (.ci/run) runs tests, lint, typecheck, deps, plugins, torchrl, ray, the isolation rows but `all` (`tests`
-installs everything together already), and the matrix rows gym029-numpy1, gym10 and brax-oldest (the
-newest row is `tests`): about 36 minutes on 2 cores, within CI's 45. Run the rest with
+installs everything together already), and the matrix rows gym029-numpy1, gym10, brax-oldest and
+envpool-oldest (the newest row is `tests`): about 30 minutes on 2 cores, within CI's 45. Run the rest with
 `nox -s "isolation(all)" "matrix(gymlatest-numpy1)"`, or every row with `nox -s isolation matrix`.
 Every install goes through constraints.txt, which pins torch to the CPU wheel this machine ships.
 """
@@ -31,8 +31,8 @@ PYTHON = "3.11"  # the only Python with the pinned torch wheel on this machine
 TORCH = "torch==2.13.0"
 
 CORE, GYM, BRAX, POLICY, SB3 = "vecrl-core", "vecrl-gym", "vecrl-brax", "vecrl-policy", "vecrl-sb3"
-RAY = "vecrl-ray"
-ALL_PACKAGES = (CORE, GYM, BRAX, POLICY, SB3, RAY)
+RAY, ENVPOOL = "vecrl-ray", "vecrl-envpool"
+ALL_PACKAGES = (CORE, GYM, BRAX, POLICY, SB3, RAY, ENVPOOL)
 TEST_TOOLS = ("pytest", "hypothesis", "setuptools>=68")
 # Extras the tests of each package need beyond its own dependencies (pygame for render, MuJoCo envs).
 TEST_EXTRAS = {GYM: ("gymnasium[classic-control,mujoco]",)}
@@ -100,6 +100,7 @@ ISOLATION_ROWS = [
     nox.param((CORE, POLICY), id="core+policy"),
     nox.param((CORE, BRAX), id="core+brax"),
     nox.param((CORE, SB3), id="core+sb3"),
+    nox.param((CORE, ENVPOOL), id="core+envpool"),
     nox.param(ALL_PACKAGES, id="all"),
 ]
 
@@ -207,6 +208,8 @@ MATRIX_ROWS = [
         ),
         id="brax-oldest",
     ),
+    # The oldest envpool vecrl-envpool admits (its pyproject says why); the newest is what `tests` installs.
+    nox.param((CORE, ENVPOOL), ("envpool==1.0.0",), id="envpool-oldest"),
 ]
 
 

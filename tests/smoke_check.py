@@ -46,6 +46,17 @@ def check_brax() -> None:
     env.close()
 
 
+def check_envpool() -> None:
+    import torch
+
+    import vecrl
+
+    env = vecrl.make_vector_env("envpool::CartPole-v1", num_envs=2, num_episodes=1)
+    env.reset(seed=0)
+    assert env.step(torch.tensor([0, 1]))[1].tolist() == [1.0, 1.0]
+    env.close()
+
+
 def check_policy() -> None:
     import torch
 
@@ -96,6 +107,7 @@ CHECKS = {
     "vecrl-policy": check_policy,
     "vecrl-sb3": check_sb3,
     "vecrl-ray": check_ray,
+    "vecrl-envpool": check_envpool,
 }
 
 

@@ -17,7 +17,7 @@ import vecrl
 INSTALLED = [name for name in os.environ.get("VECRL_ISOLATION", "").split(",") if name]
 pytestmark = pytest.mark.skipif(not INSTALLED, reason="run by `nox -s isolation`, which sets VECRL_ISOLATION")
 
-ALL = ("vecrl-core", "vecrl-gym", "vecrl-brax", "vecrl-policy", "vecrl-sb3", "vecrl-ray")
+ALL = ("vecrl-core", "vecrl-gym", "vecrl-brax", "vecrl-policy", "vecrl-sb3", "vecrl-ray", "vecrl-envpool")
 IMPORT_NAMES = {
     "vecrl-core": "vecrl",
     "vecrl-gym": "vecrl_gym",
@@ -25,6 +25,7 @@ IMPORT_NAMES = {
     "vecrl-policy": "vecrl_policy",
     "vecrl-sb3": "vecrl_sb3",
     "vecrl-ray": "vecrl_ray",
+    "vecrl-envpool": "vecrl_envpool",
 }
 
 
@@ -51,7 +52,13 @@ def test_ray_comes_only_with_vecrl_ray():
     assert (importlib.util.find_spec("ray") is not None) == ("vecrl-ray" in INSTALLED)
 
 
-@pytest.mark.parametrize(("prefix", "distribution"), [("gym", "vecrl-gym"), ("brax", "vecrl-brax")])
+def test_envpool_comes_only_with_vecrl_envpool():
+    assert (importlib.util.find_spec("envpool") is not None) == ("vecrl-envpool" in INSTALLED)
+
+
+@pytest.mark.parametrize(
+    ("prefix", "distribution"), [("gym", "vecrl-gym"), ("brax", "vecrl-brax"), ("envpool", "vecrl-envpool")]
+)
 def test_a_missing_backend_names_the_package_to_install(prefix, distribution):
     if distribution in INSTALLED:
         assert vecrl.get_backend(prefix).prefix == prefix
@@ -64,11 +71,11 @@ def test_importing_the_installed_packages_and_listing_backends_imports_nothing_h
     imports = "; ".join(f"import {IMPORT_NAMES[d]}" for d in INSTALLED)
     code = (
         f"import sys; {imports}; import vecrl; vecrl.list_backends();"
-        " print(' '.join(m for m in ('jax', 'brax', 'mujoco', 'vecrl_gym', 'vecrl_policy') if m in sys.modules))"
+        " print(' '.join(m for m in ('jax', 'brax', 'mujoco', 'envpool', 'vecrl_gym', 'vecrl_policy') if m in sys.modules))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = result.stdout.split()
-    assert "jax" not in loaded and "brax" not in loaded and "mujoco" not in loaded
+    assert "jax" not in loaded and "brax" not in loaded and "mujoco" not in loaded and "envpool" not in loaded
     # listing backends loads the gym plugin module, never the policy package
     assert ("vecrl_policy" in loaded) == ("vecrl-policy" in INSTALLED)
 

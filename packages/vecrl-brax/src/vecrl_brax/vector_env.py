@@ -22,7 +22,7 @@ from vecrl.autoreset import (
     checked_reset_mask,
     finished_sub_envs_error,
 )
-from vecrl.checks import check_fits_in_memory, closed_env_error
+from vecrl.checks import check_fits_in_memory, check_reserved_kwargs, checked_num_envs, closed_env_error
 from vecrl.compat import FINAL_OBS_KEY
 from vecrl.episodes import checked_episode_budget
 from vecrl_brax import autoreset, spaces
@@ -87,15 +87,11 @@ class VectorEnvFromBrax(BaseVectorEnv):
         autoreset_mode: Any = "same_step",
         **brax_kwargs: Any,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, Integral) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive int (the batch size), but got {num_envs!r}.")
+        num_envs = checked_num_envs(num_envs)
         if array_type not in ("jax", "torch"):
             raise ValueError(f"array_type must be 'jax' or 'torch', but got {array_type!r}.")
         budget, mode = checked_episode_budget(num_episodes, autoreset_mode)
-        for key, reason in _RESERVED_KWARGS.items():
-            if key in brax_kwargs:
-                raise ValueError(f"VectorEnvFromBrax does not accept {key}={brax_kwargs[key]!r}: {reason}.")
-        num_envs = int(num_envs)
+        check_reserved_kwargs("VectorEnvFromBrax", brax_kwargs, _RESERVED_KWARGS)
         self.env_name: str = env_name
         self.num_episodes: int | None = budget
         self.array_type: Literal["jax", "torch"] = array_type

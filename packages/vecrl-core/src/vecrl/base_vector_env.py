@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from numbers import Integral
 from typing import Any
 
 import gymnasium
 import numpy as np
 from gymnasium.spaces import Box, Space
 
+from vecrl.checks import checked_num_envs
 from vecrl.compat import GYMNASIUM_1, same_step_metadata
 from vecrl.spaces import batched_space
 
@@ -47,15 +47,13 @@ class BaseVectorEnv(gymnasium.vector.VectorEnv):
         *,
         reward_dtype: type[np.floating] = np.float64,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, Integral) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive int, but got {num_envs!r}.")
-        num_envs = int(num_envs)
+        num_envs = checked_num_envs(num_envs)
         observation_space = batched_space(single_observation_space, num_envs, "observation space")
         action_space = batched_space(single_action_space, num_envs, "action space")
         if GYMNASIUM_1:
             super().__init__()
         else:  # gymnasium 0.29: its __init__ batches the spaces itself and sets closed/viewer
-            super().__init__(num_envs, single_observation_space, single_action_space)
+            super().__init__(num_envs, single_observation_space, single_action_space)  # type: ignore[call-arg]
         self.num_envs = num_envs
         self.single_observation_space = single_observation_space
         self.single_action_space = single_action_space

@@ -1,7 +1,8 @@
 """Checks every backend makes of what it is given, and the errors of an env that cannot step.
 
-One home for each rule: an option that must be a bool, a device that must exist, a batch that must fit
-in memory, and the errors of a closed env and of a sub-env that raised.
+One home for each rule: an option that must be a bool, a number of sub-envs, keywords a backend sets
+itself, a device that must exist, a batch that must fit in memory, and the errors of a closed env and of a
+sub-env that raised.
 
 Example:
     >>> checked_flag(True, "empty_info")
@@ -11,7 +12,8 @@ Example:
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -87,6 +89,35 @@ def checked_flag(value: Any, name: str) -> bool:
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise TypeError(f"{name} must be True or False, but got {value!r} (a {type(value).__qualname__}).")
+
+
+def checked_num_envs(num_envs: Any) -> int:
+    """``num_envs`` as an int if it is a positive int; a ValueError otherwise.
+
+    Example:
+        >>> checked_num_envs(0)
+        Traceback (most recent call last):
+        ...
+        ValueError: num_envs must be a positive int (the number of sub-envs), but got 0.
+    """
+    if isinstance(num_envs, bool) or not isinstance(num_envs, Integral) or num_envs < 1:
+        raise ValueError(f"num_envs must be a positive int (the number of sub-envs), but got {num_envs!r}.")
+    return int(num_envs)
+
+
+def check_reserved_kwargs(owner: str, kwargs: Mapping[str, Any], reserved: Mapping[str, str]) -> None:
+    """A ValueError if ``kwargs`` holds a keyword that ``owner`` sets itself (``reserved`` maps each to why,
+    and what to use instead), before the keywords reach the library that ``owner`` wraps.
+
+    Example:
+        >>> check_reserved_kwargs("Env", {"batch_size": 4}, {"batch_size": "give num_envs= instead"})
+        Traceback (most recent call last):
+        ...
+        ValueError: Env does not accept batch_size=4: give num_envs= instead.
+    """
+    for key, reason in reserved.items():
+        if key in kwargs:
+            raise ValueError(f"{owner} does not accept {key}={kwargs[key]!r}: {reason}.")
 
 
 def checked_callables(values: Sequence[Any], name: str, hint: str) -> tuple[Any, ...]:

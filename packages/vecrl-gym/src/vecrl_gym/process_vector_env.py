@@ -14,10 +14,10 @@ import gymnasium
 import numpy as np
 import torch
 
+from vecrl.action_checks import ActionCheck
 from vecrl.autoreset import autoreset_metadata, finished_sub_envs_error
 from vecrl.checks import SubEnvError, closed_env_error, failed_env_error
 from vecrl.processes import SPAWN, RemoteFailure, WorkerProcess
-from vecrl_gym.actions import ActionCheck
 from vecrl_gym.batching import copy_observations, observations_to_torch
 from vecrl_gym.checks import SeedRule, attribute_values, check_same_spaces, checked_env_makers
 from vecrl_gym.device import info_to_device

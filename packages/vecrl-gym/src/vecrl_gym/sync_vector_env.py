@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from gymnasium.vector.utils import iterate
 
+from vecrl.action_checks import ActionCheck
 from vecrl.autoreset import (
     autoreset_metadata,
     finished_sub_envs_error,
@@ -24,7 +25,6 @@ from vecrl.checks import (
 from vecrl.compat import GYMNASIUM_1
 from vecrl.episodes import spent_observation
 from vecrl.spaces import ARRAY_SPACES
-from vecrl_gym.actions import ActionCheck
 from vecrl_gym.batching import (
     TreeRows,
     allocate_observations,

@@ -1,0 +1,64 @@
+"""make_envpool_env: an envpool env id to a vecrl.TorchWrapper around an EnvpoolVectorEnv."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from vecrl import TorchWrapper
+from vecrl_envpool.vector_env import EnvpoolVectorEnv
+
+
+def make_envpool_env(
+    env_name: str,
+    *,
+    force_classic_api: bool = False,
+    num_envs: int | None = None,
+    discrete_to_continuous_act: bool = False,
+    clip_actions: bool = False,
+    num_episodes: int | None = None,
+    autoreset_mode: Any = "same_step",
+    device: str | torch.device | None = None,
+    **kwargs: Any,
+) -> TorchWrapper:
+    """Make a pool of ``num_envs`` envpool envs that speaks torch.
+
+    ``env_name`` is an envpool id (``"CartPole-v1"``, ``"Hopper-v5"``, ``"Pong-v5"``); ``kwargs``
+    (``num_threads``, ``max_episode_steps``, Atari's ``frame_skip``, ...) reach ``envpool.make``. See
+    ``EnvpoolVectorEnv`` for ``autoreset_mode``, masked resets, ``num_episodes`` and seeding. ``device``
+    moves the results to that torch device.
+
+    Example:
+        >>> env = make_envpool_env("CartPole-v1", num_envs=8, num_threads=1)
+        >>> obs, info = env.reset(seed=0)
+        >>> obs.shape, obs.dtype
+        (torch.Size([8, 4]), torch.float32)
+    """
+    if num_envs is None:
+        raise ValueError(
+            f"make_envpool_env({env_name!r}) needs num_envs: envpool envs are always a pool. Pass num_envs=1 for"
+            " a single environment."
+        )
+    if "wrappers" in kwargs:
+        raise TypeError(
+            "wrappers= applies gymnasium wrappers to each sub-env of the gym backend, but envpool's sub-envs are"
+            " C++ objects. For gymnasium's vector wrappers use make_vector_env(..., vector_wrappers=[...])."
+        )
+    # array_type="torch": the env hands torch views of envpool's results to TorchWrapper, which then passes
+    # torch actions through unconverted (the env checks them as numpy views).
+    env = EnvpoolVectorEnv(
+        env_name,
+        num_envs=num_envs,
+        num_episodes=num_episodes,
+        autoreset_mode=autoreset_mode,
+        array_type="torch",
+        **kwargs,
+    )
+    return TorchWrapper(
+        env,
+        force_classic_api=force_classic_api,
+        discrete_to_continuous_act=discrete_to_continuous_act,
+        clip_actions=clip_actions,
+        device=device,
+    )

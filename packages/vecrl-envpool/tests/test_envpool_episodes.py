@@ -1,0 +1,226 @@
+"""EnvpoolVectorEnv against raw envpool: the same trajectories, with vecrl's autoreset, budgets and seeding."""
+
+import pickle
+
+import envpool
+import numpy as np
+import pytest
+import torch
+
+from vecrl.compat import FINAL_OBS_KEY
+from vecrl_envpool import EnvpoolVectorEnv, make_envpool_env
+
+NUM_ENVS = 4
+
+
+def raw_pool(env_id, seed, **kwargs):
+    return envpool.make(env_id, env_type="gymnasium", num_envs=NUM_ENVS, seed=seed, **kwargs)
+
+
+def random_actions(env, steps, seed=0):
+    space = env.single_action_space
+    space.seed(seed)
+    return [np.stack([space.sample() for _ in range(NUM_ENVS)]) for _ in range(steps)]
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"), [("CartPole-v1", {}), ("Hopper-v5", {"max_episode_steps": 30})]
+)
+def test_next_step_mode_gives_raw_envpools_trajectories(env_id, kwargs):
+    env = EnvpoolVectorEnv(env_id, num_envs=NUM_ENVS, autoreset_mode="next_step", **kwargs)
+    raw = raw_pool(env_id, seed=5, **kwargs)
+    obs, _ = env.reset(seed=5)
+    raw_obs, _ = raw.reset()
+    np.testing.assert_array_equal(obs, raw_obs)
+    ends = 0
+    for action in random_actions(env, 80):
+        ours, theirs = env.step(action), raw.step(action)
+        for a, b in zip(ours[:4], theirs[:4], strict=True):
+            np.testing.assert_array_equal(a, b)
+        ends += int((ours[2] | ours[3]).sum())
+    assert ends > 0
+    env.close()
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"), [("CartPole-v1", {}), ("Hopper-v5", {"max_episode_steps": 30})]
+)
+def test_same_step_mode_resets_in_the_step_and_keeps_the_final_observation(env_id, kwargs):
+    """Each episode starts where raw envpool's next-step reset starts it; the last observation is in info."""
+    env = EnvpoolVectorEnv(env_id, num_envs=NUM_ENVS, **kwargs)
+    raw = raw_pool(env_id, seed=5, **kwargs)
+    env.reset(seed=5)
+    raw.reset()
+    actions = random_actions(env, 200)
+    raw_step = iter(actions)
+    ends = 0
+    for action in actions[:80]:
+        obs, reward, terminated, truncated, info = env.step(action)
+        raw_obs, raw_reward, raw_terminated, raw_truncated, _ = raw.step(next(raw_step))
+        ended = terminated | truncated
+        np.testing.assert_array_equal(ended, raw_terminated | raw_truncated)
+        np.testing.assert_array_equal(reward, raw_reward)
+        np.testing.assert_array_equal(obs[~ended], raw_obs[~ended])
+        assert (FINAL_OBS_KEY in info) == ended.any()  # as gymnasium's same-step vector envs give it
+        if ended.any():  # raw envpool starts the new episodes at its next step: catch it up on every row
+            np.testing.assert_array_equal(info["_" + FINAL_OBS_KEY], ended)
+            np.testing.assert_array_equal(info[FINAL_OBS_KEY], raw_obs)
+            ends += int(ended.sum())
+            raw_obs, *_ = raw.step(actions[0])  # the action is ignored where the episode ended
+            np.testing.assert_array_equal(obs[ended], raw_obs[ended])
+            # the rows that did not end took one step more in raw envpool: restart the comparison
+            env.reset(seed=5 + ends)
+            raw = raw_pool(env_id, seed=5 + ends, **kwargs)
+            raw.reset()
+    assert ends > 0
+    env.close()
+
+
+def test_the_same_seed_gives_the_same_trajectories_and_no_seed_continues():
+    env = make_envpool_env("Hopper-v5", num_envs=NUM_ENVS, max_episode_steps=20)
+    actions = [torch.as_tensor(a) for a in random_actions(env, 50)]
+
+    def run(**reset_kwargs):
+        observations = [env.reset(**reset_kwargs)[0]]
+        observations += [env.step(action)[0] for action in actions]
+        return torch.stack(observations)
+
+    first = run(seed=3)
+    assert torch.equal(run(seed=3), first)  # the pool was built again
+    assert not torch.equal(run(), first)  # reset() without a seed continues each sub-env's stream
+    env.seed(3)
+    assert torch.equal(run(), first)
+    assert not torch.equal(run(seed=4), first)
+    env.close()
+
+
+def test_sub_env_seeds_match_envpools_rule_so_parts_of_a_pool_run_alone():
+    """Sub-env i of reset(seed=S) is seeded S + i whatever the pool size: a part of a chunk, run on a pool of
+    its own size with per-sub-env seeds, repeats those rows (how evaluate splits a population)."""
+    whole = EnvpoolVectorEnv("Hopper-v5", num_envs=NUM_ENVS)
+    part = EnvpoolVectorEnv("Hopper-v5", num_envs=2)
+    assert whole.sub_env_seeds(9) == [9, 10, 11, 12]
+    assert whole.sub_env_seeds(2**32 - 1)[:2] == [(2**32 - 1) % (2**31 - 1), 2**32 % (2**31 - 1)]
+    whole_obs, _ = whole.reset(seed=9)
+    part_obs, _ = part.reset(seed=whole.sub_env_seeds(9)[2:])
+    np.testing.assert_array_equal(whole_obs[2:], part_obs)
+    unseeded, _ = part.reset(seed=[11, None])  # None: a random seed for that sub-env
+    np.testing.assert_array_equal(unseeded[0], whole_obs[2])
+    for env in (whole, part):
+        env.close()
+
+
+@pytest.mark.parametrize("seed", [-1, 2**32, 1.5, "0", [1, 2], [1, 2, 3, -4], [1, 2, 3, 2**31]])
+def test_bad_seeds_are_refused(seed):
+    env = EnvpoolVectorEnv("CartPole-v1", num_envs=NUM_ENVS)
+    with pytest.raises(ValueError, match="seed"):
+        env.reset(seed=seed)
+    env.close()
+
+
+@pytest.mark.parametrize("mode", ["same_step", "next_step"])
+def test_a_budget_stops_each_sub_env_after_its_episodes_and_steps_only_the_live_ones(mode):
+    env = EnvpoolVectorEnv("CartPole-v1", num_envs=NUM_ENVS, num_episodes=2, autoreset_mode=mode)
+    raw = raw_pool("CartPole-v1", seed=1)
+    env.reset(seed=1)
+    raw.reset()
+    episodes = np.zeros(NUM_ENVS, int)
+    spent = np.zeros(NUM_ENVS, bool)
+    for action in random_actions(env, 400):
+        live = ~spent
+        obs, reward, terminated, truncated, info = env.step(action)
+        ended = (terminated | truncated) & live
+        if mode == "next_step":  # the live rows follow raw envpool stepped on those rows only
+            ids = np.flatnonzero(live)
+            raw_obs, raw_reward, raw_terminated, raw_truncated, _ = raw.step(action[ids], ids)
+            np.testing.assert_array_equal(obs[live], raw_obs)
+            np.testing.assert_array_equal(reward[live], raw_reward)
+            np.testing.assert_array_equal(ended[live], raw_terminated | raw_truncated)
+        assert np.isnan(obs[spent]).all() and np.isnan(reward[spent]).all()
+        assert terminated[spent].all() and truncated[spent].all()
+        assert (info["elapsed_step"][spent] == 0).all()  # widened info: nothing stepped there
+        episodes += ended
+        spent |= episodes >= 2
+        if spent.all():
+            break
+    assert spent.all() and (episodes == 2).all()
+    obs, reward, terminated, truncated, info = env.step(random_actions(env, 1)[0])  # nothing left to step
+    assert np.isnan(reward).all() and terminated.all() and info == {}
+    obs, _ = env.reset()
+    assert not np.isnan(obs).any()
+    env.close()
+
+
+def test_disabled_mode_refuses_finished_sub_envs_until_a_masked_reset():
+    env = EnvpoolVectorEnv("CartPole-v1", num_envs=NUM_ENVS, autoreset_mode="disabled", max_episode_steps=5)
+    env.reset(seed=0)
+    for _ in range(5):
+        obs, _, terminated, truncated, _ = env.step(np.zeros(NUM_ENVS, int))
+    ended = terminated | truncated
+    assert ended.all()
+    with pytest.raises(RuntimeError, match=r"sub-envs \[0, 1, 2, 3\] have ended and autoreset is disabled"):
+        env.step(np.zeros(NUM_ENVS, int))
+    mask = np.array([True, False, True, False])
+    new_obs, info = env.reset(options={"reset_mask": mask})
+    np.testing.assert_array_equal(new_obs[~mask], obs[~mask])
+    assert not np.array_equal(new_obs[mask], obs[mask])
+    assert info["elapsed_step"].tolist() == [0, 0, 0, 0]
+    with pytest.raises(RuntimeError, match=r"sub-envs \[1, 3\]"):
+        env.step(np.zeros(NUM_ENVS, int))
+    env.reset(options={"reset_mask": torch.tensor([False, True, False, True])})
+    env.step(np.zeros(NUM_ENVS, int))
+    env.close()
+
+
+def test_masked_reset_mistakes():
+    env = EnvpoolVectorEnv("CartPole-v1", num_envs=NUM_ENVS)
+    with pytest.raises(RuntimeError, match="not been reset yet"):
+        env.reset(options={"reset_mask": np.array([True, False, False, False])})
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="cannot seed only some sub-envs"):
+        env.reset(seed=1, options={"reset_mask": np.array([True, False, False, False])})
+    env.seed(1)
+    with pytest.raises(ValueError, match="cannot seed only some sub-envs"):
+        env.reset(options={"reset_mask": np.array([True, False, False, False])})
+    first, _ = env.reset()  # the refused reset left the pending seed in place
+    again, _ = env.reset(seed=1)
+    np.testing.assert_array_equal(first, again)
+    with pytest.raises(ValueError, match="no reset options other than 'reset_mask'"):
+        env.reset(options={"low": 0.1})
+    with pytest.raises(ValueError, match=r"shape \(4,\)"):
+        env.reset(options={"reset_mask": np.array([True, False])})
+    env.close()
+
+
+@pytest.mark.parametrize(
+    ("env_id", "action", "words"),
+    [
+        ("CartPole-v1", np.array([0, 1, 2, 0]), r"actions in \[0, 1\].*sub-envs \[2\]"),
+        ("CartPole-v1", np.array([0, 1]), r"expected actions of shape \(4,\)"),
+        ("CartPole-v1", np.array([0.0, 1.0, 1.0, 0.0]), "integer actions"),
+        ("Hopper-v5", np.zeros((4, 2)), r"expected actions of shape \(4, 3\)"),
+    ],
+)
+def test_bad_actions_are_refused_before_anything_steps(env_id, action, words):
+    env = EnvpoolVectorEnv(env_id, num_envs=NUM_ENVS)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=words):
+        env.step(action)
+    _, _, _, _, info = env.step(random_actions(env, 1)[0])
+    assert info["elapsed_step"].tolist() == [1] * NUM_ENVS  # the refused step stepped nothing
+    env.close()
+
+
+def test_lifecycle_errors():
+    env = EnvpoolVectorEnv("CartPole-v1", num_envs=2)
+    with pytest.raises(RuntimeError, match="before reset"):
+        env.step(np.zeros(2, int))
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        pickle.dumps(env)
+    env.reset(seed=0)
+    env.close()
+    env.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        env.step(np.zeros(2, int))
+    with pytest.raises(RuntimeError, match="closed"):
+        env.reset()
