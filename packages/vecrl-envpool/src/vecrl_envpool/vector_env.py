@@ -125,6 +125,9 @@ class EnvpoolVectorEnv(BaseVectorEnv):
         self._live_rows: list[int] | None = None
         # disabled mode: which sub-envs ended and have not been reset
         self._ended: np.ndarray = np.zeros(num_envs, np.bool_)
+        # whether a step must find the episodes that ended (envpool's own next-step mode without a budget
+        # needs nothing of them)
+        self._tracks_ends: bool = mode != "next_step" or budget is not None
         self.closed: bool = False
 
     def _spec(self, options: dict[str, Any]) -> Any:
@@ -303,8 +306,10 @@ class EnvpoolVectorEnv(BaseVectorEnv):
             observation, reward, terminated, truncated, info = pool.step(actions)
             observation = self._in_space_dtype(observation)
             info = _own_info(info)
-            done = terminated | truncated
-            ended = np.flatnonzero(done) if done.any() else None
+            ended = None
+            if self._tracks_ends:
+                done = terminated | truncated
+                ended = np.flatnonzero(done) if done.any() else None
         else:
             (observation, reward, terminated, truncated, info), ended = self._step_live(pool, actions, live)
         if ended is not None:
