@@ -31,8 +31,8 @@ PYTHON = "3.11"  # the only Python with the pinned torch wheel on this machine
 TORCH = "torch==2.13.0"
 
 CORE, GYM, BRAX, POLICY, SB3 = "vecrl-core", "vecrl-gym", "vecrl-brax", "vecrl-policy", "vecrl-sb3"
-RAY, ENVPOOL = "vecrl-ray", "vecrl-envpool"
-ALL_PACKAGES = (CORE, GYM, BRAX, POLICY, SB3, RAY, ENVPOOL)
+RAY, ENVPOOL, PLAYGROUND = "vecrl-ray", "vecrl-envpool", "vecrl-playground"
+ALL_PACKAGES = (CORE, GYM, BRAX, POLICY, SB3, RAY, ENVPOOL, PLAYGROUND)
 TEST_TOOLS = ("pytest", "hypothesis", "setuptools>=68")
 # Extras the tests of each package need beyond its own dependencies (pygame for render, MuJoCo envs).
 TEST_EXTRAS = {GYM: ("gymnasium[classic-control,mujoco]",)}
@@ -101,6 +101,7 @@ ISOLATION_ROWS = [
     nox.param((CORE, BRAX), id="core+brax"),
     nox.param((CORE, SB3), id="core+sb3"),
     nox.param((CORE, ENVPOOL), id="core+envpool"),
+    nox.param((CORE, BRAX, PLAYGROUND), id="core+brax+playground"),  # vecrl-playground needs vecrl-brax
     nox.param(ALL_PACKAGES, id="all"),
 ]
 

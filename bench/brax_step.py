@@ -57,12 +57,13 @@ def raw_brax(name: str, num_envs: int, action: np.ndarray):
     return first_call, run
 
 
-def vecrl_brax(name: str, num_envs: int, action: np.ndarray):
-    """vecrl's brax backend, as a user drives it: make_vector_env, torch actions in, torch tensors out."""
+def vecrl_stepper(env_name: str, num_envs: int, action: np.ndarray, **kwargs):
+    """A vecrl jax backend (``brax::``, ``playground::``) as a user drives it: make_vector_env, torch actions
+    in, torch tensors out. Returns the first call's time (make + reset + first step) and the timed loop."""
     import vecrl
 
     start = time.perf_counter()
-    env = vecrl.make_vector_env(f"brax::{name}", num_envs=num_envs)
+    env = vecrl.make_vector_env(env_name, num_envs=num_envs, **kwargs)
     env.reset(seed=0)
     torch_action = torch.from_numpy(action)
     env.step(torch_action)
@@ -77,14 +78,10 @@ def vecrl_brax(name: str, num_envs: int, action: np.ndarray):
     return first_call, run
 
 
-def measure(name: str, num_envs: int, steps: int, rounds: int) -> dict[str, float]:
-    import brax.envs
-
-    probe = brax.envs.create(name)
-    bounds = np.asarray(probe.sys.actuator.ctrl_range, dtype=np.float32)
-    action = random_actions(bounds[:, 0], bounds[:, 1], num_envs)
-    raw_first, raw_run = raw_brax(name, num_envs, action)
-    ours_first, ours_run = vecrl_brax(name, num_envs, action)
+def compare(raw, ours, num_envs: int, steps: int, rounds: int) -> dict[str, float]:
+    """Alternating timed rounds of the ``(first_call, run)`` pairs ``raw`` and ``ours``: their rates
+    (medians) and first calls."""
+    (raw_first, raw_run), (ours_first, ours_run) = raw, ours
     raw_run(steps // 4)  # warm-up: the first calls after compiling are slower
     ours_run(steps // 4)
     raw_times, ours_times = [], []
@@ -100,6 +97,16 @@ def measure(name: str, num_envs: int, steps: int, rounds: int) -> dict[str, floa
         "ours_sps": ours_sps,
         "ratio": ours_sps / raw_sps,
     }
+
+
+def measure(name: str, num_envs: int, steps: int, rounds: int) -> dict[str, float]:
+    import brax.envs
+
+    probe = brax.envs.create(name)
+    bounds = np.asarray(probe.sys.actuator.ctrl_range, dtype=np.float32)
+    action = random_actions(bounds[:, 0], bounds[:, 1], num_envs)
+    raw = raw_brax(name, num_envs, action)
+    return compare(raw, vecrl_stepper(f"brax::{name}", num_envs, action), num_envs, steps, rounds)
 
 
 def main() -> None:

@@ -57,6 +57,17 @@ def check_envpool() -> None:
     env.close()
 
 
+def check_playground() -> None:
+    import torch
+
+    import vecrl
+
+    env = vecrl.make_vector_env("playground::CartpoleBalance", num_envs=2, episode_length=3)
+    env.reset(seed=0)
+    assert env.step(torch.zeros(2, 1))[0].shape == (2, 5)
+    env.close()
+
+
 def check_policy() -> None:
     import torch
 
@@ -108,6 +119,7 @@ CHECKS = {
     "vecrl-sb3": check_sb3,
     "vecrl-ray": check_ray,
     "vecrl-envpool": check_envpool,
+    "vecrl-playground": check_playground,
 }
 
 

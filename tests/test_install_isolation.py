@@ -17,7 +17,16 @@ import vecrl
 INSTALLED = [name for name in os.environ.get("VECRL_ISOLATION", "").split(",") if name]
 pytestmark = pytest.mark.skipif(not INSTALLED, reason="run by `nox -s isolation`, which sets VECRL_ISOLATION")
 
-ALL = ("vecrl-core", "vecrl-gym", "vecrl-brax", "vecrl-policy", "vecrl-sb3", "vecrl-ray", "vecrl-envpool")
+ALL = (
+    "vecrl-core",
+    "vecrl-gym",
+    "vecrl-brax",
+    "vecrl-policy",
+    "vecrl-sb3",
+    "vecrl-ray",
+    "vecrl-envpool",
+    "vecrl-playground",
+)
 IMPORT_NAMES = {
     "vecrl-core": "vecrl",
     "vecrl-gym": "vecrl_gym",
@@ -26,6 +35,7 @@ IMPORT_NAMES = {
     "vecrl-sb3": "vecrl_sb3",
     "vecrl-ray": "vecrl_ray",
     "vecrl-envpool": "vecrl_envpool",
+    "vecrl-playground": "vecrl_playground",
 }
 
 
@@ -43,7 +53,9 @@ def test_exactly_the_chosen_vecrl_packages_are_installed(distribution):
 
 
 def test_jax_and_brax_come_only_with_vecrl_brax():
-    with_brax = "vecrl-brax" in INSTALLED
+    with_brax = (
+        "vecrl-brax" in INSTALLED
+    )  # vecrl-playground installs it: the two share their jitted machinery
     assert (importlib.util.find_spec("jax") is not None) == with_brax
     assert (importlib.util.find_spec("brax") is not None) == with_brax
 
@@ -56,8 +68,18 @@ def test_envpool_comes_only_with_vecrl_envpool():
     assert (importlib.util.find_spec("envpool") is not None) == ("vecrl-envpool" in INSTALLED)
 
 
+def test_playground_comes_only_with_vecrl_playground():
+    assert (importlib.util.find_spec("mujoco_playground") is not None) == ("vecrl-playground" in INSTALLED)
+
+
 @pytest.mark.parametrize(
-    ("prefix", "distribution"), [("gym", "vecrl-gym"), ("brax", "vecrl-brax"), ("envpool", "vecrl-envpool")]
+    ("prefix", "distribution"),
+    [
+        ("gym", "vecrl-gym"),
+        ("brax", "vecrl-brax"),
+        ("envpool", "vecrl-envpool"),
+        ("playground", "vecrl-playground"),
+    ],
 )
 def test_a_missing_backend_names_the_package_to_install(prefix, distribution):
     if distribution in INSTALLED:
@@ -71,11 +93,12 @@ def test_importing_the_installed_packages_and_listing_backends_imports_nothing_h
     imports = "; ".join(f"import {IMPORT_NAMES[d]}" for d in INSTALLED)
     code = (
         f"import sys; {imports}; import vecrl; vecrl.list_backends();"
-        " print(' '.join(m for m in ('jax', 'brax', 'mujoco', 'envpool', 'vecrl_gym', 'vecrl_policy') if m in sys.modules))"
+        " print(' '.join(m for m in ('jax', 'brax', 'mujoco', 'envpool', 'mujoco_playground', 'vecrl_gym', 'vecrl_policy') if m in sys.modules))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = result.stdout.split()
     assert "jax" not in loaded and "brax" not in loaded and "mujoco" not in loaded and "envpool" not in loaded
+    assert "mujoco_playground" not in loaded
     # listing backends loads the gym plugin module, never the policy package
     assert ("vecrl_policy" in loaded) == ("vecrl-policy" in INSTALLED)
 

@@ -36,6 +36,8 @@ def blocks():
 def test_the_block_runs_on_its_own(command, code, tmp_path):
     if "brax::" in code:
         pytest.importorskip("vecrl_brax")
+    if "playground::" in code:
+        pytest.importorskip("vecrl_playground")
     environment = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     environment["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # a Ray a block starts listens on 127.0.0.1 only
     result = subprocess.run(

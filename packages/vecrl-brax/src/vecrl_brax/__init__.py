@@ -13,8 +13,9 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from vecrl.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from vecrl_brax.make import make_brax_env
@@ -27,13 +28,4 @@ __all__ = ["VectorEnvFromBrax", "make_brax_env"]
 _LAZY = {"VectorEnvFromBrax": "vecrl_brax.vector_env", "make_brax_env": "vecrl_brax.make"}
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'vecrl_brax' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)

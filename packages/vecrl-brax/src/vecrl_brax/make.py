@@ -32,21 +32,49 @@ def make_brax_env(
         >>> obs.shape, obs.dtype
         (torch.Size([8, 4]), torch.float32)
     """
+    return make_torch_env(
+        VectorEnvFromBrax,
+        env_name,
+        force_classic_api=force_classic_api,
+        num_envs=num_envs,
+        discrete_to_continuous_act=discrete_to_continuous_act,
+        clip_actions=clip_actions,
+        num_episodes=num_episodes,
+        autoreset_mode=autoreset_mode,
+        **kwargs,
+    )
+
+
+def make_torch_env(
+    env_class: type[VectorEnvFromBrax],
+    env_name: str,
+    *,
+    force_classic_api: bool,
+    num_envs: int | None,
+    discrete_to_continuous_act: bool,
+    clip_actions: bool,
+    num_episodes: int | None,
+    autoreset_mode: Any,
+    **kwargs: Any,
+) -> TorchWrapper:
+    """``env_class`` (``VectorEnvFromBrax`` or a subclass for another jax backend) made to speak torch: the
+    body of ``make_brax_env``, shared with ``vecrl_playground.make_playground_env``."""
+    what = env_class.__name__
     if num_envs is None:
         raise ValueError(
-            f"make_brax_env({env_name!r}) needs num_envs: brax envs are always batched. Pass num_envs=1"
+            f"{what}({env_name!r}) needs num_envs: these jax envs are always batched. Pass num_envs=1"
             " for a single environment."
         )
-    if "wrappers" in kwargs:  # brax envs take **kwargs and would ignore it without a word
+    if "wrappers" in kwargs:  # the jax envs take **kwargs and would ignore it without a word
         raise TypeError(
-            "wrappers= applies gymnasium wrappers to each sub-env of the gym backend, but a brax env is one"
-            " batched jax env with no sub-env objects. For gymnasium's vector wrappers use"
+            "wrappers= applies gymnasium wrappers to each sub-env of the gym backend, but a jax env is one"
+            " batched env with no sub-env objects. For gymnasium's vector wrappers use"
             " make_vector_env(..., vector_wrappers=[...]); for brax's own wrappers, wrap the brax env."
         )
     # array_type="torch": the env hands torch tensors (DLPack views of its jax results) to TorchWrapper, which
     # then passes torch actions through unconverted; the env takes a CPU tensor as a numpy view, the
     # cheapest way into jax (jax.dlpack.from_dlpack costs ~0.1-0.3 ms per step on CPU).
-    env = VectorEnvFromBrax(
+    env = env_class(
         env_name,
         num_envs=num_envs,
         num_episodes=num_episodes,

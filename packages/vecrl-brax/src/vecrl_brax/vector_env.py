@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from numbers import Integral
-from typing import Any, Literal, NamedTuple, NoReturn
+from typing import Any, ClassVar, Literal, NamedTuple, NoReturn
 
 import jax
 import numpy as np
 import torch
+from gymnasium.spaces import Box
 from jax.sharding import SingleDeviceSharding
 
 from vecrl import BaseVectorEnv
@@ -76,6 +77,23 @@ class VectorEnvFromBrax(BaseVectorEnv):
     """
 
     jit_compiled = True  # the first reset() and step() of a configuration compile (seconds)
+    #: Keywords this class sets itself, each with why (refused before anything is built).
+    reserved_kwargs: ClassVar[Mapping[str, str]] = _RESERVED_KWARGS
+
+    @staticmethod
+    def make_batch(env_name: str, batch_size: int, kwargs: Mapping[str, Any]) -> Any:
+        """The batched env this class steps: ``batch_size`` copies of ``env_name`` as one brax-style env
+        (``reset(key)``, ``step(state, action)``, ``done`` and ``info["truncation"]``), without autoreset.
+        Subclasses for other jax backends (vecrl-playground) replace it; the rest of the class is theirs
+        as it is.
+        """
+        create, brax_name = resolve_create(env_name)
+        return create(brax_name, batch_size=batch_size, auto_reset=False, **kwargs)
+
+    @staticmethod
+    def action_space_of(env: Any) -> Box:
+        """The single action space of the batched env ``env`` (brax: its actuators' control range)."""
+        return spaces.action_space(env)
 
     def __init__(
         self,
@@ -91,13 +109,13 @@ class VectorEnvFromBrax(BaseVectorEnv):
         if array_type not in ("jax", "torch"):
             raise ValueError(f"array_type must be 'jax' or 'torch', but got {array_type!r}.")
         budget, mode = checked_episode_budget(num_episodes, autoreset_mode)
-        check_reserved_kwargs("VectorEnvFromBrax", brax_kwargs, _RESERVED_KWARGS)
+        check_reserved_kwargs(type(self).__name__, brax_kwargs, self.reserved_kwargs)
         self.env_name: str = env_name
         self.num_episodes: int | None = budget
         self.array_type: Literal["jax", "torch"] = array_type
         self._autoreset_mode: AutoresetModeName = mode
         compiled = _compiled_env(
-            env_name, num_envs, self.num_episodes, array_type == "torch", mode, brax_kwargs
+            self.make_batch, env_name, num_envs, self.num_episodes, array_type == "torch", mode, brax_kwargs
         )
         self.brax_env: Any = compiled.brax_env
         self._packer: Packer = compiled.packed.carry_packer
@@ -105,7 +123,7 @@ class VectorEnvFromBrax(BaseVectorEnv):
         super().__init__(
             num_envs,
             spaces.observation_space(self._packer.example.state.obs),
-            spaces.action_space(self.brax_env),
+            self.action_space_of(self.brax_env),
             reward_dtype=np.float32,
         )
         self.metadata = {**type(self).metadata, **autoreset_metadata(mode)}
@@ -338,7 +356,7 @@ class VectorEnvFromBrax(BaseVectorEnv):
 
     def __repr__(self) -> str:
         return (
-            f"VectorEnvFromBrax({self.env_name!r}, num_envs={self.num_envs}, num_episodes={self.num_episodes},"
+            f"{type(self).__name__}({self.env_name!r}, num_envs={self.num_envs}, num_episodes={self.num_episodes},"
             f" autoreset_mode={self._autoreset_mode!r})"
         )
 
@@ -363,6 +381,7 @@ class _CompiledEnv(NamedTuple):
 
 
 def _compiled_env(
+    make_batch: Callable[[str, int, Mapping[str, Any]], Any],
     env_name: str,
     num_envs: int,
     num_episodes: int | None,
@@ -370,12 +389,21 @@ def _compiled_env(
     mode: AutoresetModeName,
     brax_kwargs: dict,
 ) -> _CompiledEnv:
-    """The brax env and its jitted reset/step, shared by every VectorEnvFromBrax of the same configuration.
+    """The batched env (``make_batch``'s) and its jitted reset/step, shared by every env of the same
+    configuration.
 
     jax caches compilations per function object, so sharing the functions means a second env of the same
     configuration (a new evaluation, a test) starts without compiling again (seconds to tens of seconds).
     """
-    key = (env_name, num_envs, num_episodes, pack_outputs, mode, tuple(sorted(brax_kwargs.items())))
+    key = (
+        make_batch,
+        env_name,
+        num_envs,
+        num_episodes,
+        pack_outputs,
+        mode,
+        tuple(sorted(brax_kwargs.items())),
+    )
     try:
         hash(key)
     except TypeError:  # an unhashable constructor argument: build without sharing
@@ -384,6 +412,7 @@ def _compiled_env(
 
 
 def _build_compiled_env(
+    make_batch: Callable[[str, int, Mapping[str, Any]], Any],
     env_name: str,
     num_envs: int,
     num_episodes: int | None,
@@ -391,8 +420,7 @@ def _build_compiled_env(
     mode: AutoresetModeName,
     brax_kwargs: tuple[tuple[str, Any], ...],
 ) -> _CompiledEnv:
-    create, brax_name = resolve_create(env_name)
-    brax_env = create(brax_name, batch_size=num_envs, auto_reset=False, **dict(brax_kwargs))
+    brax_env = make_batch(env_name, num_envs, dict(brax_kwargs))
     if num_envs >= _CHECK_MEMORY_FROM:
         _check_states_fit(brax_env, env_name, num_envs)
     # One fixed device for every input and output: otherwise jax compiles the step again for each mix of
@@ -401,7 +429,7 @@ def _build_compiled_env(
     fresh_env = None  # the env makes the fresh states itself, unless the pool wants larger batches
     pool_half = autoreset.pool_half(num_envs)
     if mode != "disabled" and pool_half != num_envs:
-        fresh_env = create(brax_name, batch_size=pool_half, auto_reset=False, **dict(brax_kwargs))
+        fresh_env = make_batch(env_name, pool_half, dict(brax_kwargs))
     packed = autoreset.make_packed(
         brax_env, num_envs, num_episodes, pack_outputs=pack_outputs, mode=mode, fresh_env=fresh_env
     )

@@ -73,10 +73,11 @@ def finite_positive_float(text: str) -> float:
 
 
 def make_env_or_fail(make: Callable[..., TorchWrapper], env_name: str, **kwargs: Any) -> TorchWrapper:
-    """Build an env, turning the errors a mistyped name or a wrong size causes into a one-line CommandError."""
+    """Build an env, turning the errors a mistyped name, a wrong size or a missing download causes into a
+    one-line CommandError."""
     try:
         return make(env_name, **kwargs)
-    except (ValueError, TypeError, ImportError, LookupError, MemoryError) as error:
+    except (ValueError, TypeError, ImportError, LookupError, MemoryError, ConnectionError) as error:
         raise CommandError(f"cannot make {env_name!r}: {first_line(error)}") from error
     except Exception as error:  # gymnasium raises its own error types for unknown ids
         if type(error).__module__.startswith(("gymnasium", "gym")):

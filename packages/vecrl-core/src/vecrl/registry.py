@@ -24,7 +24,12 @@ ENTRY_POINT_GROUP = "vecrl"
 DISABLE_AUTOLOAD_ENV = "VECRL_DISABLE_PLUGIN_AUTOLOAD"
 
 #: Backends we publish ourselves: prefix -> the distribution that provides it.
-WELL_KNOWN_BACKENDS: dict[str, str] = {"gym": "vecrl-gym", "brax": "vecrl-brax", "envpool": "vecrl-envpool"}
+WELL_KNOWN_BACKENDS: dict[str, str] = {
+    "gym": "vecrl-gym",
+    "brax": "vecrl-brax",
+    "envpool": "vecrl-envpool",
+    "playground": "vecrl-playground",
+}
 
 
 def install_hint(distribution: str) -> str:

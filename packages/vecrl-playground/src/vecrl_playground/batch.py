@@ -1,0 +1,109 @@
+"""MuJoCo Playground envs as the batched brax-style envs that vecrl-brax's jitted machinery steps.
+
+A playground env (``mujoco_playground.registry.load(name, config_overrides=...)``) is one functional env:
+``reset(key)`` and ``step(state, action)`` on one state. It is batched as ``brax.envs.create`` batches a
+brax env: brax's ``EpisodeWrapper`` (the time limit, ``info["truncation"]``, ``action_repeat``) inside its
+``VmapWrapper``, with no autoreset (vecrl-brax's jitted step resets finished episodes from fresh states).
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import subprocess
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium.spaces import Box
+
+#: Keywords of the episode wrapper (brax's ``EpisodeWrapper``); every other keyword overrides the env's config.
+WRAPPER_KEYWORDS = ("episode_length", "action_repeat")
+
+
+def default_impl() -> str:
+    """MJX's implementation for the device jax computes on: ``"jax"`` on CPU (about 17x faster there than
+    ``"warp"``, and compiled in a fraction of the time), ``"warp"`` (playground's default) on a GPU.
+
+    Example:
+        >>> default_impl()  # on a machine without a GPU
+        'jax'
+    """
+    import jax
+
+    return "jax" if jax.default_backend() == "cpu" else "warp"
+
+
+def checked_env_name(env_name: str) -> str:
+    """``env_name`` if playground registers it; else a ValueError listing its envs, with a close match.
+
+    Example:
+        >>> checked_env_name("CartpoleBalance")
+        'CartpoleBalance'
+    """
+    from mujoco_playground import registry
+
+    known = list(registry.ALL_ENVS)
+    if env_name in known:
+        return env_name
+    close = difflib.get_close_matches(env_name, known, n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise ValueError(
+        f"MuJoCo Playground has no environment {env_name!r}.{hint} Its environments: {', '.join(known)}."
+    )
+
+
+def make_playground_batch(env_name: str, batch_size: int, kwargs: Mapping[str, Any]) -> Any:
+    """``batch_size`` copies of the playground env ``env_name`` as one batched env without autoreset.
+
+    ``kwargs`` holds ``episode_length`` and ``action_repeat`` (default: the env's config's) and overrides
+    of the env's config (``impl``, ``ctrl_dt``, ...; ``impl`` defaults to ``default_impl()``).
+    """
+    from brax.envs.wrappers import training
+
+    overrides = {key: value for key, value in kwargs.items() if key not in WRAPPER_KEYWORDS}
+    env, config = _loaded(env_name, tuple(sorted(overrides.items())))
+    episode_length = kwargs.get("episode_length", config.episode_length)
+    action_repeat = kwargs.get("action_repeat", config.get("action_repeat", 1))
+    return training.VmapWrapper(training.EpisodeWrapper(env, episode_length, action_repeat), batch_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _loaded(env_name: str, overrides: tuple[tuple[str, Any], ...]) -> tuple[Any, Any]:
+    """The playground env and its config (loading parses the model and puts it on the device: kept for the
+    pool's larger batch and for other envs of the same configuration)."""
+    from mujoco_playground import registry
+
+    checked_env_name(env_name)
+    config = registry.get_default_config(env_name)
+    given = dict(overrides)
+    unknown = sorted(set(given) - set(config.keys()))
+    if unknown:
+        keys = sorted([*config.keys(), *WRAPPER_KEYWORDS])
+        close = difflib.get_close_matches(unknown[0], keys, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise TypeError(
+            f"{env_name} takes no keyword argument {unknown[0]!r}.{hint} Its keywords (config entries and the"
+            f" episode wrapper's): {', '.join(keys)}."
+        )
+    given.setdefault("impl", default_impl())
+    config.update(given)
+    try:
+        return registry.load(env_name, config=config), config
+    except subprocess.CalledProcessError as error:  # git clone of mujoco_menagerie, on first use
+        raise ConnectionError(
+            f"MuJoCo Playground could not fetch the robot models of {env_name!r} (it clones mujoco_menagerie"
+            f" with git the first time: {error}). Run it once where the internet is reachable, or use a DM"
+            " Control suite env, which ships with playground (CartpoleBalance, CheetahRun, WalkerWalk, ...)."
+        ) from error
+
+
+def action_space(env: Any) -> Box:
+    """``[-1, 1]`` per actuator: playground's envs map actions from that range to their controls (its own
+    training code gives them tanh-squashed actions).
+
+    Example:
+        >>> action_space(make_playground_batch("CartpoleBalance", 2, {}))
+        Box(-1.0, 1.0, (1,), float32)
+    """
+    return Box(-1.0, 1.0, shape=(int(env.action_size),), dtype=np.float32)

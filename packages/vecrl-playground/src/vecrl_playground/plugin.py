@@ -1,0 +1,34 @@
+"""The vecrl plugin of this package: it serves the ``playground`` prefix.
+
+Importing this module imports neither jax nor playground; they are imported when an env is made.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import vecrl
+
+
+def make_playground_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
+    """``vecrl_playground.make_playground_env``, imported (with jax and playground) only when called."""
+    from vecrl_playground.make import make_playground_env as make
+
+    return make(env_name, **kwargs)
+
+
+@vecrl.hookimpl
+def vecrl_backends() -> list[vecrl.Backend]:
+    """The ``playground`` backend: ``vecrl.make_vector_env("playground::CartpoleBalance", num_envs=64)``.
+
+    Example:
+        >>> [backend.prefix for backend in vecrl_backends()]
+        ['playground']
+    """
+    return [
+        vecrl.Backend(
+            prefix="playground",
+            make=make_playground_env,
+            description="MuJoCo Playground (MJX) environments, batched and jitted like brax's, fresh-state autoreset",
+        )
+    ]

@@ -1,0 +1,50 @@
+"""PlaygroundVectorEnv: MuJoCo Playground envs batched, jitted and autoreset by vecrl-brax's machinery."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from gymnasium.spaces import Box
+
+from vecrl_brax import VectorEnvFromBrax
+from vecrl_playground import batch
+
+_RESERVED_KWARGS = {
+    "batch_size": "give the number of sub-environments as num_envs=",
+    "config": "give the config entries to change as keyword arguments (impl='jax', ctrl_dt=0.02, ...)",
+    "config_overrides": "give the config entries to change as keyword arguments (impl='jax', ctrl_dt=0.02, ...)",
+}
+
+
+class PlaygroundVectorEnv(VectorEnvFromBrax):
+    """``num_envs`` copies of the MuJoCo Playground env ``env_name`` (``CartpoleBalance``, ``CheetahRun``,
+    ...), stepped together in one jitted call, with everything ``VectorEnvFromBrax`` gives: one compile per
+    configuration (shared by every env of it in the process), the terminated/truncated split, a fresh random
+    start state per episode, episode budgets inside the jitted step, every autoreset mode with
+    ``reset_mask``, seeding, Dict observations, torch views of the jax results.
+
+    Keywords: ``episode_length`` and ``action_repeat`` (the env's config's by default) set the episode
+    wrapper; every other keyword changes the env's config (``impl``, ``ctrl_dt``, ``sim_dt``, ...; an
+    unknown one is a TypeError listing them). ``impl`` defaults to ``"jax"`` on CPU, where it ran about 17x
+    faster than MJX's ``"warp"`` and compiled in a fraction of the time, and to ``"warp"`` on a GPU.
+    Actions are in ``[-1, 1]`` per actuator.
+
+    Example:
+        >>> env = PlaygroundVectorEnv("CartpoleBalance", num_envs=4, episode_length=100)
+        >>> obs, info = env.reset(seed=0)
+        >>> obs.shape
+        (4, 5)
+    """
+
+    reserved_kwargs: ClassVar[Mapping[str, str]] = _RESERVED_KWARGS
+
+    @staticmethod
+    def make_batch(env_name: str, batch_size: int, kwargs: Mapping[str, Any]) -> Any:
+        """``batch_size`` copies of the playground env, batched as brax batches its envs."""
+        return batch.make_playground_batch(env_name, batch_size, kwargs)
+
+    @staticmethod
+    def action_space_of(env: Any) -> Box:
+        """``[-1, 1]`` per actuator (see ``vecrl_playground.batch.action_space``)."""
+        return batch.action_space(env)

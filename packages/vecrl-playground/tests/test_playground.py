@@ -1,0 +1,100 @@
+"""The playground backend on real MJX envs (CPU, impl="jax"): the backend contract, every autoreset mode,
+the time limit as truncation, keywords and config overrides, mistakes, and evaluate.
+
+Each configuration compiles once per process (15 to 30 s on a 2-core CPU) and is shared by every env of it,
+so the tests reuse a few configurations of CartpoleBalance, the cheapest env.
+"""
+
+import os
+import subprocess
+import sys
+
+import jax
+import numpy as np
+import pytest
+import torch
+
+import vecrl
+from vecrl.testing import check_autoreset_modes, check_backend
+from vecrl_playground import PlaygroundVectorEnv, make_playground_env
+
+ENV = "CartpoleBalance"
+SHORT = {"episode_length": 4}  # episodes end within a few steps: the autoreset checks need ends
+
+
+def test_the_backend_follows_the_vecrl_contract():
+    check_backend(make_playground_env, ENV, num_envs=3, **SHORT)
+
+
+@pytest.mark.slow  # five configurations to compile (a minute); the isolation row leaves it out
+def test_every_autoreset_mode_and_the_budget_follow_the_episode_rules():
+    check_autoreset_modes(make_playground_env, ENV, num_steps=12, **SHORT)
+
+
+def test_the_time_limit_is_a_truncation_and_each_episode_starts_fresh():
+    env = vecrl.make_vector_env(f"playground::{ENV}", num_envs=3, **SHORT)
+    assert vecrl.backend_distribution("playground") == ("vecrl-playground", "0.1.0")
+    first, _ = env.reset(seed=0)
+    for _ in range(4):
+        obs, reward, terminated, truncated, info = env.step(torch.zeros(3, 1))
+    assert truncated.all() and not terminated.any()
+    final = info[vecrl.compat.FINAL_OBS_KEY]
+    assert not torch.equal(obs, final)  # restarted in the same step
+    assert not torch.equal(obs, first)  # from a new random state, not the first one again
+    env.close()
+
+
+def test_mjx_runs_its_jax_implementation_on_cpu_and_overrides_reach_the_config():
+    env = PlaygroundVectorEnv(ENV, num_envs=2, ctrl_dt=0.02, sim_dt=0.02, **SHORT)
+    config = env.brax_env.unwrapped._config
+    assert jax.default_backend() == "cpu" and config.impl == "jax"
+    assert config.ctrl_dt == 0.02 and env.brax_env.episode_length == 4
+    assert env.single_action_space.low.tolist() == [-1.0] and env.single_action_space.high.tolist() == [1.0]
+    env.close()
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs", "error", "words"),
+    [
+        ("CartpoleBalanse", {}, ValueError, "Did you mean 'CartpoleBalance'"),
+        (ENV, {"ctrl_td": 0.02}, TypeError, "no keyword argument 'ctrl_td'. Did you mean 'ctrl_dt'"),
+        (ENV, {"config_overrides": {"impl": "jax"}}, ValueError, "as keyword arguments"),
+        (ENV, {"batch_size": 4}, ValueError, "num_envs="),
+        (ENV, {"num_envs": None}, ValueError, "needs num_envs"),
+    ],
+)
+def test_mistakes_say_what_to_do(name, kwargs, error, words):
+    kwargs = {"num_envs": 2, **kwargs}
+    with pytest.raises(error, match=words):
+        make_playground_env(name, **kwargs)
+
+
+def test_evaluate_runs_on_playground_envs():
+    from vecrl_policy import Policy, evaluate
+
+    env = vecrl.make_vector_env(f"playground::{ENV}", num_envs=3, num_episodes=1, **SHORT)
+    policy = Policy("Linear(5, 1)")
+    rows = torch.randn(5, policy.parameter_length, generator=torch.Generator().manual_seed(0))
+    result = evaluate(policy, env, rows, seed=1)
+    again = evaluate(policy, env, rows, seed=1)
+    env.close()
+    assert (result.steps == 4).all() and (result.episodes == 1).all()
+    assert torch.equal(result.total_return, again.total_return)
+    assert np.isfinite(result.total_return.numpy()).all()
+
+
+def test_an_env_whose_models_cannot_be_fetched_says_so_in_one_line_from_the_command():
+    """Locomotion envs clone mujoco_menagerie with git on first use; git here may use no network protocol
+    (GIT_ALLOW_PROTOCOL=file), so the clone fails at once, as it does on a machine without internet."""
+    environment = {**os.environ, "GIT_ALLOW_PROTOCOL": "file"}
+    vecrl_script = os.path.join(os.path.dirname(sys.executable), "vecrl")
+    result = subprocess.run(
+        [vecrl_script, "bench", "playground::Go1JoystickFlatTerrain", "--num-envs", "2", "--steps", "2"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=300,
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "could not fetch the robot models of 'Go1JoystickFlatTerrain'" in result.stderr
+    assert "use a DM Control suite env" in result.stderr
