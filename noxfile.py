@@ -14,7 +14,7 @@
 
 CI (.ci/run) runs tests, lint, typecheck, deps, plugins, torchrl, ray, the isolation rows but `all` (`tests`
 installs everything together already), and the matrix rows gym029-numpy1, gym10, brax-oldest and
-envpool-oldest (the newest row is `tests`): about 30 minutes on 2 cores, within CI's 45. Run the rest with
+envpool-oldest (the newest row is `tests`): about 36 minutes on 2 cores, within CI's 45. Run the rest with
 `nox -s "isolation(all)" "matrix(gymlatest-numpy1)"`, or every row with `nox -s isolation matrix`.
 Every install goes through constraints.txt, which pins torch to the CPU wheel this machine ships.
 """
