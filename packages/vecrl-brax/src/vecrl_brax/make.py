@@ -34,6 +34,7 @@ def make_brax_env(
     """
     return make_torch_env(
         VectorEnvFromBrax,
+        "make_brax_env",
         env_name,
         force_classic_api=force_classic_api,
         num_envs=num_envs,
@@ -47,6 +48,7 @@ def make_brax_env(
 
 def make_torch_env(
     env_class: type[VectorEnvFromBrax],
+    caller: str,
     env_name: str,
     *,
     force_classic_api: bool,
@@ -58,11 +60,11 @@ def make_torch_env(
     **kwargs: Any,
 ) -> TorchWrapper:
     """``env_class`` (``VectorEnvFromBrax`` or a subclass for another jax backend) made to speak torch: the
-    body of ``make_brax_env``, shared with ``vecrl_playground.make_playground_env``."""
-    what = env_class.__name__
+    body of ``make_brax_env``, shared with ``vecrl_playground.make_playground_env`` (``caller`` names the
+    one the user called, in the errors)."""
     if num_envs is None:
         raise ValueError(
-            f"{what}({env_name!r}) needs num_envs: these jax envs are always batched. Pass num_envs=1"
+            f"{caller}({env_name!r}) needs num_envs: these jax envs are always batched. Pass num_envs=1"
             " for a single environment."
         )
     if "wrappers" in kwargs:  # the jax envs take **kwargs and would ignore it without a word

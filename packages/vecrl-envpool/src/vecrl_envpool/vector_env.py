@@ -298,7 +298,7 @@ class EnvpoolVectorEnv(BaseVectorEnv):
             if self.closed:
                 raise closed_env_error("step", self)
             raise RuntimeError("step() was called before reset(); call reset() first.")
-        if self._ended.any():
+        if self._autoreset_mode == "disabled" and self._ended.any():  # only that mode marks ended sub-envs
             raise finished_sub_envs_error(np.flatnonzero(self._ended).tolist())
         live = self._live
         actions = self._check_action(action, self._live_rows)

@@ -33,6 +33,7 @@ def make_playground_env(
     """
     return make_torch_env(
         PlaygroundVectorEnv,
+        "make_playground_env",
         env_name,
         force_classic_api=force_classic_api,
         num_envs=num_envs,
