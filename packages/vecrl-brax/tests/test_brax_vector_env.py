@@ -12,7 +12,7 @@ from gymnasium.spaces import Box
 
 import vecrl
 from vecrl.compat import FINAL_OBS_KEY, same_step_metadata
-from vecrl_brax import VectorEnvFromBrax
+from vecrl_brax import VectorEnvFromBrax, autoreset
 
 PENDULUM_EPISODE_LENGTH = 8
 # the spring pipeline compiles in about half the time of brax's default (generalized) one
@@ -90,21 +90,27 @@ def test_each_new_episode_starts_from_a_fresh_random_state(pendulum):
     assert len({tuple(row) for row in starts[1].round(6)}) == 4
 
 
-def test_restarts_never_reuse_a_fresh_state_across_many_pool_refills_and_a_seed_reproduces_them(pendulum):
-    def restart_states(seed: int) -> list[tuple]:
-        pendulum.reset(seed=seed)
-        starts = []
-        for _ in range(64):
-            obs, _, terminated, truncated, _ = pendulum.step(PUSH)
+@pytest.mark.parametrize("num_envs", [5, 6])  # halves of 15 states (the second made when due), 12 (at reset)
+def test_episodes_never_start_from_the_same_fresh_state_across_many_pool_refills_and_a_seed_reproduces_them(
+    monkeypatch, num_envs
+):
+    monkeypatch.setattr(autoreset, "MIN_POOL_HALF", 12)  # small halves: many refills in a short run
+    env = VectorEnvFromBrax("inverted_pendulum", num_envs=num_envs, **PENDULUM_KWARGS)
+    push = np.full((num_envs, 1), 3.0, dtype=np.float32)
+
+    def start_states(seed: int) -> list[tuple]:
+        obs, _ = env.reset(seed=seed)
+        starts = [tuple(row) for row in np.asarray(obs)]
+        for _ in range(128):
+            obs, _, terminated, truncated, _ = env.step(push)
             ended = np.asarray(terminated) | np.asarray(truncated)
             starts += [tuple(row) for row in np.asarray(obs)[ended]]
         return starts
 
-    starts = restart_states(8)
-    # the pool holds 2 x 4 fresh states and gets a new half whenever a half is used up
-    assert len(starts) > 3 * 2 * 4, "pushed poles fall every few steps"
+    starts = start_states(8)
+    assert len(starts) > 4 * autoreset.pool_half(num_envs), "pushed poles fall every few steps"
     assert len(set(starts)) == len(starts)
-    assert restart_states(8) == starts
+    assert start_states(8) == starts
 
 
 def test_reset_with_a_seed_reproduces_the_run_including_its_autoresets(pendulum):

@@ -12,8 +12,16 @@ sub-envs that restart. A step restarts at most ``n <= h`` sub-envs, so it never 
 same compiled function that makes the states of ``reset()``. Each new episode thus gets a state of its
 own; a batched reset of 512 states costs about four times one of 64 (much of it is fixed cost at small
 batches), so making ``h`` at a time (with a copy of the env of batch size ``h``) halves its share; and
-brax's reset is compiled into that one function only, not into the step. The pool is an argument of the step, not part of what it carries, so
-no step copies it.
+brax's reset is compiled into that one function only, not into the step. The pool is an argument of the
+step, not part of what it carries, so no step copies it.
+
+``reset()`` makes one batch of ``h``: the episodes start from its first ``n`` rows and the rest of it is
+the pool's first half (the cursor starts at ``n``). The second half is made when a step could reach it
+(``n`` or fewer unused rows left before it; ``refill`` says so), at reset already when ``h <= 2n``
+(``second_half_at_reset``), and then after the observation is out, so that jax computes it while the
+caller goes on (to compile the step, on a first call). Some resets are costly (MuJoCo Playground's
+CheetahRun settles the physics for 200 steps, 7 ms a state on a CPU core): the first call used to make
+three batches before it returned an observation, and now makes one.
 
 With an episode budget, a sub-env that used it up is frozen and reports NaN until ``reset()``.
 
@@ -48,13 +56,30 @@ def pool_half(num_envs: int) -> int:
     return num_envs * -(-MIN_POOL_HALF // num_envs)
 
 
+def second_half_at_reset(num_envs: int) -> bool:
+    """Whether ``reset()`` makes the pool's second half too: only if the first step could reach it, when
+    the first half has fewer than ``num_envs`` rows left after the ``num_envs`` the episodes start from.
+
+    Example:
+        >>> second_half_at_reset(64), second_half_at_reset(512)
+        (False, True)
+    """
+    return _second_half_due(pool_half(num_envs), num_envs, num_envs)
+
+
+def _second_half_due(half_size: int, pool_next: Any, num_envs: int) -> Any:
+    """Whether the next step could restart a sub-env from the pool's second half (cursor in the first)."""
+    return half_size - pool_next <= num_envs
+
+
 class Carry(NamedTuple):
     """What the jitted step carries from one call to the next.
 
     ``episodes_left`` counts, per sub-env, the episodes it may still start (its current one included);
     it is only read when an episode budget is set. ``pool_next`` is the pool's cursor: the ``h`` rows
     of the pool from there on (cyclically, over its ``2 * h`` rows) are unused (None without
-    autoreset). ``needs_reset`` marks the sub-envs whose episode ended at the previous
+    autoreset), except while ``second_half_pending`` (the pool's second half is not made yet; only the
+    rows up to it are). ``needs_reset`` marks the sub-envs whose episode ended at the previous
     step (``next_step`` mode only, None otherwise).
     """
 
@@ -62,6 +87,7 @@ class Carry(NamedTuple):
     episodes_left: jax.Array
     pool_next: Any = None  # a 0-d int32 jax.Array, or None
     needs_reset: Any = None  # a bool jax.Array of shape (num_envs,), or None
+    second_half_pending: Any = None  # a 0-d bool jax.Array, or None
 
 
 #: The rows of the pool of fresh initial states (two batches of ``h = pool_half(num_envs)``: rows
@@ -74,8 +100,8 @@ class StepOutput(NamedTuple):
 
     ``final_observation`` and ``episode_ended`` are None except in ``same_step`` mode (the only mode whose
     info carries the finished episode's last observation, as in gymnasium). ``refill`` (a 0-d int32, None
-    without autoreset) is the half of the pool (0 or 1) that this step used up, which must get fresh
-    states before the next step, or -1.
+    without autoreset) is the half of the pool (0 or 1) that must get fresh states before the next step
+    (the half this step used up, or the pending second half), or -1.
     """
 
     observation: Any
@@ -125,17 +151,17 @@ def _split_done(stepped: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
     return done, done & ~time_limit, done & time_limit
 
 
-def make_fresh(fresh_env: Any, step_shape: Any) -> Callable[[Any], Any]:
-    """The function ``seed -> state``: ``fresh_env.reset(jax.random.PRNGKey(seed))``, a batch of fresh
-    initial states (to be jitted; the only function that contains brax's reset). Making the key inside
-    saves a jax call (a quarter millisecond) per batch.
+def make_fresh(env_reset: Callable[[jax.Array], Any], step_shape: Any) -> Callable[[Any], Any]:
+    """The function ``seed -> state``: ``env_reset(jax.random.PRNGKey(seed))``, a batch of fresh initial
+    states (to be jitted; the only function that contains brax's reset). Making the key inside saves a
+    jax call (a quarter millisecond) per batch.
 
-    ``fresh_env`` is the env (or a copy of it with a larger batch size, for the pool); ``step_shape`` is
-    ``jax.eval_shape`` of the env's step: the state is cast to the dtypes step returns.
+    ``env_reset`` is the env's reset (or that of a copy of it with a larger batch size, for the pool);
+    ``step_shape`` is ``jax.eval_shape`` of the env's step: the state is cast to the dtypes step returns.
     """
 
     def fresh(seed: Any) -> Any:
-        return cast_like(fresh_env.reset(jax.random.PRNGKey(seed)), step_shape)
+        return cast_like(env_reset(jax.random.PRNGKey(seed)), step_shape)
 
     return fresh
 
@@ -143,17 +169,18 @@ def make_fresh(fresh_env: Any, step_shape: Any) -> Callable[[Any], Any]:
 def make_start(
     num_envs: int, num_episodes: int | None, mode: AutoresetModeName = "same_step"
 ) -> Callable[[Any], Carry]:
-    """The function ``state -> Carry`` starting a batch of episodes from the first ``num_envs`` rows of
-    ``state`` (to be jitted)."""
+    """The function ``state -> Carry`` starting a batch of episodes from ``state``, ``num_envs`` fresh
+    states: the first rows of a batch that becomes the pool's first half (to be jitted)."""
 
     def start(state: Any) -> Carry:
-        state = _first_rows(state, num_envs)
         budget = 0 if num_episodes is None else num_episodes
         episodes_left = jnp.full((num_envs,), budget, dtype=jnp.int32)
         if mode == "disabled":
             return Carry(state, episodes_left)
         needs_reset = jnp.zeros((num_envs,), dtype=bool) if mode == "next_step" else None
-        return Carry(state, episodes_left, jnp.int32(0), needs_reset)
+        # the episodes start from the first num_envs rows of the pool's first half
+        pending = jnp.bool_(not second_half_at_reset(num_envs))
+        return Carry(state, episodes_left, jnp.int32(num_envs), needs_reset, pending)
 
     return start
 
@@ -161,13 +188,12 @@ def make_start(
 def make_masked_reset(num_episodes: int | None) -> Callable[[Carry, Any, jax.Array], Carry]:
     """The function ``(carry, fresh, mask) -> carry`` restarting only the sub-envs where ``mask`` is True.
 
-    Their new states are the rows of ``fresh``'s first ``num_envs`` (fresh states: those of the full
-    reset with the same seed, so that a seed gives a masked row the state a full reset with that seed
-    would give it); their budgets restart; other rows are untouched.
+    Their new states are the rows of ``fresh``, ``num_envs`` fresh states (the first of a batch: those a
+    full reset with the same seed starts from, so that a seed gives a masked row the state a full reset
+    with that seed would give it); their budgets restart; other rows are untouched.
     """
 
     def masked_reset(carry: Carry, fresh: Any, mask: jax.Array) -> Carry:
-        fresh = _first_rows(fresh, mask.shape[0])
         budget = 0 if num_episodes is None else num_episodes
         return carry._replace(
             state=cast_like(_select_rows(mask, fresh, carry.state), carry.state),
@@ -178,24 +204,22 @@ def make_masked_reset(num_episodes: int | None) -> Callable[[Carry, Any, jax.Arr
     return masked_reset
 
 
-def _first_rows(state: Any, num_rows: int) -> Any:
-    """The first ``num_rows`` rows of every leaf of a batched ``state``."""
-    return jax.tree_util.tree_map(lambda x: x[:num_rows], state)
-
-
 def make_step(
-    env: Any, num_envs: int, num_episodes: int | None, mode: AutoresetModeName = "same_step"
+    env_step: Callable[[Any, jax.Array], Any],
+    num_envs: int,
+    num_episodes: int | None,
+    mode: AutoresetModeName = "same_step",
 ) -> Callable[[Carry, jax.Array, PoolRows], tuple[Carry, StepOutput]]:
     """The function ``(carry, action, pool_rows) -> (carry, output)``: one step with ``mode`` autoreset,
     restarting from the pool, of ``pool_half(num_envs)`` rows per half (unused without autoreset; to be
     jitted)."""
     if mode == "next_step":
-        return _make_next_step(env, num_envs, num_episodes)
+        return _make_next_step(env_step, num_envs, num_episodes)
     if mode == "disabled":
-        return _make_disabled_step(env)
+        return _make_disabled_step(env_step)
 
     def step(carry: Carry, action: jax.Array, pool_rows: PoolRows) -> tuple[Carry, StepOutput]:
-        stepped = env.step(carry.state, action)
+        stepped = env_step(carry.state, action)
         done, terminated, truncated = _split_done(stepped)
 
         if num_episodes is None:
@@ -209,7 +233,7 @@ def make_step(
             # a sub-env past its budget stays frozen: stepping a finished physics state only risks NaNs
             stepped = _select_rows(active, stepped, carry.state)
 
-        state, pool_next, refill = _restart_from_pool(num_envs, carry, pool_rows, restart, stepped)
+        state, pool = _restart_from_pool(num_envs, carry, pool_rows, restart, stepped)
         observation, reward = state.obs, stepped.reward
         if num_episodes is not None:
             spent = ~active
@@ -225,18 +249,27 @@ def make_step(
             final_observation=stepped.obs,
             episode_ended=done & active,
             metrics=dict(stepped.metrics),
-            refill=refill,
+            refill=pool.refill,
         )
-        return Carry(state, episodes_left, pool_next), output
+        return Carry(state, episodes_left, pool.next, None, pool.second_half_pending), output
 
     return step
 
 
+class _PoolUse(NamedTuple):
+    """The pool's cursor after a step, the half to make before the next step (or -1), and whether the
+    second half is still to be made."""
+
+    next: jax.Array
+    refill: jax.Array
+    second_half_pending: jax.Array
+
+
 def _restart_from_pool(
     num_envs: int, carry: Carry, pool_rows: PoolRows, restart: jax.Array, stepped: Any
-) -> tuple[Any, jax.Array, jax.Array]:
-    """``stepped`` with the rows where ``restart`` is True replaced by fresh states from the pool; also
-    the pool's next cursor, and the half of the pool this step used up (or -1)."""
+) -> tuple[Any, _PoolUse]:
+    """``stepped`` with the rows where ``restart`` is True replaced by fresh states from the pool, and how
+    the pool was used."""
     half_size = pool_half(num_envs)
     # the i-th restarting sub-env takes the i-th unused row of the pool (cyclically)
     rank = jnp.cumsum(restart.astype(jnp.int32)) - 1
@@ -249,17 +282,20 @@ def _restart_from_pool(
     # most steps restart no sub-env: skip the gather and select over the whole state then
     state = jax.lax.cond(jnp.any(restart), restart_rows, lambda: cast_like(stepped, stepped))
     half, new_half = carry.pool_next // half_size, pool_next // half_size
-    return state, pool_next, jnp.where(half != new_half, half, -1).astype(jnp.int32)
+    # while the second half is pending the cursor stays in the first: it is made before a step could reach it
+    due = carry.second_half_pending & _second_half_due(half_size, pool_next, num_envs)
+    refill = jnp.where(half != new_half, half, jnp.where(due, 1, -1)).astype(jnp.int32)
+    return state, _PoolUse(pool_next, refill, carry.second_half_pending & ~due)
 
 
 def _make_next_step(
-    env: Any, num_envs: int, num_episodes: int | None
+    env_step: Callable[[Any, jax.Array], Any], num_envs: int, num_episodes: int | None
 ) -> Callable[[Carry, jax.Array, PoolRows], tuple[Carry, StepOutput]]:
     """One step with next-step autoreset: a sub-env whose episode ended at the previous step restarts from
     a fresh state instead of stepping (its action is ignored) and reports reward 0 and no end."""
 
     def step(carry: Carry, action: jax.Array, pool_rows: PoolRows) -> tuple[Carry, StepOutput]:
-        stepped = env.step(carry.state, action)
+        stepped = env_step(carry.state, action)
         done, terminated, truncated = _split_done(stepped)
         resetting = carry.needs_reset
         ended = done & ~resetting
@@ -272,7 +308,7 @@ def _make_next_step(
             restart = resetting & ~spent
             episodes_left = episodes_left - ended.astype(jnp.int32)
             stepped = _select_rows(spent, carry.state, stepped)
-        state, pool_next, refill = _restart_from_pool(num_envs, carry, pool_rows, restart, stepped)
+        state, pool = _restart_from_pool(num_envs, carry, pool_rows, restart, stepped)
         observation = state.obs
         reward = jnp.where(resetting, jnp.zeros_like(stepped.reward), stepped.reward)
         terminated, truncated = terminated & ended, truncated & ended
@@ -283,18 +319,20 @@ def _make_next_step(
             terminated, truncated = terminated | spent, truncated | spent
             needs_reset = ended | spent
         output = StepOutput(
-            observation, reward, terminated, truncated, None, None, dict(state.metrics), refill
+            observation, reward, terminated, truncated, None, None, dict(state.metrics), pool.refill
         )
-        return Carry(state, episodes_left, pool_next, needs_reset), output
+        return Carry(state, episodes_left, pool.next, needs_reset, pool.second_half_pending), output
 
     return step
 
 
-def _make_disabled_step(env: Any) -> Callable[[Carry, jax.Array, PoolRows], tuple[Carry, StepOutput]]:
+def _make_disabled_step(
+    env_step: Callable[[Any, jax.Array], Any],
+) -> Callable[[Carry, jax.Array, PoolRows], tuple[Carry, StepOutput]]:
     """One step without autoreset (finished sub-envs are the caller's to reset; the pool is unused)."""
 
     def step(carry: Carry, action: jax.Array, pool_rows: PoolRows) -> tuple[Carry, StepOutput]:
-        stepped = env.step(carry.state, action)
+        stepped = env_step(carry.state, action)
         _, terminated, truncated = _split_done(stepped)
         state = cast_like(stepped, stepped)
         output = StepOutput(
@@ -322,7 +360,7 @@ class PackedEnv(NamedTuple):
     """
 
     carry_packer: Packer
-    fresh_packer: Packer
+    state_packer: Packer  # of num_envs states; a batch of fresh states packs as blocks of those
     fresh: Callable[[Any], Packed]
     start: Callable[[Packed], Packed]
     pool: Callable[[Packed, Packed], Packed]
@@ -348,46 +386,68 @@ def make_packed(
     ``fresh_env`` makes the fresh states: with autoreset, the same env with a batch size of
     ``pool_half(num_envs)``; ``env`` itself (the default) when that is ``num_envs`` or without autoreset."""
     fresh_size = num_envs if mode == "disabled" else pool_half(num_envs)
-    key = jax.random.PRNGKey(0)
-    zero_action = jax.ShapeDtypeStruct((num_envs, env.action_size), jnp.float32)
-    step_shape = jax.eval_shape(env.step, jax.eval_shape(env.reset, key), zero_action)  # traced once, here
-    fresh = make_fresh(env if fresh_env is None else fresh_env, step_shape)
-    start = make_start(num_envs, num_episodes, mode)
-    step = make_step(env, num_envs, num_episodes, mode)
-    masked_reset = make_masked_reset(num_episodes)
-    # what fresh returns: fresh_size rows of the step's shapes and dtypes, all strongly typed
-    fresh_shape = jax.tree_util.tree_map(
-        lambda x: jax.ShapeDtypeStruct((fresh_size, *x.shape[1:]), x.dtype), step_shape
+    # Jitted, the env's reset and step are traced once each (seconds for an MJX env), for their shapes
+    # here: fresh and step below call them and reuse those traces from jax's cache.
+    env_reset = jax.jit((env if fresh_env is None else fresh_env).reset)
+    env_step = jax.jit(env.step)
+    reset_shape = jax.eval_shape(env_reset, jax.random.PRNGKey(0))
+    # what step gets: num_envs rows of the reset's dtypes, strongly typed (as cast_like makes them)
+    state_shape = jax.tree_util.tree_map(
+        lambda x: jax.ShapeDtypeStruct((num_envs, *x.shape[1:]), x.dtype), reset_shape
     )
-    fresh_packer = Packer(fresh_shape)
-    carry_packer = Packer(jax.eval_shape(start, fresh_shape))
-    unpack_fresh, unpack_carry = fresh_packer.unpack, carry_packer.unpack
+    zero_action = jax.ShapeDtypeStruct((num_envs, env.action_size), jnp.float32)
+    step_shape = jax.eval_shape(env_step, state_shape, zero_action)
+    fresh = make_fresh(env_reset, step_shape)
+    start = make_start(num_envs, num_episodes, mode)
+    step = make_step(env_step, num_envs, num_episodes, mode)
+    masked_reset = make_masked_reset(num_episodes)
+    # A batch of fresh states (fresh_size rows of the step's shapes and dtypes, all strongly typed) packs
+    # as blocks of num_envs rows, each laid out like one batch of states of the env: its first rows, which
+    # start a batch of episodes, are one slice per dtype.
+    state_packer = Packer(
+        jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct((num_envs, *x.shape[1:]), x.dtype), step_shape)
+    )
+    blocks = fresh_size // num_envs
+    carry_shape = jax.eval_shape(start, state_packer.example)
+    carry_packer = Packer(carry_shape)
+    # A carry's state comes first in it, so each buffer of a packed carry is its state's, then the rest's.
+    rest_packer = Packer(carry_shape._replace(state=None))
+    unpack_carry = carry_packer.unpack
+
+    def first_states(fresh: Packed) -> Any:
+        """The first ``num_envs`` states of a packed batch of fresh states."""
+        return state_packer.unpack(state_packer.first_block(fresh))
 
     def packed_fresh(seed: Any) -> Packed:
-        return fresh_packer.pack(fresh(seed))
+        return state_packer.pack(fresh(seed), blocks)
 
     def packed_start(state: Packed) -> Packed:
-        return carry_packer.pack(start(unpack_fresh(state)))
+        # the first block of the fresh batch as it is, then the rest of the carry (no slice per leaf)
+        head, rest = state_packer.first_block(state), rest_packer.pack(start(None))
+        return {
+            name: jnp.concatenate([head.get(name, jnp.zeros(0, name)), rest.get(name, jnp.zeros(0, name))])
+            for name in carry_packer.dtypes
+        }
 
     def packed_pool(a: Packed, b: Packed) -> Packed:
-        return {name: jnp.concatenate([a[name], b[name]]) for name in fresh_packer.dtypes}
+        return {name: jnp.concatenate([a[name], b[name]]) for name in state_packer.dtypes}
 
     def packed_refill(pool: Packed, state: Packed, half: int) -> Packed:
         return {
-            name: jax.lax.dynamic_update_slice_in_dim(pool[name], state[name], half * size, 0)
-            for name, size in fresh_packer.sizes.items()
+            name: jax.lax.dynamic_update_slice_in_dim(pool[name], state[name], half * blocks * size, 0)
+            for name, size in state_packer.sizes.items()
         }
 
     def packed_step(packed: Packed, action: jax.Array, pool: Packed | None) -> tuple[Packed, Any]:
         def pool_rows(rows: jax.Array) -> Any:
             assert pool is not None  # only autoreset reads the pool
-            return fresh_packer.gather_rows(pool, rows // fresh_size, rows % fresh_size)
+            return state_packer.gather_rows(pool, rows)
 
         carry, output = step(unpack_carry(packed), action, pool_rows)
         return carry_packer.pack(carry), pack_output(output) if pack_outputs else output
 
     def packed_masked_reset(packed: Packed, state: Packed, mask: jax.Array) -> Packed:
-        return carry_packer.pack(masked_reset(unpack_carry(packed), unpack_fresh(state), mask))
+        return carry_packer.pack(masked_reset(unpack_carry(packed), first_states(state), mask))
 
     def observe(packed: Packed) -> tuple[Any, dict[str, jax.Array]]:
         state = unpack_carry(packed).state
@@ -395,7 +455,7 @@ def make_packed(
 
     return PackedEnv(
         carry_packer,
-        fresh_packer,
+        state_packer,
         packed_fresh,
         packed_start,
         packed_pool,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from vecrl.checks import did_you_mean
 from vecrl_brax.quiet_import import without_warp_notices
 
 OLD_PREFIX = "old::"
@@ -51,10 +51,8 @@ def _known_name(envs_module: Any, name: str, asked: str) -> str:
         return name
     prefix = OLD_PREFIX if asked.startswith(OLD_PREFIX) else ""
     known = sorted(registered)
-    close = difflib.get_close_matches(name, known, n=1)
-    hint = f" Did you mean {prefix + close[0]!r}?" if close else ""
     raise ValueError(
-        f"brax has no environment {asked!r}.{hint} Its environments: {', '.join(prefix + k for k in known)}."
+        f"brax has no environment {asked!r}.{did_you_mean(name, known, prefix)} Its environments: {', '.join(prefix + k for k in known)}."
         " (An env you registered yourself with brax.envs.register_environment works too.)"
     )
 

@@ -211,10 +211,6 @@ class VectorEnvFromBrax(BaseVectorEnv):
         fresh = self._jit.fresh(_next_seed(seeds))
         if mask is None:
             self._carry = self._jit.start(fresh)
-            if self._autoreset_mode != "disabled":
-                self._pool = self._jit.pool(
-                    self._jit.fresh(_next_seed(seeds)), self._jit.fresh(_next_seed(seeds))
-                )
             self._refill_seeds = seeds
             self._ended = None
         else:
@@ -239,6 +235,14 @@ class VectorEnvFromBrax(BaseVectorEnv):
                 self._last_observation,
             )
         self._last_observation = observation
+        if mask is None and self._autoreset_mode != "disabled":
+            # The episodes start from the first rows of the pool's first half. Its second half is made now
+            # only if the first step could reach it (else a step asks for it in time), and after the
+            # observation is out: jax computes it (seconds for some envs) while the caller goes on, to
+            # compile the step on a first call.
+            at_reset = autoreset.second_half_at_reset(self.num_envs)
+            second = self._jit.fresh(_next_seed(self._refill_seeds)) if at_reset else fresh
+            self._pool = self._jit.pool(fresh, second)
         return observation, info
 
     def step(self, action: Any) -> tuple[Any, Any, Any, Any, dict]:

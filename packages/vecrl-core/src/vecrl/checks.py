@@ -1,8 +1,8 @@
 """Checks every backend makes of what it is given, and the errors of an env that cannot step.
 
 One home for each rule: an option that must be a bool, a number of sub-envs, keywords a backend sets
-itself, a device that must exist, a batch that must fit in memory, and the errors of a closed env and of a
-sub-env that raised.
+itself, a device that must exist, a batch that must fit in memory, the "did you mean" hint of an unknown
+name, and the errors of a closed env and of a sub-env that raised.
 
 Example:
     >>> checked_flag(True, "empty_info")
@@ -11,8 +11,9 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from numbers import Integral
 from typing import Any
 
@@ -118,6 +119,18 @@ def check_reserved_kwargs(owner: str, kwargs: Mapping[str, Any], reserved: Mappi
     for key, reason in reserved.items():
         if key in kwargs:
             raise ValueError(f"{owner} does not accept {key}={kwargs[key]!r}: {reason}.")
+
+
+def did_you_mean(name: str, known: Iterable[str], prefix: str = "") -> str:
+    """``" Did you mean 'CLOSEST'?"`` for the name in ``known`` closest to ``name`` (written after ``prefix``),
+    or ``""`` when none is close: the hint an error about an unknown name ends its sentence with.
+
+    Example:
+        >>> did_you_mean("Cartpole-v1", ["CartPole-v1", "Pendulum-v1"])
+        " Did you mean 'CartPole-v1'?"
+    """
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f" Did you mean {prefix + close[0]!r}?" if close else ""
 
 
 def checked_callables(values: Sequence[Any], name: str, hint: str) -> tuple[Any, ...]:

@@ -6,7 +6,6 @@ Set ``VECRL_DISABLE_PLUGIN_AUTOLOAD=1`` to load no entry point at all (only in-p
 
 from __future__ import annotations
 
-import difflib
 import importlib.metadata
 import os
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ import pluggy
 
 from vecrl import hookspecs
 from vecrl.backend import Backend
+from vecrl.checks import did_you_mean
 from vecrl.hookspecs import hookimpl
 
 ENTRY_POINT_GROUP = "vecrl"
@@ -355,9 +355,7 @@ def _unknown_prefix_message(prefix: str, known: list[str]) -> str:
             f" installed: {install_hint(WELL_KNOWN_BACKENDS[prefix])}."
         )
     message += f" Registered prefixes: {', '.join(known) if known else '(none)'}."
-    close = difflib.get_close_matches(prefix, known, n=1)
-    if close:
-        message += f" Did you mean {close[0]!r}?"
+    message += did_you_mean(prefix, known)
     if not autoload_enabled():
         message += f" (Entry-point plugins are not loaded because {DISABLE_AUTOLOAD_ENV} is set.)"
     return message

@@ -8,7 +8,6 @@ brax env: brax's ``EpisodeWrapper`` (the time limit, ``info["truncation"]``, ``a
 
 from __future__ import annotations
 
-import difflib
 import functools
 import subprocess
 from collections.abc import Mapping
@@ -16,6 +15,8 @@ from typing import Any
 
 import numpy as np
 from gymnasium.spaces import Box
+
+from vecrl.checks import did_you_mean
 
 #: Keywords of the episode wrapper (brax's ``EpisodeWrapper``); every other keyword overrides the env's config.
 WRAPPER_KEYWORDS = ("episode_length", "action_repeat")
@@ -46,10 +47,8 @@ def checked_env_name(env_name: str) -> str:
     known = list(registry.ALL_ENVS)
     if env_name in known:
         return env_name
-    close = difflib.get_close_matches(env_name, known, n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
     raise ValueError(
-        f"MuJoCo Playground has no environment {env_name!r}.{hint} Its environments: {', '.join(known)}."
+        f"MuJoCo Playground has no environment {env_name!r}.{did_you_mean(env_name, known)} Its environments: {', '.join(known)}."
     )
 
 
@@ -80,10 +79,8 @@ def _loaded(env_name: str, overrides: tuple[tuple[str, Any], ...]) -> tuple[Any,
     unknown = sorted(set(given) - set(config.keys()))
     if unknown:
         keys = sorted([*config.keys(), *WRAPPER_KEYWORDS])
-        close = difflib.get_close_matches(unknown[0], keys, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
         raise TypeError(
-            f"{env_name} takes no keyword argument {unknown[0]!r}.{hint} Its keywords (config entries and the"
+            f"{env_name} takes no keyword argument {unknown[0]!r}.{did_you_mean(unknown[0], keys)} Its keywords (config entries and the"
             f" episode wrapper's): {', '.join(keys)}."
         )
     given.setdefault("impl", default_impl())

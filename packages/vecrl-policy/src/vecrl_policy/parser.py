@@ -9,7 +9,6 @@ given as a keyword argument to :func:`str_to_net`. Comments and line breaks are 
 from __future__ import annotations
 
 import ast
-import difflib
 import inspect
 import io
 import tokenize
@@ -18,6 +17,7 @@ from typing import Any, TypeAlias
 import torch
 from torch import nn
 
+from vecrl.checks import did_you_mean
 from vecrl_policy import layers
 from vecrl_policy.chain import Chain
 
@@ -219,10 +219,9 @@ class _Builder:
         if inspect.isclass(cls) and issubclass(cls, nn.Module):
             return cls
         known = sorted(set(OWN_LAYERS) | {n for n in dir(nn) if _is_public_layer(getattr(nn, n))})
-        close = difflib.get_close_matches(name, known, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
         raise self.error(
-            f"unknown layer {name!r}: it is neither a vecrl_policy layer nor a torch.nn module.{hint}",
+            f"unknown layer {name!r}: it is neither a vecrl_policy layer nor a torch.nn module."
+            f"{did_you_mean(name, known)}",
             name_node,
         )
 
