@@ -392,9 +392,7 @@ def make_packed(
     env_step = jax.jit(env.step)
     reset_shape = jax.eval_shape(env_reset, jax.random.PRNGKey(0))
     # what step gets: num_envs rows of the reset's dtypes, strongly typed (as cast_like makes them)
-    state_shape = jax.tree_util.tree_map(
-        lambda x: jax.ShapeDtypeStruct((num_envs, *x.shape[1:]), x.dtype), reset_shape
-    )
+    state_shape = _with_rows(reset_shape, num_envs)
     zero_action = jax.ShapeDtypeStruct((num_envs, env.action_size), jnp.float32)
     step_shape = jax.eval_shape(env_step, state_shape, zero_action)
     fresh = make_fresh(env_reset, step_shape)
@@ -404,9 +402,7 @@ def make_packed(
     # A batch of fresh states (fresh_size rows of the step's shapes and dtypes, all strongly typed) packs
     # as blocks of num_envs rows, each laid out like one batch of states of the env: its first rows, which
     # start a batch of episodes, are one slice per dtype.
-    state_packer = Packer(
-        jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct((num_envs, *x.shape[1:]), x.dtype), step_shape)
-    )
+    state_packer = Packer(_with_rows(step_shape, num_envs))
     blocks = fresh_size // num_envs
     carry_shape = jax.eval_shape(start, state_packer.example)
     carry_packer = Packer(carry_shape)
@@ -464,6 +460,11 @@ def make_packed(
         packed_masked_reset,
         observe,
     )
+
+
+def _with_rows(shapes: Any, num_rows: int) -> Any:
+    """``shapes`` (a tree of batched shapes) with ``num_rows`` rows each, strongly typed."""
+    return jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct((num_rows, *x.shape[1:]), x.dtype), shapes)
 
 
 def pack_output(output: StepOutput) -> tuple[jax.Array, jax.Array]:

@@ -59,15 +59,12 @@ class Packer:
             parts[name].append(jnp.reshape(jnp.asarray(leaf, dtype=name), (blocks, size)))
         return {name: jnp.concatenate(parts[name], axis=1).reshape(-1) for name in self.dtypes}
 
-    def unpack(self, packed: dict[str, jax.Array], blocks: int = 1) -> Any:
-        """The tree ``pack`` was given (with the same ``blocks``)."""
-        leaves = []
-        for name, offset, size, shape in self._layout:
-            if blocks == 1:
-                leaves.append(jax.lax.slice(packed[name], (offset,), (offset + size,)).reshape(shape))
-            else:
-                columns = packed[name].reshape(blocks, self.sizes[name])[:, offset : offset + size]
-                leaves.append(columns.reshape((blocks * shape[0], *shape[1:])))
+    def unpack(self, packed: dict[str, jax.Array]) -> Any:
+        """The tree ``pack`` was given (one block; ``first_block`` or ``gather_rows`` read a batch)."""
+        leaves = [
+            jax.lax.slice(packed[name], (offset,), (offset + size,)).reshape(shape)
+            for name, offset, size, shape in self._layout
+        ]
         return jax.tree_util.tree_unflatten(self.treedef, leaves)
 
     def first_block(self, packed: dict[str, jax.Array]) -> dict[str, jax.Array]:
