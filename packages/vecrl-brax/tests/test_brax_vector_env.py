@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import threading
 
 import jax
 import numpy as np
@@ -90,7 +91,7 @@ def test_each_new_episode_starts_from_a_fresh_random_state(pendulum):
     assert len({tuple(row) for row in starts[1].round(6)}) == 4
 
 
-@pytest.mark.parametrize("num_envs", [5, 6])  # halves of 15 states (the second made when due), 12 (at reset)
+@pytest.mark.parametrize("num_envs", [5, 6])  # halves of 12 states: the second made when due (5), at reset (6)
 def test_episodes_never_start_from_the_same_fresh_state_across_many_pool_refills_and_a_seed_reproduces_them(
     monkeypatch, num_envs
 ):
@@ -168,6 +169,25 @@ def test_the_jitted_step_compiles_once_across_resets_and_action_types(pendulum):
     # a second env of the same configuration shares the compiled code
     VectorEnvFromBrax("inverted_pendulum", num_envs=4, **PENDULUM_KWARGS).reset(seed=1)
     assert compiles == []
+
+
+def test_the_first_reset_compiles_the_step_on_a_worker_thread_and_the_steps_reuse_that_compile():
+    compiled_on: list[str] = []  # the thread of each compile
+
+    def listener(event: str, duration: float, **kwargs: object) -> None:
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiled_on.append(threading.current_thread().name)
+
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    here = threading.current_thread().name
+    # a configuration of its own (no other test compiles episodes of 9 steps)
+    env = VectorEnvFromBrax("inverted_pendulum", num_envs=4, **{**PENDULUM_KWARGS, "episode_length": 9})
+    env.reset(seed=0)
+    compiled_here = compiled_on.count(here)  # brax's reset, and the small functions around it
+    for action in (IDLE, torch.zeros(4, 1), jax.numpy.zeros((4, 1))):
+        env.step(action)
+    assert compiled_on.count(here) == compiled_here, "the steps compiled again"
+    assert len(compiled_on) == compiled_here + 1, "one compile elsewhere: the step's"
 
 
 def test_jax_results_reach_torch_without_a_copy(pendulum):

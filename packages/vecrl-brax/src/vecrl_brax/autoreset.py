@@ -4,8 +4,8 @@ A brax env built with ``batch_size=n`` and without brax's own ``auto_reset`` is 
 sub-env whose episode ends is then replaced, inside the same jitted call, by a fresh random initial
 state (brax's ``AutoResetWrapper`` instead restarts from the first state it cached).
 
-Fresh states come from a pool of two halves of ``h`` initial states each (``h = pool_half(n)``, a
-multiple of ``n``, at least ``MIN_POOL_HALF``), handed out in order (first come, first served) to the
+Fresh states come from a pool of two halves of ``h`` initial states each (``h = pool_half(n)``: ``n``,
+at least ``MIN_POOL_HALF``), handed out in order (first come, first served) to the
 sub-envs that restart. A step restarts at most ``n <= h`` sub-envs, so it never runs out as long as the
 ``h`` rows from the pool's cursor on are fresh: when a step's restarts use up a half, it says which
 (``StepOutput.refill``), and the caller puts a new batch in that half before the next step, made by the
@@ -19,7 +19,7 @@ step, not part of what it carries, so no step copies it.
 the pool's first half (the cursor starts at ``n``). The second half is made when a step could reach it
 (``n`` or fewer unused rows left before it; ``refill`` says so), at reset already when ``h <= 2n``
 (``second_half_at_reset``), and then after the observation is out, so that jax computes it while the
-caller goes on (to compile the step, on a first call). Some resets are costly (MuJoCo Playground's
+caller goes on. Some resets are costly (MuJoCo Playground's
 CheetahRun settles the physics for 200 steps, 7 ms a state on a CPU core): the first call used to make
 three batches before it returned an observation, and now makes one.
 
@@ -39,21 +39,20 @@ import jax
 import jax.numpy as jnp
 
 from vecrl.autoreset import AutoresetModeName
-from vecrl_brax.packing import Packer
+from vecrl_brax.packing import Packed, Packer, take_rows, where_rows
 
 #: The smallest half of the pool of fresh states (in states).
 MIN_POOL_HALF = 512
 
 
 def pool_half(num_envs: int) -> int:
-    """The number of fresh states per half of the pool: the smallest multiple of ``num_envs`` that is at
-    least ``MIN_POOL_HALF``.
+    """The number of fresh states per half of the pool: ``num_envs``, at least ``MIN_POOL_HALF``.
 
     Example:
         >>> pool_half(64), pool_half(1000)
         (512, 1000)
     """
-    return num_envs * -(-MIN_POOL_HALF // num_envs)
+    return max(num_envs, MIN_POOL_HALF)
 
 
 def second_half_at_reset(num_envs: int) -> bool:
@@ -75,28 +74,24 @@ def _second_half_due(half_size: int, pool_next: Any, num_envs: int) -> Any:
 class Carry(NamedTuple):
     """What the jitted step carries from one call to the next.
 
-    ``episodes_left`` counts, per sub-env, the episodes it may still start (its current one included);
-    it is only read when an episode budget is set. ``pool_next`` is the pool's cursor: the ``h`` rows
-    of the pool from there on (cyclically, over its ``2 * h`` rows) are unused (None without
-    autoreset), except while ``second_half_pending`` (the pool's second half is not made yet; only the
-    rows up to it are). ``needs_reset`` marks the sub-envs whose episode ended at the previous
-    step (``next_step`` mode only, None otherwise).
+    ``state`` is the batched brax state, packed (``vecrl_brax.packing``). ``episodes_left`` counts, per
+    sub-env, the episodes it may still start (its current one included); it is only read when an episode
+    budget is set. ``pool_next`` is the pool's cursor: the ``h`` rows of the pool from there on
+    (cyclically, over its ``2 * h`` rows) are unused (None without autoreset), except while
+    ``second_half_pending`` (the pool's second half is not made yet; only the rows up to it are).
+    ``needs_reset`` marks the sub-envs whose episode ended at the previous step (``next_step`` mode only,
+    None otherwise).
     """
 
-    state: Any
+    state: Packed
     episodes_left: jax.Array
     pool_next: Any = None  # a 0-d int32 jax.Array, or None
     needs_reset: Any = None  # a bool jax.Array of shape (num_envs,), or None
     second_half_pending: Any = None  # a 0-d bool jax.Array, or None
 
 
-#: The rows of the pool of fresh initial states (two batches of ``h = pool_half(num_envs)``: rows
-#: ``0..h-1`` and ``h..2h-1``): ``pool_rows(rows)`` is the batched state made of those rows.
-PoolRows = Callable[[jax.Array], Any]
-
-
 class StepOutput(NamedTuple):
-    """What one jitted step reports; ``observation`` is ``carry.state.obs`` unless the budget is spent.
+    """What one jitted step reports; ``observation`` is that of the carried state unless the budget is spent.
 
     ``final_observation`` and ``episode_ended`` are None except in ``same_step`` mode (the only mode whose
     info carries the finished episode's last observation, as in gymnasium). ``refill`` (a 0-d int32, None
@@ -114,28 +109,6 @@ class StepOutput(NamedTuple):
     refill: jax.Array | None = None
 
 
-def cast_like(tree: Any, like: Any) -> Any:
-    """``tree`` with every leaf converted to the dtype of the matching leaf of ``like``, as a strong type.
-
-    brax's reset and step can return states that differ in dtype or in jax's "weak type" flag (brax
-    0.14's step makes ``done`` weakly typed); a jitted step fed both would compile twice. Both the reset
-    and the step here return strongly typed states with the step's dtypes.
-    """
-    return jax.tree_util.tree_map(lambda x, y: jax.lax.convert_element_type(x, y.dtype), tree, like)
-
-
-def _select_rows(mask: jax.Array, on_true: Any, on_false: Any) -> Any:
-    """Row-wise ``where`` over two pytrees of batched arrays (leaves without the batch axis: ``on_false``)."""
-    num_envs = mask.shape[0]
-
-    def select(x: jax.Array, y: jax.Array) -> jax.Array:
-        if x.ndim == 0 or x.shape[0] != num_envs:
-            return y
-        return jnp.where(mask.reshape((num_envs,) + (1,) * (x.ndim - 1)), x, y)
-
-    return jax.tree_util.tree_map(select, on_true, on_false)
-
-
 def _nan_where(mask: jax.Array, tree: Any) -> Any:
     """``tree`` (batched observations) with the rows where ``mask`` is True set to NaN."""
     return jax.tree_util.tree_map(
@@ -151,52 +124,52 @@ def _split_done(stepped: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
     return done, done & ~time_limit, done & time_limit
 
 
-def make_fresh(env_reset: Callable[[jax.Array], Any], step_shape: Any) -> Callable[[Any], Any]:
-    """The function ``seed -> state``: ``env_reset(jax.random.PRNGKey(seed))``, a batch of fresh initial
-    states (to be jitted; the only function that contains brax's reset). Making the key inside saves a
-    jax call (a quarter millisecond) per batch.
+def make_fresh(env_reset: Callable[[jax.Array], Any], packer: Packer) -> Callable[[Any], Packed]:
+    """The function ``seed -> packed states``: ``env_reset(jax.random.PRNGKey(seed))``, a batch of fresh
+    initial states (to be jitted; the only function that contains brax's reset), packed by ``packer``
+    (the step's layout: its dtypes, strongly typed). Making the key inside saves a jax call (a quarter
+    millisecond) per batch.
 
-    ``env_reset`` is the env's reset (or that of a copy of it with a larger batch size, for the pool);
-    ``step_shape`` is ``jax.eval_shape`` of the env's step: the state is cast to the dtypes step returns.
+    ``env_reset`` is the env's reset, or that of a copy of it with a larger batch size, for the pool.
     """
 
-    def fresh(seed: Any) -> Any:
-        return cast_like(env_reset(jax.random.PRNGKey(seed)), step_shape)
+    def fresh(seed: Any) -> Packed:
+        return packer.pack(env_reset(jax.random.PRNGKey(seed)))
 
     return fresh
 
 
 def make_start(
     num_envs: int, num_episodes: int | None, mode: AutoresetModeName = "same_step"
-) -> Callable[[Any], Carry]:
-    """The function ``state -> Carry`` starting a batch of episodes from ``state``, ``num_envs`` fresh
-    states: the first rows of a batch that becomes the pool's first half (to be jitted)."""
+) -> Callable[[Packed], Carry]:
+    """The function ``fresh -> Carry`` starting a batch of episodes from the first ``num_envs`` rows of
+    ``fresh``, a batch of fresh states that becomes the pool's first half (to be jitted)."""
 
-    def start(state: Any) -> Carry:
+    def start(fresh: Packed) -> Carry:
         budget = 0 if num_episodes is None else num_episodes
         episodes_left = jnp.full((num_envs,), budget, dtype=jnp.int32)
+        state = take_rows(fresh, slice(0, num_envs))
         if mode == "disabled":
             return Carry(state, episodes_left)
         needs_reset = jnp.zeros((num_envs,), dtype=bool) if mode == "next_step" else None
-        # the episodes start from the first num_envs rows of the pool's first half
         pending = jnp.bool_(not second_half_at_reset(num_envs))
         return Carry(state, episodes_left, jnp.int32(num_envs), needs_reset, pending)
 
     return start
 
 
-def make_masked_reset(num_episodes: int | None) -> Callable[[Carry, Any, jax.Array], Carry]:
+def make_masked_reset(num_episodes: int | None) -> Callable[[Carry, Packed, jax.Array], Carry]:
     """The function ``(carry, fresh, mask) -> carry`` restarting only the sub-envs where ``mask`` is True.
 
-    Their new states are the rows of ``fresh``, ``num_envs`` fresh states (the first of a batch: those a
-    full reset with the same seed starts from, so that a seed gives a masked row the state a full reset
-    with that seed would give it); their budgets restart; other rows are untouched.
+    Their new states are the first rows of ``fresh``, a batch of fresh states (those a full reset with
+    the same seed starts from, so that a seed gives a masked row the state a full reset with that seed
+    would give it); their budgets restart; other rows are untouched.
     """
 
-    def masked_reset(carry: Carry, fresh: Any, mask: jax.Array) -> Carry:
+    def masked_reset(carry: Carry, fresh: Packed, mask: jax.Array) -> Carry:
         budget = 0 if num_episodes is None else num_episodes
         return carry._replace(
-            state=cast_like(_select_rows(mask, fresh, carry.state), carry.state),
+            state=where_rows(mask, take_rows(fresh, slice(0, mask.shape[0])), carry.state),
             episodes_left=jnp.where(mask, jnp.int32(budget), carry.episodes_left),
             needs_reset=None if carry.needs_reset is None else carry.needs_reset & ~mask,
         )
@@ -204,23 +177,29 @@ def make_masked_reset(num_episodes: int | None) -> Callable[[Carry, Any, jax.Arr
     return masked_reset
 
 
+#: A step: ``(carry, action, pool) -> (carry, output)``; ``pool`` (two packed batches of
+#: ``pool_half(num_envs)`` fresh states end to end) is None without autoreset.
+Step = Callable[[Carry, jax.Array, Packed | None], tuple[Carry, StepOutput]]
+
+
 def make_step(
     env_step: Callable[[Any, jax.Array], Any],
+    packer: Packer,
     num_envs: int,
     num_episodes: int | None,
     mode: AutoresetModeName = "same_step",
-) -> Callable[[Carry, jax.Array, PoolRows], tuple[Carry, StepOutput]]:
-    """The function ``(carry, action, pool_rows) -> (carry, output)``: one step with ``mode`` autoreset,
-    restarting from the pool, of ``pool_half(num_envs)`` rows per half (unused without autoreset; to be
-    jitted)."""
+) -> Step:
+    """One step with ``mode`` autoreset, restarting from the pool (to be jitted). ``packer`` packs the
+    env's states."""
     if mode == "next_step":
-        return _make_next_step(env_step, num_envs, num_episodes)
+        return _make_next_step(env_step, packer, num_envs, num_episodes)
     if mode == "disabled":
-        return _make_disabled_step(env_step)
+        return _make_disabled_step(env_step, packer)
 
-    def step(carry: Carry, action: jax.Array, pool_rows: PoolRows) -> tuple[Carry, StepOutput]:
-        stepped = env_step(carry.state, action)
+    def step(carry: Carry, action: jax.Array, pool: Packed | None) -> tuple[Carry, StepOutput]:
+        stepped = env_step(packer.unpack(carry.state), action)
         done, terminated, truncated = _split_done(stepped)
+        stepped_rows = packer.pack(stepped)
 
         if num_episodes is None:
             active = jnp.ones_like(done)
@@ -231,10 +210,11 @@ def make_step(
             episodes_left = carry.episodes_left - (done & active).astype(jnp.int32)
             restart = done & active & (episodes_left > 0)
             # a sub-env past its budget stays frozen: stepping a finished physics state only risks NaNs
-            stepped = _select_rows(active, stepped, carry.state)
+            stepped_rows = where_rows(active, stepped_rows, carry.state)
+            stepped = packer.unpack(stepped_rows)
 
-        state, pool = _restart_from_pool(num_envs, carry, pool_rows, restart, stepped)
-        observation, reward = state.obs, stepped.reward
+        state, pool_use = _restart_from_pool(num_envs, carry, pool, restart, stepped_rows)
+        observation, reward = packer.unpack(state).obs, stepped.reward
         if num_episodes is not None:
             spent = ~active
             observation = _nan_where(spent, observation)
@@ -249,9 +229,9 @@ def make_step(
             final_observation=stepped.obs,
             episode_ended=done & active,
             metrics=dict(stepped.metrics),
-            refill=pool.refill,
+            refill=pool_use.refill,
         )
-        return Carry(state, episodes_left, pool.next, None, pool.second_half_pending), output
+        return Carry(state, episodes_left, pool_use.next, None, pool_use.second_half_pending), output
 
     return step
 
@@ -266,21 +246,20 @@ class _PoolUse(NamedTuple):
 
 
 def _restart_from_pool(
-    num_envs: int, carry: Carry, pool_rows: PoolRows, restart: jax.Array, stepped: Any
-) -> tuple[Any, _PoolUse]:
-    """``stepped`` with the rows where ``restart`` is True replaced by fresh states from the pool, and how
-    the pool was used."""
+    num_envs: int, carry: Carry, pool: Packed | None, restart: jax.Array, stepped: Packed
+) -> tuple[Packed, _PoolUse]:
+    """``stepped`` (packed states) with the rows where ``restart`` is True replaced by fresh states from
+    the pool, and how the pool was used."""
+    assert pool is not None  # only the autoreset modes restart
     half_size = pool_half(num_envs)
     # the i-th restarting sub-env takes the i-th unused row of the pool (cyclically)
     rank = jnp.cumsum(restart.astype(jnp.int32)) - 1
     rows = (carry.pool_next + rank) % (2 * half_size)
     pool_next = (carry.pool_next + jnp.sum(restart.astype(jnp.int32))) % (2 * half_size)
-
-    def restart_rows() -> Any:
-        return cast_like(_select_rows(restart, pool_rows(rows), stepped), stepped)
-
-    # most steps restart no sub-env: skip the gather and select over the whole state then
-    state = jax.lax.cond(jnp.any(restart), restart_rows, lambda: cast_like(stepped, stepped))
+    # most steps restart no sub-env: skip the gather and select then
+    state = jax.lax.cond(
+        jnp.any(restart), lambda: where_rows(restart, take_rows(pool, rows), stepped), lambda: stepped
+    )
     half, new_half = carry.pool_next // half_size, pool_next // half_size
     # while the second half is pending the cursor stays in the first: it is made before a step could reach it
     due = carry.second_half_pending & _second_half_due(half_size, pool_next, num_envs)
@@ -289,14 +268,15 @@ def _restart_from_pool(
 
 
 def _make_next_step(
-    env_step: Callable[[Any, jax.Array], Any], num_envs: int, num_episodes: int | None
-) -> Callable[[Carry, jax.Array, PoolRows], tuple[Carry, StepOutput]]:
+    env_step: Callable[[Any, jax.Array], Any], packer: Packer, num_envs: int, num_episodes: int | None
+) -> Step:
     """One step with next-step autoreset: a sub-env whose episode ended at the previous step restarts from
     a fresh state instead of stepping (its action is ignored) and reports reward 0 and no end."""
 
-    def step(carry: Carry, action: jax.Array, pool_rows: PoolRows) -> tuple[Carry, StepOutput]:
-        stepped = env_step(carry.state, action)
+    def step(carry: Carry, action: jax.Array, pool: Packed | None) -> tuple[Carry, StepOutput]:
+        stepped = env_step(packer.unpack(carry.state), action)
         done, terminated, truncated = _split_done(stepped)
+        stepped_rows = packer.pack(stepped)
         resetting = carry.needs_reset
         ended = done & ~resetting
         episodes_left = carry.episodes_left
@@ -307,9 +287,10 @@ def _make_next_step(
             spent = resetting & (carry.episodes_left == 0)
             restart = resetting & ~spent
             episodes_left = episodes_left - ended.astype(jnp.int32)
-            stepped = _select_rows(spent, carry.state, stepped)
-        state, pool = _restart_from_pool(num_envs, carry, pool_rows, restart, stepped)
-        observation = state.obs
+            stepped_rows = where_rows(spent, carry.state, stepped_rows)
+        state, pool_use = _restart_from_pool(num_envs, carry, pool, restart, stepped_rows)
+        new = packer.unpack(state)
+        observation = new.obs
         reward = jnp.where(resetting, jnp.zeros_like(stepped.reward), stepped.reward)
         terminated, truncated = terminated & ended, truncated & ended
         needs_reset = ended
@@ -319,35 +300,30 @@ def _make_next_step(
             terminated, truncated = terminated | spent, truncated | spent
             needs_reset = ended | spent
         output = StepOutput(
-            observation, reward, terminated, truncated, None, None, dict(state.metrics), pool.refill
+            observation, reward, terminated, truncated, None, None, dict(new.metrics), pool_use.refill
         )
-        return Carry(state, episodes_left, pool.next, needs_reset, pool.second_half_pending), output
+        return Carry(state, episodes_left, pool_use.next, needs_reset, pool_use.second_half_pending), output
 
     return step
 
 
-def _make_disabled_step(
-    env_step: Callable[[Any, jax.Array], Any],
-) -> Callable[[Carry, jax.Array, PoolRows], tuple[Carry, StepOutput]]:
+def _make_disabled_step(env_step: Callable[[Any, jax.Array], Any], packer: Packer) -> Step:
     """One step without autoreset (finished sub-envs are the caller's to reset; the pool is unused)."""
 
-    def step(carry: Carry, action: jax.Array, pool_rows: PoolRows) -> tuple[Carry, StepOutput]:
-        stepped = env_step(carry.state, action)
+    def step(carry: Carry, action: jax.Array, pool: Packed | None) -> tuple[Carry, StepOutput]:
+        stepped = env_step(packer.unpack(carry.state), action)
         _, terminated, truncated = _split_done(stepped)
-        state = cast_like(stepped, stepped)
-        output = StepOutput(
-            state.obs, stepped.reward, terminated, truncated, None, None, dict(stepped.metrics)
-        )
+        state = packer.pack(stepped)
+        new = packer.unpack(state)  # the step's dtypes, strongly typed
+        output = StepOutput(new.obs, new.reward, terminated, truncated, None, None, dict(new.metrics))
         return carry._replace(state=state), output
 
     return step
 
 
-Packed = dict[str, jax.Array]
-
-
 class PackedEnv(NamedTuple):
-    """The functions VectorEnvFromBrax jits, over packed carries, states and pools (``vecrl_brax.packing``).
+    """The functions VectorEnvFromBrax jits, over carries whose states are packed by ``packer``, and packed
+    batches of fresh states (``vecrl_brax.packing``):
 
     - ``fresh(seed)``: a batch of fresh initial states, ``pool_half(num_envs)`` with autoreset (the only
       function with brax's reset in it);
@@ -356,18 +332,20 @@ class PackedEnv(NamedTuple):
       ``half`` (0 or 1);
     - ``step(carry, action, pool)``: one step (the pool is read, not carried);
     - ``masked_reset(carry, fresh, mask)``: restarts the masked rows from the first rows of ``fresh``;
-    - ``observe(carry)``: the observation and metrics of the state in a carry.
+    - ``observe(carry)``: the observation and metrics of the state in a carry;
+
+    and ``step_args``, the shapes and dtypes of step's arguments (to compile it before it is first called).
     """
 
-    carry_packer: Packer
-    state_packer: Packer  # of num_envs states; a batch of fresh states packs as blocks of those
+    packer: Packer  # of the env's states (num_envs rows of the step's shapes and dtypes)
     fresh: Callable[[Any], Packed]
-    start: Callable[[Packed], Packed]
+    start: Callable[[Packed], Carry]
     pool: Callable[[Packed, Packed], Packed]
     refill: Callable[[Packed, Packed, int], Packed]
-    step: Callable[[Packed, jax.Array, Packed | None], tuple[Packed, Any]]
-    masked_reset: Callable[[Packed, Packed, Any], Packed]
-    observe: Callable[[Packed], tuple[Any, dict[str, jax.Array]]]
+    step: Callable[[Carry, jax.Array, Packed | None], tuple[Carry, Any]]
+    masked_reset: Callable[[Carry, Packed, Any], Carry]
+    observe: Callable[[Carry], tuple[Any, dict[str, jax.Array]]]
+    step_args: tuple[Any, jax.ShapeDtypeStruct, Any]  # (carry, action, pool or None)
 
 
 def make_packed(
@@ -379,9 +357,8 @@ def make_packed(
     mode: AutoresetModeName = "same_step",
     fresh_env: Any = None,
 ) -> PackedEnv:
-    """The functions of ``PackedEnv``, with carries and states packed into one flat buffer per dtype, a
-    pool as the two halves' buffers end to end (and the step's results too, by ``pack_output``, when
-    ``pack_outputs``).
+    """The functions of ``PackedEnv``, with the step's results packed into two buffers by ``pack_output``
+    when ``pack_outputs``.
 
     ``fresh_env`` makes the fresh states: with autoreset, the same env with a batch size of
     ``pool_half(num_envs)``; ``env`` itself (the default) when that is ``num_envs`` or without autoreset."""
@@ -391,80 +368,45 @@ def make_packed(
     env_reset = jax.jit((env if fresh_env is None else fresh_env).reset)
     env_step = jax.jit(env.step)
     reset_shape = jax.eval_shape(env_reset, jax.random.PRNGKey(0))
-    # what step gets: num_envs rows of the reset's dtypes, strongly typed (as cast_like makes them)
-    state_shape = _with_rows(reset_shape, num_envs)
-    zero_action = jax.ShapeDtypeStruct((num_envs, env.action_size), jnp.float32)
-    step_shape = jax.eval_shape(env_step, state_shape, zero_action)
-    fresh = make_fresh(env_reset, step_shape)
+    action_shape = jax.ShapeDtypeStruct((num_envs, env.action_size), jnp.float32)
+    # step gets num_envs rows of the reset's dtypes, strongly typed; states are packed with its own dtypes
+    state_shape = jax.tree_util.tree_map(
+        lambda x: jax.ShapeDtypeStruct((num_envs, *x.shape[1:]), x.dtype), reset_shape
+    )
+    packer = Packer(jax.eval_shape(env_step, state_shape, action_shape))
     start = make_start(num_envs, num_episodes, mode)
-    step = make_step(env_step, num_envs, num_episodes, mode)
-    masked_reset = make_masked_reset(num_episodes)
-    # A batch of fresh states (fresh_size rows of the step's shapes and dtypes, all strongly typed) packs
-    # as blocks of num_envs rows, each laid out like one batch of states of the env: its first rows, which
-    # start a batch of episodes, are one slice per dtype.
-    state_packer = Packer(_with_rows(step_shape, num_envs))
-    blocks = fresh_size // num_envs
-    carry_shape = jax.eval_shape(start, state_packer.example)
-    carry_packer = Packer(carry_shape)
-    # A carry's state comes first in it, so each buffer of a packed carry is its state's, then the rest's.
-    rest_packer = Packer(carry_shape._replace(state=None))
-    unpack_carry = carry_packer.unpack
+    step = make_step(env_step, packer, num_envs, num_episodes, mode)
 
-    def first_states(fresh: Packed) -> Any:
-        """The first ``num_envs`` states of a packed batch of fresh states."""
-        return state_packer.unpack(state_packer.first_block(fresh))
+    def pool(a: Packed, b: Packed) -> Packed:
+        return {name: jnp.concatenate([a[name], b[name]]) for name in packer.dtypes}
 
-    def packed_fresh(seed: Any) -> Packed:
-        return state_packer.pack(fresh(seed), blocks)
-
-    def packed_start(state: Packed) -> Packed:
-        # the first block of the fresh batch as it is, then the rest of the carry (no slice per leaf)
-        head, rest = state_packer.first_block(state), rest_packer.pack(start(None))
+    def refill(pool: Packed, fresh: Packed, half: int) -> Packed:
         return {
-            name: jnp.concatenate([head.get(name, jnp.zeros(0, name)), rest.get(name, jnp.zeros(0, name))])
-            for name in carry_packer.dtypes
+            name: jax.lax.dynamic_update_slice_in_dim(pool[name], fresh[name], half * fresh_size, 0)
+            for name in packer.dtypes
         }
 
-    def packed_pool(a: Packed, b: Packed) -> Packed:
-        return {name: jnp.concatenate([a[name], b[name]]) for name in state_packer.dtypes}
+    def packed_step(carry: Carry, action: jax.Array, pool: Packed | None) -> tuple[Carry, Any]:
+        carry, output = step(carry, action, pool)
+        return carry, pack_output(output) if pack_outputs else output
 
-    def packed_refill(pool: Packed, state: Packed, half: int) -> Packed:
-        return {
-            name: jax.lax.dynamic_update_slice_in_dim(pool[name], state[name], half * blocks * size, 0)
-            for name, size in state_packer.sizes.items()
-        }
-
-    def packed_step(packed: Packed, action: jax.Array, pool: Packed | None) -> tuple[Packed, Any]:
-        def pool_rows(rows: jax.Array) -> Any:
-            assert pool is not None  # only autoreset reads the pool
-            return state_packer.gather_rows(pool, rows)
-
-        carry, output = step(unpack_carry(packed), action, pool_rows)
-        return carry_packer.pack(carry), pack_output(output) if pack_outputs else output
-
-    def packed_masked_reset(packed: Packed, state: Packed, mask: jax.Array) -> Packed:
-        return carry_packer.pack(masked_reset(unpack_carry(packed), first_states(state), mask))
-
-    def observe(packed: Packed) -> tuple[Any, dict[str, jax.Array]]:
-        state = unpack_carry(packed).state
+    def observe(carry: Carry) -> tuple[Any, dict[str, jax.Array]]:
+        state = packer.unpack(carry.state)
         return state.obs, dict(state.metrics)
 
+    carry_shape = jax.eval_shape(start, packer.shapes(fresh_size))
+    pool_shape = None if mode == "disabled" else packer.shapes(2 * fresh_size)
     return PackedEnv(
-        carry_packer,
-        state_packer,
-        packed_fresh,
-        packed_start,
-        packed_pool,
-        packed_refill,
+        packer,
+        make_fresh(env_reset, packer),
+        start,
+        pool,
+        refill,
         packed_step,
-        packed_masked_reset,
+        make_masked_reset(num_episodes),
         observe,
+        (carry_shape, action_shape, pool_shape),
     )
-
-
-def _with_rows(shapes: Any, num_rows: int) -> Any:
-    """``shapes`` (a tree of batched shapes) with ``num_rows`` rows each, strongly typed."""
-    return jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct((num_rows, *x.shape[1:]), x.dtype), shapes)
 
 
 def pack_output(output: StepOutput) -> tuple[jax.Array, jax.Array]:

@@ -1,14 +1,15 @@
-"""Pack a pytree of arrays into one flat buffer per dtype, and back.
+"""Pack a batch of pytrees into one 2-D array per dtype, row by row, and back.
 
 A jitted call costs a few microseconds per argument and per result buffer; a brax state has dozens of
-leaves (twice that with the pool of fresh states), which made the call overhead dominate the step of a
-small batch. Carrying the state as a handful of flat buffers keeps the call cheap; inside the jitted
-function, unpacking is slicing and reshaping, which XLA fuses away.
+leaves (106 for an MJX cartpole), which made the call overhead dominate the step of a small batch.
+Carrying the state as a handful of buffers keeps the call cheap; inside the jitted function, unpacking is
+slicing and reshaping, which XLA fuses away.
 
-A batch of ``k`` times the example's rows packs as ``k`` blocks end to end, each laid out like one packed
-tree of the example's shape: the first rows of a packed batch are then one slice per dtype
-(``first_block``), not one per leaf, which would compile into as many small kernels (106 for an MJX
-cartpole, more than half a second on a CPU).
+Row ``i`` of the buffer of a dtype holds row ``i`` (sub-env ``i``) of every leaf of that dtype, raveled,
+end to end. So what the autoreset does to whole sub-envs (restart some from rows of a pool of fresh
+states, keep the state of others, take the first rows of a batch) is one gather, select or slice per
+dtype, not one per leaf: per leaf, those compiled into as many small kernels, seconds of XLA compile
+on a CPU for an MJX env.
 """
 
 from __future__ import annotations
@@ -20,72 +21,84 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+#: A packed batch: ``{dtype name: array of shape (rows, row size)}``.
+Packed = dict[str, jax.Array]
+
 
 class Packer:
-    """Packs trees shaped like ``example`` (arrays or ``jax.ShapeDtypeStruct``) into ``{dtype: 1-D array}``,
-    or batches of ``blocks`` such trees stacked along their first axis into ``blocks`` packed trees end to end.
+    """Packs batches of trees shaped like ``example`` (every leaf an array or ``jax.ShapeDtypeStruct``
+    with the batch on its first axis) into ``{dtype: (rows, row size) array}``, for any number of rows;
+    each leaf is converted to its dtype in ``example``.
 
     Example:
         >>> packer = Packer({"a": jnp.zeros((2, 3)), "k": jnp.zeros(2, jnp.uint32)})
         >>> packer.sizes
-        {'float32': 6, 'uint32': 2}
-        >>> batch = packer.pack({"a": jnp.arange(12.0).reshape(4, 3), "k": jnp.arange(4, dtype=jnp.uint32)}, blocks=2)
-        >>> packer.unpack(packer.first_block(batch))["a"].tolist()  # its first two rows
-        [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+        {'float32': 3, 'uint32': 1}
+        >>> packed = packer.pack({"a": jnp.arange(12.0).reshape(4, 3), "k": jnp.arange(4)})
+        >>> packed["float32"].shape, packed["uint32"][:, 0].tolist()
+        ((4, 3), [0, 1, 2, 3])
+        >>> packer.unpack(packed)["k"].dtype
+        dtype('uint32')
     """
 
     def __init__(self, example: Any) -> None:
         self.example = example
         leaves, self.treedef = jax.tree_util.tree_flatten(example)
-        self._layout: list[tuple[str, int, int, tuple[int, ...]]] = []  # (dtype name, offset, size, shape)
+        self._layout: list[tuple[str, int, int, tuple[int, ...]]] = []  # (dtype, column, size, row shape)
         sizes: dict[str, int] = {}
         for leaf in leaves:
+            if len(leaf.shape) == 0:
+                raise ValueError("Packer packs batches: every leaf needs the batch on its first axis.")
             name = np.dtype(leaf.dtype).name
-            size = math.prod(leaf.shape)
-            self._layout.append((name, sizes.get(name, 0), size, tuple(leaf.shape)))
+            size = math.prod(leaf.shape[1:])
+            self._layout.append((name, sizes.get(name, 0), size, tuple(leaf.shape[1:])))
             sizes[name] = sizes.get(name, 0) + size
         self.dtypes = sorted(sizes)
-        #: The length of the buffer of each dtype (of one block).
+        #: The row size of the buffer of each dtype.
         self.sizes: dict[str, int] = {name: sizes[name] for name in self.dtypes}
 
-    def pack(self, tree: Any, blocks: int = 1) -> dict[str, jax.Array]:
-        """One 1-D array per dtype holding every leaf of ``tree``, in a fixed order; with ``blocks=k``, a
-        tree whose leaves have ``k`` times the example's rows, packed as ``k`` blocks of those rows."""
+    def pack(self, tree: Any) -> Packed:
+        """The batch ``tree`` (leaves with the same number of rows, in ``example``'s structure), packed."""
         leaves, treedef = jax.tree_util.tree_flatten(tree)
         if treedef != self.treedef:  # type: ignore[operator]
             raise ValueError(f"Cannot pack a tree of structure {treedef}; this Packer packs {self.treedef}.")
+        rows = leaves[0].shape[0]
         parts: dict[str, list[jax.Array]] = {name: [] for name in self.dtypes}
         for leaf, (name, _, size, _) in zip(leaves, self._layout, strict=True):
-            parts[name].append(jnp.reshape(jnp.asarray(leaf, dtype=name), (blocks, size)))
-        return {name: jnp.concatenate(parts[name], axis=1).reshape(-1) for name in self.dtypes}
+            # strongly typed: a jitted function fed weak and strong types would compile twice
+            parts[name].append(jax.lax.convert_element_type(jnp.reshape(leaf, (rows, size)), np.dtype(name)))
+        return {name: jnp.concatenate(parts[name], axis=1) for name in self.dtypes}
 
-    def unpack(self, packed: dict[str, jax.Array]) -> Any:
-        """The tree ``pack`` was given (one block; ``first_block`` or ``gather_rows`` read a batch)."""
+    def unpack(self, packed: Packed) -> Any:
+        """The batch ``pack`` was given (as many rows as ``packed`` has)."""
+        rows = packed[self.dtypes[0]].shape[0]
         leaves = [
-            jax.lax.slice(packed[name], (offset,), (offset + size,)).reshape(shape)
-            for name, offset, size, shape in self._layout
+            packed[name][:, column : column + size].reshape((rows, *shape))
+            for name, column, size, shape in self._layout
         ]
         return jax.tree_util.tree_unflatten(self.treedef, leaves)
 
-    def first_block(self, packed: dict[str, jax.Array]) -> dict[str, jax.Array]:
-        """The first block of a packed batch: a packed tree of the example's shape (its first rows)."""
-        return {name: packed[name][: self.sizes[name]] for name in self.dtypes}
+    def shapes(self, rows: int) -> dict[str, jax.ShapeDtypeStruct]:
+        """The shapes and dtypes of a packed batch of ``rows`` rows."""
+        return {name: jax.ShapeDtypeStruct((rows, size), np.dtype(name)) for name, size in self.sizes.items()}
 
-    def gather_rows(self, packed: dict[str, jax.Array], rows: jax.Array) -> Any:
-        """A tree of this layout whose row ``i`` (along every leaf's first axis) is row ``rows[i]`` of the
-        batch packed in ``packed`` (blocks of the example's rows end to end). Reads only those rows:
-        nothing is unpacked (copied) first.
 
-        Example:
-            >>> packer = Packer({"a": jnp.zeros((2, 2))})
-            >>> batch = packer.pack({"a": jnp.arange(8.0).reshape(4, 2)}, blocks=2)
-            >>> packer.gather_rows(batch, jnp.array([3, 0]))["a"].tolist()
-            [[6.0, 7.0], [0.0, 1.0]]
-        """
-        leaves = []
-        for name, offset, size, shape in self._layout:
-            row_size = size // shape[0]
-            starts = (rows // shape[0]) * self.sizes[name] + offset + (rows % shape[0]) * row_size
-            indices = starts[:, None] + jnp.arange(row_size)[None, :]
-            leaves.append(packed[name][indices].reshape((rows.shape[0], *shape[1:])))
-        return jax.tree_util.tree_unflatten(self.treedef, leaves)
+def take_rows(packed: Packed, rows: Any) -> Packed:
+    """The rows ``rows`` (a slice or an index array) of a packed batch.
+
+    Example:
+        >>> take_rows({"float32": jnp.arange(6.0).reshape(3, 2)}, jnp.array([2, 0]))["float32"].tolist()
+        [[4.0, 5.0], [0.0, 1.0]]
+    """
+    return {name: buffer[rows] for name, buffer in packed.items()}
+
+
+def where_rows(mask: jax.Array, on_true: Packed, on_false: Packed) -> Packed:
+    """Row ``i`` of ``on_true`` where ``mask[i]``, else of ``on_false`` (packed batches of the same layout).
+
+    Example:
+        >>> a, b = {"int32": jnp.zeros((2, 2), jnp.int32)}, {"int32": jnp.ones((2, 2), jnp.int32)}
+        >>> where_rows(jnp.array([True, False]), a, b)["int32"].tolist()
+        [[0, 0], [1, 1]]
+    """
+    return {name: jnp.where(mask[:, None], on_true[name], on_false[name]) for name in on_false}

@@ -28,6 +28,7 @@ from vecrl.compat import FINAL_OBS_KEY
 from vecrl.episodes import checked_episode_budget
 from vecrl_brax import autoreset, spaces
 from vecrl_brax.brax_versions import resolve_create
+from vecrl_brax.compile_ahead import CompileAhead
 from vecrl_brax.packing import Packer
 
 #: Keywords VectorEnvFromBrax sets itself; passing them through would break its autoreset or batch size.
@@ -118,29 +119,29 @@ class VectorEnvFromBrax(BaseVectorEnv):
             self.make_batch, env_name, num_envs, self.num_episodes, array_type == "torch", mode, brax_kwargs
         )
         self.brax_env: Any = compiled.brax_env
-        self._packer: Packer = compiled.packed.carry_packer
+        self._packer: Packer = compiled.packed.packer
         self._jit: autoreset.PackedEnv = compiled.packed
+        self._step_ahead: CompileAhead = compiled.step_ahead
         super().__init__(
             num_envs,
-            spaces.observation_space(self._packer.example.state.obs),
+            spaces.observation_space(self._packer.example.obs),
             self.action_space_of(self.brax_env),
             reward_dtype=np.float32,
         )
         self.metadata = {**type(self).metadata, **autoreset_metadata(mode)}
         self._action_shape: tuple[int, int] = (num_envs, int(self.brax_env.action_size))
-        obs_leaves, obs_treedef = jax.tree_util.tree_flatten(self._packer.example.state.obs)
+        obs_leaves, obs_treedef = jax.tree_util.tree_flatten(self._packer.example.obs)
         self._obs_treedef: Any = obs_treedef
         # per sub-env shape of each observation leaf (one leaf: a flat observation; several: a dict)
         self._obs_shapes: list[tuple[int, ...]] = [tuple(leaf.shape[1:]) for leaf in obs_leaves]
         self._observation_size: int = sum(math.prod(shape) for shape in self._obs_shapes)
-        self._dict_observations: bool = isinstance(self._packer.example.state.obs, Mapping)
+        self._dict_observations: bool = isinstance(self._packer.example.obs, Mapping)
         self._metric_sizes: dict[str, int] = {
-            name: math.prod(leaf.shape[1:])
-            for name, leaf in sorted(self._packer.example.state.metrics.items())
+            name: math.prod(leaf.shape[1:]) for name, leaf in sorted(self._packer.example.metrics.items())
         }
         self._seed_source: np.random.Generator = np.random.default_rng()
         self._pending_seed: int | None = None
-        self._carry: dict[str, jax.Array] | None = None  # the packed autoreset.Carry
+        self._carry: autoreset.Carry | None = None  # its state packed
         # fresh initial states for autoreset (two packed batches end to end), and the source of the keys of its
         # refills (seeded by reset(), so that a seed reproduces a run)
         self._pool: dict[str, jax.Array] | None = None
@@ -158,7 +159,7 @@ class VectorEnvFromBrax(BaseVectorEnv):
     @property
     def state(self) -> Any:
         """The current brax state (batched pytree of jax arrays); None before the first ``reset()``."""
-        return None if self._carry is None else self._packer.unpack(self._carry).state
+        return None if self._carry is None else self._packer.unpack(self._carry.state)
 
     def seed(self, seed: int | None = None) -> None:
         """Make the next ``reset()`` (without a seed) use ``seed``; ``seed(None)`` cancels that."""
@@ -209,6 +210,8 @@ class VectorEnvFromBrax(BaseVectorEnv):
         self._pending_seed = None
         seeds = np.random.default_rng(seed)
         fresh = self._jit.fresh(_next_seed(seeds))
+        # the step compiles on a worker thread while jax runs brax's reset (the first time only)
+        self._step_ahead.start()
         if mask is None:
             self._carry = self._jit.start(fresh)
             self._refill_seeds = seeds
@@ -238,8 +241,7 @@ class VectorEnvFromBrax(BaseVectorEnv):
         if mask is None and self._autoreset_mode != "disabled":
             # The episodes start from the first rows of the pool's first half. Its second half is made now
             # only if the first step could reach it (else a step asks for it in time), and after the
-            # observation is out: jax computes it (seconds for some envs) while the caller goes on, to
-            # compile the step on a first call.
+            # observation is out: jax computes it (seconds for some envs) while the caller goes on.
             at_reset = autoreset.second_half_at_reset(self.num_envs)
             second = self._jit.fresh(_next_seed(self._refill_seeds)) if at_reset else fresh
             self._pool = self._jit.pool(fresh, second)
@@ -262,6 +264,7 @@ class VectorEnvFromBrax(BaseVectorEnv):
             finished = torch.nonzero(self._ended).flatten().tolist()
             raise finished_sub_envs_error(finished)
         action, borrowed = self._as_jax_input(action)
+        self._step_ahead.wait()  # the compile reset() started
         carry, self._carry = self._carry, None  # donated to the step: if it raises, only reset() helps
         self._carry, out = self._jit.step(carry, action, self._pool)
         if self.array_type == "torch":
@@ -382,6 +385,7 @@ def _check_seed(seed: Any) -> int:
 class _CompiledEnv(NamedTuple):
     brax_env: Any
     packed: autoreset.PackedEnv  # with every function jitted
+    step_ahead: CompileAhead  # of packed.step
 
 
 def _compiled_env(
@@ -448,7 +452,8 @@ def _build_compiled_env(
         jitted[name] = jax.jit(
             getattr(packed, name), in_shardings=device, out_shardings=device, donate_argnums=0
         )
-    return _CompiledEnv(brax_env, packed._replace(**jitted))  # type: ignore[arg-type]
+    step_ahead = CompileAhead(jitted["step"], packed.step_args)
+    return _CompiledEnv(brax_env, packed._replace(**jitted), step_ahead)  # type: ignore[arg-type]
 
 
 _cached_compiled_env = functools.lru_cache(maxsize=16)(_build_compiled_env)
