@@ -179,16 +179,21 @@ def test_the_first_reset_compiles_the_step_on_a_worker_thread_and_the_steps_reus
         if event == "/jax/core/compile/backend_compile_duration":
             compiled_on.append(threading.current_thread().name)
 
+    actions = (IDLE, torch.zeros(4, 1), jax.numpy.zeros((4, 1)))  # made first: a jax array compiles too
     jax.monitoring.register_event_duration_secs_listener(listener)
     here = threading.current_thread().name
     # a configuration of its own (no other test compiles episodes of 9 steps)
     env = VectorEnvFromBrax("inverted_pendulum", num_envs=4, **{**PENDULUM_KWARGS, "episode_length": 9})
     env.reset(seed=0)
     compiled_here = compiled_on.count(here)  # brax's reset, and the small functions around it
-    for action in (IDLE, torch.zeros(4, 1), jax.numpy.zeros((4, 1))):
+    for action in actions:
         env.step(action)
     assert compiled_on.count(here) == compiled_here, "the steps compiled again"
     assert len(compiled_on) == compiled_here + 1, "one compile elsewhere: the step's"
+    workers = [thread for thread in threading.enumerate() if thread.name.startswith("vecrl-compile-ahead")]
+    for thread in workers:  # it may still be returning from the compile the step waited for
+        thread.join(timeout=10)
+    assert not any(thread.is_alive() for thread in workers), "the worker thread ends with its compile"
 
 
 def test_jax_results_reach_torch_without_a_copy(pendulum):

@@ -5,8 +5,7 @@ sub-env whose episode ends is then replaced, inside the same jitted call, by a f
 state (brax's ``AutoResetWrapper`` instead restarts from the first state it cached).
 
 Fresh states come from a pool of two halves of ``h`` initial states each (``h = pool_half(n)``: ``n``,
-at least ``MIN_POOL_HALF``), handed out in order (first come, first served) to the
-sub-envs that restart. A step restarts at most ``n <= h`` sub-envs, so it never runs out as long as the
+at least ``MIN_POOL_HALF``), handed out in order (first come, first served) to the sub-envs that restart. A step restarts at most ``n <= h`` sub-envs, so it never runs out as long as the
 ``h`` rows from the pool's cursor on are fresh: when a step's restarts use up a half, it says which
 (``StepOutput.refill``), and the caller puts a new batch in that half before the next step, made by the
 same compiled function that makes the states of ``reset()``. Each new episode thus gets a state of its
@@ -19,9 +18,9 @@ step, not part of what it carries, so no step copies it.
 the pool's first half (the cursor starts at ``n``). The second half is made when a step could reach it
 (``n`` or fewer unused rows left before it; ``refill`` says so), at reset already when ``h <= 2n``
 (``second_half_at_reset``), and then after the observation is out, so that jax computes it while the
-caller goes on. Some resets are costly (MuJoCo Playground's
-CheetahRun settles the physics for 200 steps, 7 ms a state on a CPU core): the first call used to make
-three batches before it returned an observation, and now makes one.
+caller goes on. Some resets are costly (MuJoCo Playground's CheetahRun settles the physics for 200 steps,
+7 ms a state on a CPU core): the first call used to make three batches before it returned an observation,
+and now makes one.
 
 With an episode budget, a sub-env that used it up is frozen and reports NaN until ``reset()``.
 
@@ -369,7 +368,8 @@ def make_packed(
     env_step = jax.jit(env.step)
     reset_shape = jax.eval_shape(env_reset, jax.random.PRNGKey(0))
     action_shape = jax.ShapeDtypeStruct((num_envs, env.action_size), jnp.float32)
-    # step gets num_envs rows of the reset's dtypes, strongly typed; states are packed with its own dtypes
+    # The step's output shapes, from num_envs rows of the reset's dtypes (strongly typed): states are packed
+    # in the step's dtypes, which the step is then fed.
     state_shape = jax.tree_util.tree_map(
         lambda x: jax.ShapeDtypeStruct((num_envs, *x.shape[1:]), x.dtype), reset_shape
     )

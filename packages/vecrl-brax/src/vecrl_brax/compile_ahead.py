@@ -1,10 +1,11 @@
 """Compile a jitted function on a worker thread, ahead of its first call, while the caller goes on.
 
-XLA lets go of Python's GIL while it compiles, so a compile on a worker thread runs beside whatever the
-caller does next: another compile, or a computation jax runs on the other cores. VectorEnvFromBrax's first
-``reset()`` starts compiling the step this way before it compiles and runs brax's reset, so a first
-``reset()`` then ``step()`` waits about as long as the longer of the two compiles rather than their sum (both
-take seconds to tens of seconds for an MJX env; ``bench/playground_step.py`` times the first call).
+XLA lets go of Python's GIL while it compiles, so a compile on a worker thread runs beside what the caller
+does next. VectorEnvFromBrax's first ``reset()`` starts compiling the step this way once it has dispatched
+brax's reset, so that the compile overlaps the reset's computation (seconds for some MJX envs), as it does
+when raw jax code dispatches a reset and goes on to its step. Starting it beside the reset's own compile
+was slower on a 2-core CPU: XLA's compile already uses both cores there. ``bench/playground_step.py``
+times the first call.
 
 Example:
     >>> import jax, numpy as np
@@ -23,15 +24,13 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-_WORKERS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vecrl-compile-ahead")
-
 
 class CompileAhead:
     """Compiles ``jitted`` for arguments of the shapes and dtypes ``args`` (``jax.ShapeDtypeStruct`` trees)
     once, on a worker thread: jax's own cache then serves the calls with such arguments.
 
     ``start()`` begins it (later calls do nothing); ``wait()`` returns once it is done (at once if it was
-    never started), raising what the compile raised.
+    never started), raising what the compile raised. The thread ends with the compile.
     """
 
     def __init__(self, jitted: Any, args: Sequence[Any]) -> None:
@@ -44,7 +43,9 @@ class CompileAhead:
     def start(self) -> None:
         with self._lock:
             if self._future is None:
-                self._future = _WORKERS.submit(self._compile)
+                worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vecrl-compile-ahead")
+                self._future = worker.submit(self._compile)
+                worker.shutdown(wait=False)  # its thread ends once the compile is done
 
     def wait(self) -> None:
         if not self._ready and self._future is not None:
