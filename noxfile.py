@@ -6,13 +6,14 @@
     nox -s torchrl      TorchRL's GymWrapper on vecrl envs (torchrl is a test-only dependency, kept apart)
     nox -s ray          vecrl-ray installed alone (with the gym backend) in a fresh env: its tests on a local
                         Ray and a 3-node cluster on this machine, listening on 127.0.0.1 only
+    nox -s evotorch     vecrl-evotorch installed alone (with the gym backend) in a fresh env: its tests
     nox -s matrix       the tests against the oldest/API-break/newest dependency rows
     nox -s lint typecheck
     nox -s deps         deptry on every package: each declares what it imports
     nox -s demo         the main job (README's other command)
     nox -s bench        everything in bench/ (off by default: slow, and numbers want a quiet machine)
 
-CI (.ci/run) runs tests, lint, typecheck, deps, plugins, torchrl, ray, the isolation rows but `all` (`tests`
+CI (.ci/run) runs tests, lint, typecheck, deps, plugins, torchrl, ray, evotorch, the isolation rows but `all` (`tests`
 installs everything together already), and the matrix rows gym029-numpy1, gym10, brax-oldest and
 envpool-oldest (the newest row is `tests`): about 36 minutes on 2 cores, within CI's 45. Run the rest with
 `nox -s "isolation(all)" "matrix(gymlatest-numpy1)"`, or every row with `nox -s isolation matrix`.
@@ -31,8 +32,8 @@ PYTHON = "3.11"  # the only Python with the pinned torch wheel on this machine
 TORCH = "torch==2.13.0"
 
 CORE, GYM, BRAX, POLICY, SB3 = "vecrl-core", "vecrl-gym", "vecrl-brax", "vecrl-policy", "vecrl-sb3"
-RAY, ENVPOOL, PLAYGROUND = "vecrl-ray", "vecrl-envpool", "vecrl-playground"
-ALL_PACKAGES = (CORE, GYM, BRAX, POLICY, SB3, RAY, ENVPOOL, PLAYGROUND)
+RAY, ENVPOOL, PLAYGROUND, EVOTORCH = "vecrl-ray", "vecrl-envpool", "vecrl-playground", "vecrl-evotorch"
+ALL_PACKAGES = (CORE, GYM, BRAX, POLICY, SB3, RAY, ENVPOOL, PLAYGROUND, EVOTORCH)
 TEST_TOOLS = ("pytest", "hypothesis", "setuptools>=68")
 # Extras the tests of each package need beyond its own dependencies (pygame for render, MuJoCo envs).
 TEST_EXTRAS = {GYM: ("gymnasium[classic-control,mujoco]",)}
@@ -133,22 +134,33 @@ def torchrl(session: nox.Session) -> None:
     session.run("pytest", *session.posargs, "tests/test_torchrl.py")
 
 
-@nox.session(python=PYTHON, reuse_venv=False)
-def ray(session: nox.Session) -> None:
-    """vecrl-ray as a Ray user installs it (with the gym backend the tests evaluate on), non-editable in a
-    fresh env: the smoke check, then its tests (a local Ray, a head and two worker nodes started with
-    ray.cluster_utils.Cluster, the example) and what must be absent."""
-    packages = (CORE, GYM, POLICY, RAY)
+def alone_with_the_gym_backend(session: nox.Session, package: str) -> None:
+    """``package`` as its users install it (with the gym backend its tests evaluate on), non-editable in a
+    fresh env: the smoke check, then its own tests and what must be absent."""
+    packages = (CORE, GYM, POLICY, package)
     install_packages(session, packages, editable=False, for_tests=False)
     session.run("python", str(ROOT / "tests" / "smoke_check.py"), *packages, env=RAY_LOCAL_ONLY)
-    install(session, *TEST_TOOLS, *TEST_EXTRAS[GYM], "matplotlib")  # matplotlib: the example's plot
+    install(session, *TEST_TOOLS, *TEST_EXTRAS[GYM], "matplotlib")  # matplotlib: the examples' plots
     session.run(
         "pytest",
         *session.posargs,
-        *test_paths((RAY,)),
+        *test_paths((package,)),
         "tests/test_install_isolation.py",
         env={"VECRL_ISOLATION": ",".join(packages), **RAY_LOCAL_ONLY},
     )
+
+
+@nox.session(python=PYTHON, reuse_venv=False)
+def ray(session: nox.Session) -> None:
+    """vecrl-ray as a Ray user installs it: its tests on a local Ray and a head and two worker nodes started
+    with ray.cluster_utils.Cluster (listening on 127.0.0.1 only), and the example."""
+    alone_with_the_gym_backend(session, RAY)
+
+
+@nox.session(python=PYTHON, reuse_venv=False)
+def evotorch(session: nox.Session) -> None:
+    """vecrl-evotorch as an EvoTorch user installs it: EvoTorch's searchers on VecrlNE."""
+    alone_with_the_gym_backend(session, EVOTORCH)
 
 
 @nox.session(python=PYTHON, reuse_venv=False)

@@ -95,10 +95,15 @@ def main() -> None:
 
 
 def save_plot(
-    best: list[float], mean: list[float], center: list[float], path: str, title: str, solved: float | None
+    best: list[float],
+    mean: list[float],
+    center: list[float] | None,
+    path: str,
+    title: str,
+    solved: float | None,
 ) -> None:
-    """The best and mean return of each generation's population and the center policy's, as a PNG; a
-    dashed line at the ``solved`` score where the task has one."""
+    """The best and mean return of each generation's population and (where given) the center policy's, as
+    a PNG; a dashed line at the ``solved`` score where the task has one."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -108,7 +113,8 @@ def save_plot(
     generations = range(1, len(best) + 1)
     ax.plot(generations, best, label="best of population")
     ax.plot(generations, mean, label="population mean")
-    ax.plot(generations, center, label="center policy, fresh episodes")
+    if center is not None:
+        ax.plot(generations, center, label="center policy, fresh episodes")
     if solved is not None:
         ax.axhline(solved, color="gray", linestyle="--", linewidth=1, label=f"solved ({solved:.0f})")
     ax.set_xlabel("generation")

@@ -1,27 +1,34 @@
-"""Evolve a Hopper-v5 (MuJoCo) policy with SNES, evaluating each generation's population on Ray actors.
+"""Evolve a Hopper-v5 (MuJoCo) policy with EvoTorch's PGPE on vecrl's VecrlNE, and watch the result.
 
-The same loop as evolve_cartpole.py on a physics task: each generation samples a population around a
-mean, scores it in one `evaluate` call, here split between Ray actors (`--ray`: Ray started on this
-machine; `--ray ADDRESS`: the cluster at that address), and moves the mean and the step sizes towards
-the better rows. The actors start once, before the first generation, and keep their envs. Without
-`--ray` it evaluates in this process. It prints a line per generation and saves a plot.
+PGPE (ClipUp, centered ranking, symmetric sampling) searches the parameters of a small MLP; each
+generation's population is scored in one `vecrl_policy.evaluate` call, in this process, in worker
+processes (`--workers 2`) or on Ray actors (`--ray`: Ray started on this machine; `--ray ADDRESS`: the
+cluster at that address; needs vecrl-ray). Observations are normalized with statistics shared by the
+whole population, and Hopper's alive bonus is removed (it rewards standing still), as EvoTorch's
+VecGymNE examples do. `--env envpool::Hopper-v5` runs envpool's C++ envs instead (needs vecrl-envpool).
 
-    python examples/evolve_hopper.py --ray [ADDRESS] [--actors N] [--popsize 64] [--generations 30]
+The run's state (the searcher, with the observation statistics, the generation, the best solution and
+the history) is saved to `--state` after every generation: Ctrl-C or a crash loses at most one, and
+`--resume` goes on from it. At the end it saves a plot of the population's mean and best return per
+generation, and a video of the final center policy (`--video DIR`, MuJoCo rendering through EGL).
+
+    python examples/evolve_hopper.py [--generations 50] [--popsize 64] [--workers 2 | --ray [ADDRESS]]
+                                     [--state evolve_hopper.state] [--resume] [--video videos]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import math
+import os
+import sys
 import time
+from typing import Any
 
-import torch
-from evolve_cartpole import save_plot, snes_step
+import checkpoint
+from evolve_cartpole import save_plot
 
-import vecrl
 from vecrl.command import positive_int, seed_int
-from vecrl_policy import Policy, evaluate
 
 NETWORK = "Linear(obs_length, 32) >> Tanh() >> Linear(32, act_length)"
 
@@ -30,61 +37,130 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
-    parser.add_argument("--popsize", type=positive_int, default=64, help="parameter vectors per generation")
-    parser.add_argument("--generations", type=positive_int, default=30, help="generations to run")
-    parser.add_argument("--test-episodes", type=positive_int, default=8, help="fresh episodes of the center")
-    parser.add_argument(
-        "--ray",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="ADDRESS",
-        help="evaluate on Ray actors (vecrl-ray)",
-    )
+    parser.add_argument("--env", default="gym::Hopper-v5", help="a Hopper for make_vector_env")
+    parser.add_argument("--popsize", type=positive_int, default=64, help="policies per generation")
+    parser.add_argument("--generations", type=positive_int, default=50, help="generations in all")
+    parser.add_argument("--workers", type=positive_int, default=None, help="evaluation processes (gym)")
+    parser.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS", help="Ray actors")
     parser.add_argument("--actors", type=positive_int, default=None, help="Ray actors (default: one per CPU)")
-    parser.add_argument("--seed", type=seed_int, default=0, help="seed of the noise and the envs")
+    parser.add_argument("--seed", type=seed_int, default=0, help="seed of the searcher and the envs")
+    parser.add_argument(
+        "--state", default="evolve_hopper.state", help="the run's state, saved each generation"
+    )
+    parser.add_argument("--resume", action="store_true", help="go on from --state")
     parser.add_argument("--out", default="evolve_hopper.png", help="where to save the plot (PNG)")
+    parser.add_argument("--video", default=None, metavar="DIR", help="record the final center policy here")
     args = parser.parse_args()
-
-    torch.manual_seed(args.seed)
-    env = vecrl.make_vector_env("gym::Hopper-v5", num_envs=min(args.popsize, 64), num_episodes=1)
-    test_env = vecrl.make_vector_env("gym::Hopper-v5", num_envs=args.test_episodes, num_episodes=1)
-    policy = Policy(NETWORK, obs_length=11, act_length=3)
-    n = policy.parameter_length
-    mean, sigma = torch.zeros(n), torch.full((n,), 0.1)
-    lr_sigma = (3 + math.log(n)) / (5 * math.sqrt(n))
+    if args.ray is not None and args.workers is not None:
+        parser.error("give --workers or --ray, not both")
 
     with contextlib.ExitStack() as stack:
-        executor = None
-        if args.ray is not None:
-            from vecrl_ray import RayExecutor
+        executor = None if args.ray is None else stack.enter_context(ray_executor(args.ray, args.actors))
+        state = checkpoint.load(args.state) if args.resume else new_run(args, executor)
+        searcher = state["searcher"]
+        if args.resume:
+            if executor is not None:  # an executor does not pickle: the resumed problem takes this one
+                searcher.problem.with_executor(executor)
+            print(f"resumed from {args.state} after generation {state['generation']}", flush=True)
+        stack.callback(searcher.problem.close)
+        run(searcher, state, args)
+    center = searcher.status["center"]
+    history = state["history"]
+    save_plot(history["best"], history["mean"], None, args.out, f"PGPE on {args.env} with vecrl", None)
+    print(f"plot saved to {args.out}")
+    if args.video is not None:
+        record_video(searcher.problem, center, args.video)
 
-            start = time.perf_counter()
-            executor = stack.enter_context(RayExecutor(args.actors, address=args.ray or None))
-            print(f"{executor!r} started in {time.perf_counter() - start:.1f} s", flush=True)
-        best_history, mean_history, center_history = [], [], []
-        start = time.perf_counter()
-        for generation in range(1, args.generations + 1):
-            noise = torch.randn(args.popsize, n)
-            population = mean + sigma * noise
-            result = evaluate(policy, env, population, seed=args.seed + generation, executor=executor)
-            fitness = result.mean_return.float()
-            mean, sigma = snes_step(mean, sigma, noise, fitness, lr_sigma)
 
-            best_history.append(fitness.max().item())
-            mean_history.append(fitness.mean().item())
-            test = evaluate(policy, test_env, mean.expand(args.test_episodes, n), seed=10_000 + generation)
-            center_history.append(test.mean_return.mean().item())
+def new_run(args: argparse.Namespace, executor: Any) -> dict[str, Any]:
+    import torch
+    from evotorch.algorithms import PGPE
+
+    from vecrl_evotorch import VecrlNE
+
+    torch.manual_seed(args.seed)
+    problem = VecrlNE(
+        args.env,
+        NETWORK,
+        observation_normalization=True,
+        decrease_rewards_by=1.0,  # Hopper's alive bonus
+        num_workers=args.workers,
+        executor=executor,
+        seed=args.seed,
+    )
+    searcher = PGPE(
+        problem,
+        popsize=args.popsize,
+        center_learning_rate=0.075,
+        stdev_learning_rate=0.1,
+        stdev_init=0.1,
+        optimizer="clipup",
+        optimizer_config={"max_speed": 0.15},
+        ranking_method="centered",
+    )
+    return {"searcher": searcher, "generation": 0, "best": None, "history": {"mean": [], "best": []}}
+
+
+def run(searcher: Any, state: dict[str, Any], args: argparse.Namespace) -> None:
+    """Generations until ``args.generations``, the state saved after each; Ctrl-C ends the script."""
+    start = time.perf_counter()
+    generation = state["generation"]
+    try:
+        while generation < args.generations:
+            generation += 1
+            searcher.step()
+            status = searcher.status
+            state["history"]["mean"].append(float(status["mean_eval"]))
+            state["history"]["best"].append(float(status["pop_best_eval"]))
+            best = status["best"]
+            state["best"] = (best.values.clone(), float(best.evals[0]))
+            state["generation"] = generation
+            checkpoint.save(state, args.state)
             print(
-                f"gen {generation:3d}  best {best_history[-1]:7.1f}  mean {mean_history[-1]:7.1f}"
-                f"  center policy on {args.test_episodes} fresh episodes {center_history[-1]:7.1f}"
-                f"  {int(result.steps.sum()):6d} env-steps  ({time.perf_counter() - start:5.1f} s)",
+                f"gen {generation:3d}  mean {status['mean_eval']:7.1f}  best {status['pop_best_eval']:7.1f}"
+                f"  {status['total_interaction_count']:9,d} env-steps  ({time.perf_counter() - start:6.1f} s)",
                 flush=True,
             )
+    except KeyboardInterrupt:
+        checkpoint.interrupted(args.state, generation)
+
+
+def ray_executor(address: str, num_actors: int | None) -> Any:
+    try:
+        from vecrl_ray import RayExecutor
+    except ImportError:
+        sys.exit("--ray needs the vecrl-ray package: pip install -c constraints.txt packages/vecrl-ray")
+    return RayExecutor(num_actors, address=address or None)
+
+
+def record_video(problem: Any, center: Any, folder: str) -> None:
+    """One episode of ``center`` on Hopper-v5, recorded by gymnasium's RecordVideo (MuJoCo renders through
+    EGL unless MUJOCO_GL says otherwise); one line saying what is missing where it cannot render."""
+    os.environ.setdefault("MUJOCO_GL", "egl")
+    import gymnasium
+    import torch
+
+    try:
+        env = gymnasium.make("Hopper-v5", render_mode="rgb_array")
+        env = gymnasium.wrappers.RecordVideo(env, folder, name_prefix="hopper-center", disable_logger=True)
+        observation, _ = env.reset(seed=0)
+    except Exception as error:  # no GL library, no display, no moviepy: say which, in one line
+        print(
+            f"no video: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''} (rendering MuJoCo"
+            " needs EGL or OSMesa: apt-get install libegl1 (MUJOCO_GL=egl) or libosmesa6 (MUJOCO_GL=osmesa),"
+            " and pip install moviepy)",
+            file=sys.stderr,
+        )
+        return
+    policy = problem.to_policy(center)
+    done = False
+    with torch.no_grad():
+        while not done:
+            action = policy(torch.as_tensor(observation, dtype=torch.float32)).numpy()
+            observation, _, terminated, truncated, _ = env.step(action)
+            done = terminated or truncated
     env.close()
-    test_env.close()
-    save_plot(best_history, mean_history, center_history, args.out, "SNES on Hopper-v5 with vecrl", None)
-    print(f"plot saved to {args.out}")
+    print(f"video of the center policy saved in {folder}/")
 
 
 if __name__ == "__main__":

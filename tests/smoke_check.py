@@ -111,6 +111,19 @@ def check_ray() -> None:
     env.close()
 
 
+def check_evotorch() -> None:
+    from evotorch.algorithms import PGPE
+
+    from vecrl_evotorch import VecrlNE
+
+    problem = VecrlNE(
+        "gym::CartPole-v1", "Linear(obs_length, act_length)", num_envs=4, observation_normalization=True
+    )
+    PGPE(problem, popsize=4, center_learning_rate=0.1, stdev_learning_rate=0.1, stdev_init=0.1).step()
+    assert problem.interaction_count == problem.obs_norm.count > 0
+    problem.close()
+
+
 CHECKS = {
     "vecrl-core": check_core,
     "vecrl-gym": check_gym,
@@ -120,6 +133,7 @@ CHECKS = {
     "vecrl-ray": check_ray,
     "vecrl-envpool": check_envpool,
     "vecrl-playground": check_playground,
+    "vecrl-evotorch": check_evotorch,
 }
 
 

@@ -215,17 +215,3 @@ def test_the_example_runs_and_writes_its_plot(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "gen   2" in result.stdout
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
-def test_the_hopper_example_runs_in_one_process_and_writes_its_plot(tmp_path):
-    out = tmp_path / "progress.png"
-    arguments = ["--generations", "2", "--popsize", "8", "--test-episodes", "2", "--out", str(out)]
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "evolve_hopper.py"), *arguments],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr
-    assert "gen   2" in result.stdout and "RayExecutor" not in result.stdout
-    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -26,6 +26,7 @@ ALL = (
     "vecrl-ray",
     "vecrl-envpool",
     "vecrl-playground",
+    "vecrl-evotorch",
 )
 IMPORT_NAMES = {
     "vecrl-core": "vecrl",
@@ -36,6 +37,7 @@ IMPORT_NAMES = {
     "vecrl-ray": "vecrl_ray",
     "vecrl-envpool": "vecrl_envpool",
     "vecrl-playground": "vecrl_playground",
+    "vecrl-evotorch": "vecrl_evotorch",
 }
 
 
@@ -60,8 +62,9 @@ def test_jax_and_brax_come_only_with_vecrl_brax():
     assert (importlib.util.find_spec("brax") is not None) == with_brax
 
 
-def test_ray_comes_only_with_vecrl_ray():
-    assert (importlib.util.find_spec("ray") is not None) == ("vecrl-ray" in INSTALLED)
+def test_ray_comes_only_with_vecrl_ray_or_evotorch():
+    with_ray = "vecrl-ray" in INSTALLED or "vecrl-evotorch" in INSTALLED  # EvoTorch depends on Ray
+    assert (importlib.util.find_spec("ray") is not None) == with_ray
 
 
 def test_envpool_comes_only_with_vecrl_envpool():

@@ -121,3 +121,23 @@ def test_an_actor_steps_its_env_in_worker_processes_when_the_recipe_asks(executo
     assert torch.equal(result.total_return, expected.total_return) and torch.equal(
         result.steps, expected.steps
     )
+
+
+def test_observation_statistics_from_the_actors_equal_those_of_one_process(executor):
+    from vecrl_policy import ObsNorm
+
+    env = vecrl.make_vector_env("gym::Hopper-v5", num_envs=8, num_episodes=1)
+    policy = Policy("Linear(11, 3)")
+    parameters = population(policy, 20)
+    alone, spread = ObsNorm(), ObsNorm()
+    settings = dict(seed=5, decrease_rewards_by=1.0, alive_bonus_schedule=(5, 1.0))
+    try:
+        for _ in range(2):  # the second call normalizes with what the first saw
+            expected = evaluate(policy, env, parameters, obs_norm=alone, **settings)
+            result = evaluate(policy, env, parameters, obs_norm=spread, executor=executor, **settings)
+            assert torch.equal(result.total_return, expected.total_return)
+            assert spread.count == alone.count
+            torch.testing.assert_close(spread.mean, alone.mean, rtol=1e-12, atol=1e-12)
+            torch.testing.assert_close(spread.std, alone.std, rtol=1e-12, atol=1e-12)
+    finally:
+        env.close()

@@ -192,8 +192,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CommandError as error:
         print(f"vecrl {args.command}: error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"vecrl {args.command}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as interrupt:  # a command may say what was done: KeyboardInterrupt("after ...")
+        detail = f" {interrupt}" if str(interrupt) else ""
+        print(f"vecrl {args.command}: interrupted{detail}", file=sys.stderr)
         return 130
 
 

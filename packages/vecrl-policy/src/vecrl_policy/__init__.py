@@ -13,6 +13,7 @@ from vecrl_policy.chain import Chain
 from vecrl_policy.evaluate import EvaluationResult, evaluate
 from vecrl_policy.evaluate_workers import WorkerError
 from vecrl_policy.layers import GRU, LSTM, RNN, Bin, Clip, Round, Slice
+from vecrl_policy.normalization import ObsNorm
 from vecrl_policy.parser import NetParsingError, str_to_net
 from vecrl_policy.policy import Policy
 
@@ -25,6 +26,7 @@ __all__ = [
     "Clip",
     "EvaluationResult",
     "NetParsingError",
+    "ObsNorm",
     "Policy",
     "Round",
     "Slice",

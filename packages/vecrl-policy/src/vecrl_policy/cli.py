@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import csv
+import json
 import math
 import time
+from pathlib import Path
 from typing import Any
 
 import torch
 from gymnasium.spaces import Discrete
 
 import vecrl
+from vecrl.cli import ProgressBar
 from vecrl.command import (
     Command,
     CommandError,
@@ -20,8 +24,9 @@ from vecrl.command import (
     seed_int,
     warm_up,
 )
-from vecrl_policy.evaluate import evaluate
+from vecrl_policy.evaluate import EvaluationResult, evaluate
 from vecrl_policy.evaluate_workers import checked_num_workers
+from vecrl_policy.normalization import ObsNorm, checked_obs_norm
 from vecrl_policy.observations import flat_observation_length
 from vecrl_policy.parser import NetParsingError
 from vecrl_policy.policy import Policy
@@ -60,9 +65,39 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ADDRESS",
         help="evaluate on Ray actors (needs vecrl-ray): Ray started on this machine, or the cluster at ADDRESS",
     )
+    parser.add_argument(
+        "--obs-norm",
+        type=lambda text: _in_a_folder(Path(text)),
+        default=None,
+        metavar="PATH",
+        help="normalize observations with the statistics saved at PATH (none yet: a new file), and save them"
+        " there updated with what this call saw",
+    )
+    parser.add_argument(
+        "--out",
+        type=_results_path,
+        default=None,
+        metavar="PATH",
+        help="write each row's results to PATH (.csv or .json)",
+    )
+
+
+def _results_path(text: str) -> Path:
+    path = Path(text)
+    if path.suffix.lower() not in (".csv", ".json"):
+        raise argparse.ArgumentTypeError(f"{text!r} must end in .csv or .json (the format of the results)")
+    return _in_a_folder(path)
+
+
+def _in_a_folder(path: Path) -> Path:
+    """``path`` if its folder exists (checked before the evaluation, not after it)."""
+    if not path.parent.is_dir():
+        raise argparse.ArgumentTypeError(f"the folder of {str(path)!r} does not exist")
+    return path
 
 
 def _run(args: argparse.Namespace) -> int:
+    obs_norm = None if args.obs_norm is None else _load_obs_norm(args.obs_norm)
     num_envs = args.num_envs or min(args.popsize, 256)
     env = make_env_or_fail(vecrl.make_vector_env, args.env, num_envs=num_envs, num_episodes=args.episodes)
     try:
@@ -73,6 +108,11 @@ def _run(args: argparse.Namespace) -> int:
             policy = Policy(args.policy, obs_length=obs_length, act_length=act_length)
         except (NetParsingError, TypeError, ValueError) as error:
             raise CommandError(f"bad --policy: {str(error).splitlines()[0]}") from error
+        if obs_norm is not None:
+            try:
+                checked_obs_norm(obs_norm, obs_length)
+            except ValueError as error:
+                raise CommandError(f"--obs-norm {args.obs_norm}: {error}") from error
         generator = torch.Generator().manual_seed(args.seed)
         population = args.sigma * torch.randn(args.popsize, policy.parameter_length, generator=generator)
         executor, num_workers = None, args.workers
@@ -85,6 +125,12 @@ def _run(args: argparse.Namespace) -> int:
                 raise CommandError(f"--workers {num_workers}: {str(error).splitlines()[0]}") from error
         try:
             warm_up(env, args.env, args.seed)  # the first reset and step may compile (jax): not timed
+            bar, done = ProgressBar(args.popsize), [0]
+
+            def progress(rows: int) -> None:
+                done[0] = rows
+                bar.update(rows)
+
             start = time.perf_counter()
             try:
                 result = evaluate(
@@ -95,15 +141,27 @@ def _run(args: argparse.Namespace) -> int:
                     seed=args.seed,
                     num_workers=num_workers,
                     executor=executor,
+                    obs_norm=obs_norm,
+                    progress=progress,
                 )
             except ValueError as error:  # a network that does not fit the env
                 raise CommandError(f"bad --policy for {args.env}: {str(error).splitlines()[0]}") from error
+            except KeyboardInterrupt:
+                raise KeyboardInterrupt(
+                    f"after {done[0]} of {args.popsize} rows; nothing was saved"
+                ) from None
+            finally:
+                bar.close()
             elapsed = time.perf_counter() - start
         finally:
             if executor is not None:
                 executor.close()
     finally:
         env.close()
+    if obs_norm is not None:
+        torch.save(obs_norm.state_dict(), args.obs_norm)
+    if args.out is not None:
+        _write_results(result, args.out)
     returns = result.mean_return
     env_steps = int(result.steps.sum())
     print(
@@ -112,6 +170,41 @@ def _run(args: argparse.Namespace) -> int:
         f" {env_steps:,} env-steps in {elapsed:.2f} s = {env_steps / elapsed:,.0f} env-steps/s"
     )
     return 0
+
+
+def _load_obs_norm(path: Path) -> ObsNorm:
+    """The statistics saved at ``path`` by an earlier ``--obs-norm``, or new ones if there is no file."""
+    if not path.exists():
+        return ObsNorm()
+    try:
+        return ObsNorm.from_state_dict(torch.load(path, weights_only=True))
+    except Exception as error:
+        raise CommandError(
+            f"--obs-norm {path}: not observation statistics saved by vecrl evaluate ({str(error).splitlines()[0]});"
+            " give another path to start new ones"
+        ) from error
+
+
+def _write_results(result: EvaluationResult, path: Path) -> None:
+    """Each row's results as CSV or JSON (by ``path``'s suffix)."""
+    columns = {
+        "row": list(range(len(result.total_return))),
+        "mean_return": result.mean_return.tolist(),
+        "total_return": result.total_return.tolist(),
+        "episodes": result.episodes.tolist(),
+        "steps": result.steps.tolist(),
+    }
+    rows = [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+    try:
+        with open(path, "w", newline="") as file:
+            if path.suffix.lower() == ".json":
+                json.dump(rows, file, indent=1)
+            else:
+                writer = csv.DictWriter(file, fieldnames=list(columns))
+                writer.writeheader()
+                writer.writerows(rows)
+    except OSError as error:
+        raise CommandError(f"--out {path}: {error.strerror}") from error
 
 
 def _ray_executor(address: str | None, num_actors: int | None) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from numbers import Integral
 from typing import Any
@@ -14,8 +14,10 @@ from gymnasium.spaces import Discrete, flatdim
 
 from vecrl_policy.evaluate_workers import checked_num_workers, workers_of
 from vecrl_policy.executor import Evaluation, Executor, ResetSeed, split_population
+from vecrl_policy.normalization import Normalize, ObsNorm, checked_obs_norm
 from vecrl_policy.observations import Flattener, observation_flattener
 from vecrl_policy.policy import Policy
+from vecrl_policy.shaping import Shaping
 
 #: The rewards of this many steps are kept, then summed at once (see _evaluate_chunk).
 FOLD_STEPS = 64
@@ -49,6 +51,11 @@ def evaluate(
     seed: int | None = None,
     num_workers: int | None = None,
     executor: Executor | None = None,
+    obs_norm: ObsNorm | None = None,
+    decrease_rewards_by: float | None = None,
+    alive_bonus_schedule: tuple[int, float] | tuple[int, int, float] | None = None,
+    action_noise_stdev: float | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> EvaluationResult:
     """Run row ``i`` of ``parameters`` on sub-env ``i`` for ``num_episodes`` episodes; no loop over rows.
 
@@ -69,6 +76,20 @@ def evaluate(
     ``make_vector_env``, with a ``gym::`` env) and policy once, runs whole episodes and sends back only
     the results, which equal those of ``num_workers=None`` for the same ``seed``. Workers are spawned, so
     a script must guard its entry point with ``if __name__ == "__main__":``.
+
+    The neuroevolution options, named and meant as in EvoTorch's ``VecGymNE``:
+
+    - ``obs_norm=stats`` (a :class:`vecrl_policy.ObsNorm` kept across calls): the policy sees each flat
+      observation as ``stats`` normalized it when the call began (every row alike), and once the call is
+      done, ``stats`` holds every observation a counted row saw (parts run elsewhere send theirs back).
+      A policy that carries its own (``policy.obs_norm``) normalizes by itself and is not updated.
+    - ``decrease_rewards_by`` and ``alive_bonus_schedule`` change each step's reward before it is summed
+      (``total_return`` is the shaped return); ``action_noise_stdev`` adds Gaussian noise to continuous
+      actions, drawn per chunk from the chunk's reset seed (the same seed, ``num_envs`` and split give the
+      same noise). See :class:`vecrl_policy.shaping.Shaping`.
+
+    ``progress``, if given, is called with the number of rows done so far: after each chunk in one
+    process, once all parts are back with an executor.
 
     Example:
         >>> env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=64, num_episodes=1)  # doctest: +SKIP
@@ -104,9 +125,32 @@ def evaluate(
         )
     discrete = isinstance(env.single_action_space, Discrete)
     flatten = observation_flattener(env.single_observation_space, parameters.dtype, parameters.device)
+    shaping = Shaping.checked(
+        decrease_rewards_by=decrease_rewards_by,
+        alive_bonus_schedule=alive_bonus_schedule,
+        action_noise_stdev=action_noise_stdev,
+    )
+    if discrete and shaping.action_noise_stdev is not None:
+        raise ValueError(
+            f"action_noise_stdev={action_noise_stdev!r} adds noise to continuous actions, but this env's actions"
+            f" are {env.single_action_space} (the argmax of the policy's scores): leave it out."
+        )
+    obs_norm = checked_obs_norm(obs_norm, flatdim(env.single_observation_space))
+    checked_obs_norm(policy.obs_norm, flatdim(env.single_observation_space))
+    if obs_norm is not None and policy.obs_norm is not None:
+        raise ValueError(
+            "The policy carries its own observation normalization (policy.obs_norm) and evaluate() was given"
+            " obs_norm= too: observations would be normalized twice. Set policy.obs_norm = None while it"
+            " trains, or leave obs_norm out."
+        )
     _check_policy_fits_env(policy, env, parameters[:1])
     run_rows = functools.partial(
-        _evaluate_rows, num_episodes=num_episodes, discrete=discrete, flatten=flatten
+        _evaluate_rows,
+        num_episodes=num_episodes,
+        discrete=discrete,
+        flatten=flatten,
+        shaping=shaping,
+        normalize=None if obs_norm is None else obs_norm.normalizer(parameters.dtype, parameters.device),
     )
     if executor is not None and not isinstance(executor, Executor):
         raise TypeError(
@@ -122,11 +166,16 @@ def evaluate(
         executor = workers_of(env, checked_num_workers(num_workers, env))
     if executor is None:
         (whole,) = split_population(env, len(parameters), seed, num_parts=1)  # chunk c reset with seed + c
-        results = [run_rows(policy, env, parameters, whole.chunk_seeds)]
+        results = [run_rows(policy, env, parameters, whole.chunk_seeds, progress=progress)]
     else:
         parts = split_population(env, len(parameters), seed, min(executor.num_parts, len(parameters)))
         results = executor.run(Evaluation(env, policy, run_rows, parameters), parts)
-    return EvaluationResult(*(torch.cat(column) for column in zip(*results, strict=True)))
+        if progress is not None:
+            progress(len(parameters))
+    total_return, episodes, steps, *observed = (torch.cat(column) for column in zip(*results, strict=True))
+    if obs_norm is not None:  # each chunk's (count, sum, sum of squares), merged once the call is done
+        obs_norm.add_partial(*(column.sum(dim=0) for column in observed))
+    return EvaluationResult(total_return, episodes, steps)
 
 
 def _check_policy_fits_env(policy: Policy, env: Any, row: torch.Tensor) -> None:
@@ -168,16 +217,32 @@ def _evaluate_rows(
     num_episodes: int,
     discrete: bool,
     flatten: Flattener,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Evaluate ``rows`` in chunks of ``env.num_envs``, chunk ``i`` reset with ``chunk_seeds[i]``."""
+    shaping: Shaping,
+    normalize: Normalize | None,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[torch.Tensor, ...]:
+    """Evaluate ``rows`` in chunks of ``env.num_envs``, chunk ``i`` reset with ``chunk_seeds[i]``: each
+    row's ``(total_return, episodes, steps)``, and with ``normalize``, each chunk's observation statistics
+    ``(count, sum, sum of squares)`` (one row per chunk). ``progress`` hears the rows done after each chunk."""
     num_envs = env.num_envs
-    chunks = [
-        _evaluate_chunk(
-            policy, env, rows[start : start + num_envs], num_episodes, chunk_seed, discrete, flatten
+    chunks = []
+    for start, chunk_seed in zip(range(0, len(rows), num_envs), chunk_seeds, strict=True):
+        chunks.append(
+            _evaluate_chunk(
+                policy,
+                env,
+                rows[start : start + num_envs],
+                num_episodes,
+                chunk_seed,
+                discrete,
+                flatten,
+                shaping,
+                normalize,
+            )
         )
-        for start, chunk_seed in zip(range(0, len(rows), num_envs), chunk_seeds, strict=True)
-    ]
-    return tuple(torch.cat(parts) for parts in zip(*chunks, strict=True))  # type: ignore[return-value]
+        if progress is not None:
+            progress(min(start + num_envs, len(rows)))
+    return tuple(torch.cat(parts) for parts in zip(*chunks, strict=True))
 
 
 def _evaluate_chunk(
@@ -188,7 +253,9 @@ def _evaluate_chunk(
     seed: ResetSeed,
     discrete: bool,
     flatten: Flattener,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    shaping: Shaping,
+    normalize: Normalize | None,
+) -> tuple[torch.Tensor, ...]:
     num_rows, num_envs = len(rows), env.num_envs
     if num_rows < num_envs:  # spare sub-envs run copies of the last row; their results are dropped
         rows = torch.cat([rows, rows[-1:].expand(num_envs - num_rows, -1)])
@@ -202,9 +269,11 @@ def _evaluate_chunk(
     steps = torch.zeros(num_envs, dtype=torch.int64, device=device)
     active = torch.ones(num_envs, dtype=torch.bool, device=device)
     # Each step's rewards and the rows they count for (``active``, replaced, never changed in place, when
-    # episodes end) are kept and summed every FOLD_STEPS steps: a step pays no arithmetic for them.
-    rewards: list[torch.Tensor] = []
-    counted: list[torch.Tensor] = []
+    # episodes end) are kept and summed every FOLD_STEPS steps: a step pays no arithmetic for them. With
+    # ``normalize``, the observations the rows saw are kept beside them, for the statistics.
+    fold = _Fold(num_rows, device, observed=normalize is not None)
+    t = torch.zeros(num_envs, dtype=torch.int64, device=device)  # each episode's steps (alive bonus)
+    noise = shaping.noise_generator(seed, device)
     # Once a quarter of the rows the policy holds are done, it drops them (keep_rows): from then on ``live``
     # maps its rows to sub-envs, and the dropped sub-envs repeat their last action (their results no longer
     # count; under a budget the env skips them). The network then costs in proportion to the rows left.
@@ -213,15 +282,27 @@ def _evaluate_chunk(
     with torch.no_grad():
         while True:
             features = flatten(observation)
+            if normalize is not None:
+                fold.observed.append(features[:num_rows])
+                features = normalize(features)
             output = policy(features if live is None else features[live])
+            if noise is not None:
+                output = output + shaping.action_noise_stdev * torch.randn(  # type: ignore[operator]
+                    output.shape, generator=noise, dtype=output.dtype, device=output.device
+                )
             action = output.argmax(dim=-1) if discrete else output
             if live is not None:
                 actions[live] = action  # type: ignore[index]
                 action = actions  # type: ignore[assignment]
             observation, reward, terminated, truncated, _ = env.step(action)
-            rewards.append(reward)
-            counted.append(active)
-            ended = (terminated | truncated).to(device) & active
+            done = (terminated | truncated).to(device)
+            if shaping.changes_rewards:
+                t += 1
+                reward = shaping.shaped(reward.to(device=device, dtype=torch.float64), t)
+                t = torch.where(done, 0, t)
+            fold.rewards.append(reward)
+            fold.counted.append(active)
+            ended = done & active
             if ended.any():
                 episodes += ended
                 active = active & (episodes < num_episodes)
@@ -235,23 +316,48 @@ def _evaluate_chunk(
                     keep = held.nonzero().flatten()
                     policy.keep_rows(keep)
                     live = live[keep]
-            if len(rewards) == FOLD_STEPS:
-                _fold(total, steps, rewards, counted)
-    _fold(total, steps, rewards, counted)
-    return total[:num_rows], episodes[:num_rows], steps[:num_rows]
+            if len(fold.rewards) == FOLD_STEPS:
+                fold(total, steps)
+    fold(total, steps)
+    results = (total[:num_rows], episodes[:num_rows], steps[:num_rows])
+    return results if normalize is None else results + fold.statistics()
 
 
-def _fold(
-    total: torch.Tensor, steps: torch.Tensor, rewards: list[torch.Tensor], counted: list[torch.Tensor]
-) -> None:
-    """Add the kept ``rewards`` of the rows each step ``counted`` to ``total``, and the steps counted to
-    ``steps``; empty both lists. (Rewards of rows not counted, NaN under a spent budget, are left out.)"""
-    if rewards:
-        mask = torch.stack(counted)
-        values = torch.stack(rewards).to(device=total.device, dtype=total.dtype)
+class _Fold:
+    """A chunk's kept rewards, the rows each step counted (and with ``observed``, the observations of its
+    ``num_rows`` real rows), added up every FOLD_STEPS steps."""
+
+    def __init__(self, num_rows: int, device: torch.device, *, observed: bool) -> None:
+        self.num_rows = num_rows
+        self.rewards: list[torch.Tensor] = []
+        self.counted: list[torch.Tensor] = []
+        self.observed: list[torch.Tensor] = []
+        self.count = torch.zeros(1, dtype=torch.int64, device=device)
+        self.sum: torch.Tensor | float = 0.0
+        self.sum_of_squares: torch.Tensor | float = 0.0
+
+    def __call__(self, total: torch.Tensor, steps: torch.Tensor) -> None:
+        """Add the kept ``rewards`` of the rows each step counted to ``total``, the steps counted to
+        ``steps`` and the observations counted to the statistics; empty the lists. (Rewards of rows not
+        counted, NaN under a spent budget, are left out.)"""
+        if not self.rewards:
+            return
+        mask = torch.stack(self.counted)
+        values = torch.stack(self.rewards).to(device=total.device, dtype=total.dtype)
         # summed step after step (cumsum), as one row alone would be: the same total whatever the batch
         # width (sum(dim=0) may add in another order for another width, a part run on an env of its size)
         total += torch.where(mask, values, 0.0).cumsum(dim=0)[-1]
         steps += mask.sum(dim=0)
-        rewards.clear()
-        counted.clear()
+        if self.observed:
+            seen = mask[:, : self.num_rows, None]
+            observations = torch.where(seen, torch.stack(self.observed).to(torch.float64), 0.0)
+            self.count += seen.sum()
+            self.sum = self.sum + observations.sum(dim=(0, 1))
+            self.sum_of_squares = self.sum_of_squares + observations.square().sum(dim=(0, 1))
+        self.rewards.clear()
+        self.counted.clear()
+        self.observed.clear()
+
+    def statistics(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The observations counted so far: ``(count, sum, sum of squares)``, one row each."""
+        return self.count, torch.as_tensor(self.sum)[None], torch.as_tensor(self.sum_of_squares)[None]

@@ -13,6 +13,7 @@ import vecrl
 from vecrl.checks import checked_flag
 from vecrl_policy.fastpath import FastNet, Forward
 from vecrl_policy.flat import FunctionalNet, ParameterLayout
+from vecrl_policy.normalization import Normalize, NormalizedNet, ObsNorm
 from vecrl_policy.parser import str_to_net
 
 Indices = Sequence[int] | Sequence[bool] | torch.Tensor
@@ -33,7 +34,7 @@ class Policy:
     ``torch.func.functional_call`` + ``vmap`` on their own, and so does any other network as a whole.
 
     A policy pickles (``pickle``, ``torch.save``; load the latter with ``torch.load(path,
-    weights_only=False)``) with its parameters, hidden state and path.
+    weights_only=False)``) with its parameters, hidden state, path and :attr:`obs_norm`.
 
     Example:
         >>> policy = Policy("Linear(3, 8) >> Tanh() >> LSTM(8, 2)")
@@ -70,6 +71,7 @@ class Policy:
         self._parameters: torch.Tensor | None = None
         self._bound: Forward | None = None
         self._state: Any = None
+        self.obs_norm = None
 
     def _compile(self, module: nn.Module) -> None:
         """Lay out the module's parameters and build its forward paths (what pickling leaves out)."""
@@ -95,6 +97,7 @@ class Policy:
             "parameters": self._parameters,
             "state": self._state,
             "fast_path": self._use_fast,
+            "obs_norm": self._obs_norm,
         }
 
     def __setstate__(self, saved: dict[str, Any]) -> None:
@@ -104,6 +107,7 @@ class Policy:
             self.set_parameters(saved["parameters"], reset=True)
         self._state = saved["state"]
         self.fast_path = saved["fast_path"]
+        self.obs_norm = saved.get("obs_norm")
 
     def __repr__(self) -> str:
         shape = None if self._parameters is None else tuple(self._parameters.shape)
@@ -245,6 +249,8 @@ class Policy:
             )
         if x.dtype != parameters.dtype:  # float64 (MuJoCo) or integer observations meet float32 weights
             x = x.to(parameters.dtype)
+        if self._obs_norm is not None:
+            x = self._normalize(x)
         bound = self._bound
         if bound is not None and (not batched or x.ndim == 2):
             result = bound(x, self._state)
@@ -259,6 +265,41 @@ class Policy:
             f"The network returned a {type(result).__name__}; expected a tensor, or a pair (output, state)"
             " from a recurrent network."
         )
+
+    @property
+    def obs_norm(self) -> ObsNorm | None:
+        """The observation statistics the policy normalizes its input with (None: it does not).
+
+        Setting it keeps a copy of the statistics as they stand (set it again after they change), so a
+        saved policy runs on its own as it was evaluated. ``evaluate(..., obs_norm=...)`` refuses a policy
+        that carries one (the observations would be normalized twice).
+
+        Example:
+            >>> stats = ObsNorm()
+            >>> stats.update(torch.tensor([[0.0], [4.0]]))
+            >>> policy = Policy("Linear(1, 1)")
+            >>> policy.set_parameters(torch.tensor([1.0, 0.0]))  # y = x
+            >>> policy.obs_norm = stats
+            >>> policy(torch.tensor([4.0])).tolist()  # (4 - 2) / 2
+            [1.0]
+        """
+        return self._obs_norm
+
+    @obs_norm.setter
+    def obs_norm(self, stats: ObsNorm | None) -> None:
+        if stats is not None and not isinstance(stats, ObsNorm):
+            raise TypeError(
+                f"policy.obs_norm must be a vecrl_policy.ObsNorm or None, got {type(stats).__qualname__}."
+            )
+        self._obs_norm = None if stats is None else stats.copy()
+        self._normalizers: dict[tuple[torch.dtype, torch.device], Normalize] = {}
+
+    def _normalize(self, x: torch.Tensor) -> torch.Tensor:
+        key = (x.dtype, x.device)
+        normalize = self._normalizers.get(key)
+        if normalize is None:
+            normalize = self._normalizers[key] = self._obs_norm.normalizer(*key)  # type: ignore[union-attr]
+        return normalize(x)
 
     # -- hidden state ---------------------------------------------------------------------------------
 
@@ -330,7 +371,8 @@ class Policy:
     # -- export -------------------------------------------------------------------------------------
 
     def to_torch_module(self, vector: torch.Tensor) -> nn.Module:
-        """A standalone copy of the network with the parameters ``vector`` (1-D), on its device.
+        """A standalone copy of the network with the parameters ``vector`` (1-D), on its device (behind
+        the normalization of :attr:`obs_norm`, in a ``NormalizedNet``, when the policy carries one).
 
         Example:
             >>> policy = Policy(nn.Linear(3, 2))
@@ -348,6 +390,8 @@ class Policy:
         with torch.no_grad():
             for name, parameter in net.named_parameters():
                 parameter.copy_(self._layout.slots[name].view(vector))
+        if self._obs_norm is not None:  # the normalization first, as the policy applies it
+            return NormalizedNet(self._obs_norm.normalizer(vector.dtype, vector.device), net)
         return net
 
 

@@ -1,0 +1,313 @@
+"""VecrlNE: an EvoTorch problem whose solutions are policies evaluated by ``vecrl_policy.evaluate``."""
+
+from __future__ import annotations
+
+import math
+import pickle
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from numbers import Integral
+from pathlib import Path
+from typing import Any
+
+import torch
+from evotorch import Solution, SolutionBatch
+from evotorch.neuroevolution.baseneproblem import BaseNEProblem
+from gymnasium.spaces import Box, Discrete, flatdim
+from torch import nn
+
+import vecrl
+from vecrl.checks import checked_num_envs
+from vecrl_policy import ObsNorm, Policy, evaluate
+from vecrl_policy.evaluate_workers import checked_num_workers
+from vecrl_policy.executor import Executor
+from vecrl_policy.normalization import NormalizedNet
+from vecrl_policy.shaping import Shaping
+
+#: Sub-envs made when ``num_envs`` is not given: the population size, at most this many.
+MAX_DEFAULT_NUM_ENVS = 256
+
+
+class VecrlNE(BaseNEProblem):
+    """Neuroevolution on any vecrl backend, in the shape of EvoTorch's ``VecGymNE``: EvoTorch's searchers
+    (PGPE, SNES, CMA-ES, CEM, ...) maximize the mean return of policies evaluated by
+    ``vecrl_policy.evaluate``, on one process, worker processes (``num_workers``) or any executor
+    (``executor=vecrl_ray.RayExecutor(...)``).
+
+    ``env`` is a name for ``vecrl.make_vector_env`` (``"gym::Hopper-v5"``, ``"brax::ant"``,
+    ``"envpool::Hopper-v5"``, a plugin's prefix) and ``env_config`` its keyword arguments. ``network`` is a
+    network string (its constants ``obs_length`` and ``act_length`` come from the env, more from
+    ``network_args``), an ``nn.Module`` or a callable making one. ``observation_normalization``,
+    ``decrease_rewards_by``, ``alive_bonus_schedule`` and ``action_noise_stdev`` mean what they mean in
+    VecGymNE (see ``vecrl_policy.evaluate``); the statistics are updated after each population, from every
+    observation a row saw, and normalize the whole next population alike. ``num_envs`` sub-envs
+    evaluate the population in chunks (default: the population size, at most 256).
+
+    Evaluation ``i`` (from 0) resets its envs with ``seed + i`` when ``seed`` is given, so a run
+    reproduces. Each evaluation adds to ``interaction_count`` and ``episode_count``, which a searcher's
+    status shows as ``total_interaction_count`` and ``total_episode_count`` (and ``obs_norm_count`` with
+    normalization). The problem pickles (the env and the executor are made or given again, see
+    ``with_executor``); EvoTorch's own Ray actors (``num_actors``) are not used: give ``num_workers`` or
+    an ``executor``.
+
+    Example:
+        >>> from evotorch.algorithms import PGPE  # doctest: +SKIP
+        >>> problem = VecrlNE("gym::CartPole-v1", "Linear(obs_length, 16) >> Tanh() >> Linear(16, act_length)")  # doctest: +SKIP
+        >>> searcher = PGPE(problem, popsize=64, center_learning_rate=0.1, stdev_learning_rate=0.1,
+        ...                 stdev_init=0.1, optimizer="clipup", optimizer_config={"max_speed": 0.2})  # doctest: +SKIP
+        >>> searcher.run(10)  # doctest: +SKIP
+        >>> searcher.status["mean_eval"], searcher.status["total_interaction_count"]  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        env: str,
+        network: str | nn.Module | Callable[..., nn.Module],
+        *,
+        network_args: Mapping[str, Any] | None = None,
+        env_config: Mapping[str, Any] | None = None,
+        num_envs: int | None = None,
+        num_episodes: int = 1,
+        observation_normalization: bool = False,
+        decrease_rewards_by: float | None = None,
+        alive_bonus_schedule: tuple[int, float] | tuple[int, int, float] | None = None,
+        action_noise_stdev: float | None = None,
+        num_workers: int | None = None,
+        executor: Executor | None = None,
+        initial_bounds: tuple[float, float] = (-0.00001, 0.00001),
+        seed: int | None = None,
+    ) -> None:
+        if not isinstance(env, str):
+            raise TypeError(
+                f"VecrlNE expects env as a name for vecrl.make_vector_env, such as 'gym::Hopper-v5', got"
+                f" {type(env).__qualname__}."
+            )
+        if num_envs is not None:
+            checked_num_envs(num_envs)
+        if isinstance(num_episodes, bool) or not isinstance(num_episodes, Integral) or num_episodes < 1:
+            raise ValueError(f"num_episodes must be a positive int, got {num_episodes!r}.")
+        if not isinstance(observation_normalization, bool):
+            raise TypeError(
+                f"observation_normalization must be True or False, got {observation_normalization!r}."
+            )
+        if num_workers is not None and executor is not None:
+            raise ValueError(
+                "Give VecrlNE num_workers= or executor=, not both: the executor says where parts run."
+            )
+        if executor is not None and not isinstance(executor, Executor):
+            raise TypeError(
+                f"executor must be a vecrl_policy Executor, such as vecrl_ray.RayExecutor(num_actors=2); got {executor!r}."
+            )
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0):
+            raise ValueError(f"seed must be None or an int >= 0, got {seed!r}.")
+        self._shaping: Shaping = Shaping.checked(
+            decrease_rewards_by=decrease_rewards_by,
+            alive_bonus_schedule=alive_bonus_schedule,
+            action_noise_stdev=action_noise_stdev,
+        )
+        self._env_name: str = env
+        self._env_config: dict[str, Any] = dict(env_config or {})
+        self._num_envs: int | None = None if num_envs is None else int(num_envs)
+        self._num_episodes: int = int(num_episodes)
+        self._num_workers: int | None = num_workers
+        self._executor: Executor | None = executor
+        self._env_seed: int | None = seed
+        self._evaluations: int = 0
+        self._interaction_count: int = 0
+        self._episode_count: int = 0
+        self._env: Any = None
+        probe = self._make_env(self._num_envs or 1)
+        try:
+            self._observation_space: Any = probe.single_observation_space
+            self._action_space: Any = probe.single_action_space
+            if num_workers is not None and num_workers != 1:
+                checked_num_workers(num_workers, probe)
+            if self._shaping.action_noise_stdev is not None and isinstance(self._action_space, Discrete):
+                raise ValueError(
+                    f"action_noise_stdev={action_noise_stdev!r} adds noise to continuous actions, but {env}'s"
+                    f" actions are {self._action_space}: leave it out."
+                )
+        except BaseException:
+            probe.close()
+            raise
+        if self._num_envs is None:
+            probe.close()
+        else:
+            self._env = probe
+        self._network: Any = network
+        self._policy: Policy = Policy(network, **self._network_constants(network, network_args))
+        self.obs_norm: ObsNorm | None = (
+            ObsNorm(flatdim(self._observation_space)) if observation_normalization else None
+        )
+        super().__init__(
+            objective_sense="max",
+            initial_bounds=initial_bounds,
+            solution_length=self._policy.parameter_length,
+            dtype=torch.float32,
+            seed=seed,
+        )
+        self.after_eval_hook.append(self._extra_status)
+
+    def _network_constants(self, network: Any, network_args: Mapping[str, Any] | None) -> dict[str, Any]:
+        if isinstance(network, nn.Module):
+            if network_args:
+                raise ValueError(
+                    "network_args are for a network string or a callable, not an nn.Module instance."
+                )
+            return {}
+        space = self._action_space
+        act_length = int(space.n) if isinstance(space, Discrete) else math.prod(space.shape or ())
+        constants = {"obs_length": flatdim(self._observation_space), "act_length": act_length}
+        return {**constants, **dict(network_args or {})}
+
+    def _make_env(self, num_envs: int) -> Any:
+        return vecrl.make_vector_env(
+            self._env_name, num_envs=num_envs, num_episodes=self._num_episodes, **self._env_config
+        )
+
+    def _env_for(self, popsize: int) -> Any:
+        """The env, made on first use (and again after unpickling): ``num_envs`` sub-envs, or the
+        population size up to MAX_DEFAULT_NUM_ENVS."""
+        if self._env is None:
+            self._env = self._make_env(self._num_envs or min(popsize, MAX_DEFAULT_NUM_ENVS))
+        return self._env
+
+    @property
+    def _nonserialized_attribs(self) -> list[str]:
+        return [*super()._nonserialized_attribs, "_env", "_executor"]
+
+    def with_executor(self, executor: Executor | None) -> VecrlNE:
+        """Use ``executor`` from now on (after unpickling, say, since an executor does not pickle); returns
+        the problem."""
+        if executor is not None and not isinstance(executor, Executor):
+            raise TypeError(f"executor must be a vecrl_policy Executor, got {executor!r}.")
+        self._executor, self._num_workers = executor, None
+        return self
+
+    # -- evaluation ---------------------------------------------------------------------------------
+
+    def _evaluate_batch(self, batch: SolutionBatch) -> None:
+        parameters = batch.values.as_subclass(torch.Tensor)
+        seed = None if self._env_seed is None else self._env_seed + self._evaluations
+        result = evaluate(
+            self._policy,
+            self._env_for(len(parameters)),
+            parameters,
+            num_episodes=self._num_episodes,
+            seed=seed,
+            num_workers=self._num_workers,
+            executor=self._executor,
+            obs_norm=self.obs_norm,
+            decrease_rewards_by=self._shaping.decrease_rewards_by,
+            alive_bonus_schedule=self._shaping.alive_bonus_schedule,
+            action_noise_stdev=self._shaping.action_noise_stdev,
+        )
+        self._evaluations += 1
+        self._interaction_count += int(result.steps.sum())
+        self._episode_count += int(result.episodes.sum())
+        batch.set_evals(result.mean_return.to(batch.values.dtype))
+
+    def _extra_status(self, batch: SolutionBatch) -> dict[str, Any]:
+        status: dict[str, Any] = {
+            "total_interaction_count": self._interaction_count,
+            "total_episode_count": self._episode_count,
+        }
+        if self.obs_norm is not None:
+            status["obs_norm_count"] = self.obs_norm.count
+        return status
+
+    @property
+    def interaction_count(self) -> int:
+        """Env steps taken by every evaluation so far."""
+        return self._interaction_count
+
+    @property
+    def episode_count(self) -> int:
+        """Episodes finished by every evaluation so far."""
+        return self._episode_count
+
+    @property
+    def observation_normalization(self) -> bool:
+        return self.obs_norm is not None
+
+    def get_observation_stats(self) -> ObsNorm | None:
+        """The observation statistics (None without normalization), as VecGymNE names it."""
+        return self.obs_norm
+
+    def close(self) -> None:
+        """Close the env (and with it any evaluation workers); the next evaluation makes it again."""
+        if self._env is not None:
+            env, self._env = self._env, None
+            env.close()
+
+    # -- solutions as policies ----------------------------------------------------------------------
+
+    def to_policy(
+        self, solution: Solution | torch.Tensor | Iterable[float], *, with_wrapper_modules: bool = True
+    ) -> nn.Module:
+        """The solution as a standalone ``nn.Module``: with ``with_wrapper_modules``, behind the
+        observation normalization as it stands and with its actions clipped to a bounded Box, as
+        VecGymNE's ``to_policy`` gives it."""
+        vector = _vector_of(solution)
+        net = self._policy.to_torch_module(vector)
+        if not with_wrapper_modules:
+            return net
+        if self.obs_norm is not None and self.obs_norm.count:
+            net = NormalizedNet(self.obs_norm.normalizer(vector.dtype, vector.device), net)
+        space = self._action_space
+        if isinstance(space, Box) and bool((space.bounded_below & space.bounded_above).all()):
+            net = ClipActions(net, torch.as_tensor(space.low), torch.as_tensor(space.high))
+        return net
+
+    def make_net(self, solution: Solution | torch.Tensor | Iterable[float]) -> nn.Module:
+        """The network of ``solution`` alone (no normalization, no clipping)."""
+        return self.to_policy(solution, with_wrapper_modules=False)
+
+    def save_solution(self, solution: Solution | torch.Tensor | Iterable[float], fname: str | Path) -> None:
+        """Pickle the solution, its policy (``to_policy``), the observation statistics and the counts to
+        ``fname``, with the keys VecGymNE's ``save_solution`` writes."""
+        vector = _vector_of(solution)
+        saved: dict[str, Any] = {
+            "solution": vector,
+            "policy": self.to_policy(vector),
+            "interaction_count": self._interaction_count,
+            "episode_count": self._episode_count,
+            "time": datetime.now(),
+            "env": self._env_name,
+            "architecture": self._network if isinstance(self._network, str) else repr(self._network),
+        }
+        if self.obs_norm is not None and self.obs_norm.count:
+            saved["obs_mean"], saved["obs_stdev"] = self.obs_norm.mean, self.obs_norm.std
+            saved["obs_norm"] = self.obs_norm.state_dict()
+        with open(fname, "wb") as file:
+            pickle.dump(saved, file)
+
+
+class ClipActions(nn.Module):
+    """A network whose (first) output is clipped to ``[low, high]``."""
+
+    low: torch.Tensor
+    high: torch.Tensor
+
+    def __init__(self, net: nn.Module, low: torch.Tensor, high: torch.Tensor) -> None:
+        super().__init__()
+        self.net = net
+        self.register_buffer("low", low)
+        self.register_buffer("high", high)
+
+    def forward(self, x: torch.Tensor, *args: Any) -> Any:
+        result = self.net(x, *args)
+        if isinstance(result, tuple):  # a recurrent network: (output, state)
+            return (self._clip(result[0]), *result[1:])
+        return self._clip(result)
+
+    def _clip(self, y: torch.Tensor) -> torch.Tensor:
+        return torch.maximum(torch.minimum(y, self.high.to(y)), self.low.to(y))
+
+
+def _vector_of(solution: Any) -> torch.Tensor:
+    if isinstance(solution, Solution):
+        return solution.values.as_subclass(torch.Tensor).detach().clone().cpu()
+    if isinstance(solution, torch.Tensor):
+        return solution.as_subclass(torch.Tensor).detach().cpu()
+    return torch.as_tensor(list(solution), dtype=torch.float32)

@@ -1,0 +1,260 @@
+"""ObsNorm: running observation statistics shared by a whole population, and the normalization they define.
+
+The statistics are a count, a sum and a sum of squares per observation entry, in float64, as EvoTorch's
+``RunningStat`` keeps them: partial statistics from worker processes or Ray actors merge by addition, so a
+call split across processes gives the statistics of the same call in one process (up to the order of
+float64 additions).
+
+When they change: ``evaluate(..., obs_norm=stats)`` normalizes every observation of the call with the
+statistics as they stood when the call began, and adds what the call saw once it is done. EvoJAX does the
+same per rollout (its ``ObsNormalizer`` keeps the parameters fixed for a rollout and updates them after
+it); EvoTorch's ``VecGymNE`` and brax's training update as they go instead. We follow EvoJAX: every row of
+one call is normalized alike, so a row's score does not depend on which rows ran before it, on how the
+population was split, or on the order in which workers finish.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from numbers import Real
+from typing import Any
+
+import torch
+from torch import nn
+
+#: The rows of partial statistics as ``evaluate``'s parts return them: count, sum, sum of squares.
+Partial = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+
+
+class ObsNorm:
+    """Running mean and variance of flat observations; ``normalize(x)`` is ``(x - mean) / std``, clipped.
+
+    ``std`` is ``sqrt(max(variance, min_variance))`` (the epsilon: an entry that never varies is not
+    blown up) and the result is clipped to ``[-clip, clip]`` (``clip=None``: not clipped). Until it has
+    seen an observation, ``normalize`` returns its input unchanged. The size (the flat observation length)
+    is taken from the first update when not given.
+
+    Keep one across generations and hand it to ``evaluate(..., obs_norm=stats)``; save it with
+    ``torch.save(stats)`` or ``stats.state_dict()``; set ``policy.obs_norm = stats.copy()`` to make a
+    policy that normalizes on its own (a saved champion runs without the training loop).
+
+    Example:
+        >>> stats = ObsNorm()
+        >>> stats.update(torch.tensor([[0.0, 10.0], [2.0, 30.0]]))
+        >>> stats.count, stats.mean.tolist(), stats.std.tolist()
+        (2, [1.0, 20.0], [1.0, 10.0])
+        >>> stats.normalize(torch.tensor([[1.0, 40.0]])).tolist()
+        [[0.0, 2.0]]
+    """
+
+    def __init__(
+        self, size: int | None = None, *, clip: float | None = 5.0, min_variance: float = 1e-2
+    ) -> None:
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
+            raise ValueError(
+                f"ObsNorm size must be a positive int (the flat observation length), got {size!r}."
+            )
+        if clip is not None and not _is_finite_positive(clip):
+            raise ValueError(f"ObsNorm clip must be a positive number or None (no clipping), got {clip!r}.")
+        if not _is_finite_positive(min_variance):
+            raise ValueError(f"ObsNorm min_variance must be a positive number, got {min_variance!r}.")
+        self.clip = None if clip is None else float(clip)
+        self.min_variance = float(min_variance)
+        self._count = 0
+        self._sum: torch.Tensor | None = None
+        self._sum_of_squares: torch.Tensor | None = None
+        if size is not None:
+            self._sum = torch.zeros(size, dtype=torch.float64)
+            self._sum_of_squares = torch.zeros(size, dtype=torch.float64)
+
+    def __repr__(self) -> str:
+        return f"ObsNorm(size={self.size}, count={self._count}, clip={self.clip}, min_variance={self.min_variance})"
+
+    @property
+    def size(self) -> int | None:
+        """The flat observation length, or None before the first update of an ObsNorm made without one."""
+        return None if self._sum is None else len(self._sum)
+
+    @property
+    def count(self) -> int:
+        """How many observations the statistics hold."""
+        return self._count
+
+    @property
+    def mean(self) -> torch.Tensor:
+        """The mean observation (float64; zeros while empty)."""
+        total = self._stored("mean")[0]
+        return total / max(self._count, 1)
+
+    @property
+    def std(self) -> torch.Tensor:
+        """The standard deviation used to normalize: ``sqrt(max(variance, min_variance))`` (float64)."""
+        total, squares = self._stored("std")
+        count = max(self._count, 1)
+        variance = squares / count - (total / count).square()
+        return variance.clamp(min=self.min_variance).sqrt()
+
+    def _stored(self, what: str) -> tuple[torch.Tensor, torch.Tensor]:
+        if self._sum is None or self._sum_of_squares is None:
+            raise ValueError(
+                f"This ObsNorm has no {what} yet: it has seen no observation and was made without a size."
+            )
+        return self._sum, self._sum_of_squares
+
+    # -- updating ---------------------------------------------------------------------------------
+
+    def update(self, x: torch.Tensor | ObsNorm, mask: torch.Tensor | None = None) -> None:
+        """Add a batch of flat observations (one per row; ``mask`` picks the rows to count), or the
+        statistics of another ObsNorm of the same size."""
+        if isinstance(x, ObsNorm):
+            if x.count:
+                self.add_partial(torch.tensor(x.count), *x._stored("statistics"))
+            return
+        if not isinstance(x, torch.Tensor) or x.ndim != 2 or not x.is_floating_point():
+            shape = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__qualname__
+            raise ValueError(
+                f"ObsNorm.update expects a 2-D float tensor (batch, size) or an ObsNorm, got {shape}."
+            )
+        if mask is not None:
+            x = x[mask]
+        values = x.detach().to(device="cpu", dtype=torch.float64)
+        self.add_partial(torch.tensor(len(values)), values.sum(dim=0), values.square().sum(dim=0))
+
+    def add_partial(self, count: torch.Tensor, total: torch.Tensor, squares: torch.Tensor) -> None:
+        """Add partial statistics: a count, and the sum and sum of squares of that many observations
+        (what ``evaluate``'s parts return; all-or-nothing: a size mismatch changes nothing)."""
+        total = total.detach().to(device="cpu", dtype=torch.float64).reshape(-1)
+        squares = squares.detach().to(device="cpu", dtype=torch.float64).reshape(-1)
+        if self._sum is not None and len(total) != len(self._sum):
+            raise ValueError(
+                f"This ObsNorm holds statistics of observations of length {len(self._sum)}, but was given"
+                f" observations of length {len(total)}: use one ObsNorm per env (or a new one)."
+            )
+        if self._sum is None or self._sum_of_squares is None:
+            self._sum, self._sum_of_squares = total.clone(), squares.clone()
+        else:
+            self._sum += total
+            self._sum_of_squares += squares
+        self._count += int(count)
+
+    # -- normalizing ------------------------------------------------------------------------------
+
+    def normalize(self, x: torch.Tensor) -> torch.Tensor:
+        """``x`` (flat observations, the last dimension of length ``size``) normalized, in its dtype."""
+        if not self._count:
+            return x
+        return self.normalizer(x.dtype, x.device)(x)
+
+    def normalizer(self, dtype: torch.dtype, device: torch.device | str) -> Normalize:
+        """The normalization as the statistics stand now, as a module on ``device`` in ``dtype``: later
+        updates do not change it (``evaluate`` normalizes a whole call with one)."""
+        if not self._count:
+            return Normalize(None, None, None)
+        return Normalize(
+            self.mean.to(device=device, dtype=dtype), self.std.to(device=device, dtype=dtype), self.clip
+        )
+
+    # -- saving -----------------------------------------------------------------------------------
+
+    def copy(self) -> ObsNorm:
+        """An independent copy (a policy that carries it is not changed by later updates of this one)."""
+        twin = ObsNorm(clip=self.clip, min_variance=self.min_variance)
+        twin.load_state_dict(self.state_dict())
+        return twin
+
+    def state_dict(self) -> dict[str, Any]:
+        """The statistics and settings as plain values and tensors (for ``torch.save``).
+
+        Example:
+            >>> stats = ObsNorm(2)
+            >>> ObsNorm.from_state_dict(stats.state_dict()).size
+            2
+        """
+        return {
+            "count": self._count,
+            "sum": None if self._sum is None else self._sum.clone(),
+            "sum_of_squares": None if self._sum_of_squares is None else self._sum_of_squares.clone(),
+            "clip": self.clip,
+            "min_variance": self.min_variance,
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Take the statistics and settings of ``state_dict()`` (checked whole before anything changes)."""
+        expected = {"count", "sum", "sum_of_squares", "clip", "min_variance"}
+        if not isinstance(state, Mapping) or set(state) != expected:
+            got = sorted(state) if isinstance(state, Mapping) else type(state).__qualname__
+            raise ValueError(f"ObsNorm.load_state_dict expects the keys {sorted(expected)}, got {got}.")
+        checked = ObsNorm(clip=state["clip"], min_variance=state["min_variance"])
+        if state["sum"] is not None:
+            checked.add_partial(torch.tensor(state["count"]), state["sum"], state["sum_of_squares"])
+        self.clip, self.min_variance = checked.clip, checked.min_variance
+        self._count, self._sum, self._sum_of_squares = checked._count, checked._sum, checked._sum_of_squares
+
+    @classmethod
+    def from_state_dict(cls, state: Mapping[str, Any]) -> ObsNorm:
+        """A new ObsNorm holding ``state``."""
+        stats = cls()
+        stats.load_state_dict(state)
+        return stats
+
+
+class Normalize(nn.Module):
+    """``(x - mean) / std`` clipped to ``[-clip, clip]``, with fixed ``mean`` and ``std`` (None: identity).
+
+    Example:
+        >>> Normalize(torch.tensor([1.0]), torch.tensor([2.0]), clip=1.0)(torch.tensor([[2.0], [9.0]])).tolist()
+        [[0.5], [1.0]]
+    """
+
+    mean: torch.Tensor | None
+    std: torch.Tensor | None
+
+    def __init__(self, mean: torch.Tensor | None, std: torch.Tensor | None, clip: float | None) -> None:
+        super().__init__()
+        self.register_buffer("mean", mean)
+        self.register_buffer("std", std)
+        self.clip = clip
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.mean is None or self.std is None:
+            return x
+        y = (x - self.mean) / self.std
+        return y if self.clip is None else y.clamp(-self.clip, self.clip)
+
+
+class NormalizedNet(nn.Module):
+    """A network behind a fixed normalization of its input: ``net(normalize(x), *args)`` (recurrent
+    networks keep their ``forward(x, h)``). What ``Policy.to_torch_module`` gives for a policy with
+    ``obs_norm``."""
+
+    def __init__(self, normalize: Normalize, net: nn.Module) -> None:
+        super().__init__()
+        self.normalize = normalize
+        self.net = net
+
+    def forward(self, x: torch.Tensor, *args: Any) -> Any:
+        return self.net(self.normalize(x), *args)
+
+
+def checked_obs_norm(obs_norm: Any, size: int) -> ObsNorm | None:
+    """``obs_norm`` if it is None or an ObsNorm for observations of length ``size``; else a clear error."""
+    if obs_norm is None:
+        return None
+    if not isinstance(obs_norm, ObsNorm):
+        raise TypeError(
+            f"obs_norm must be a vecrl_policy.ObsNorm (kept across calls; it holds the running statistics),"
+            f" got {type(obs_norm).__qualname__}."
+        )
+    if obs_norm.size is not None and obs_norm.size != size:
+        raise ValueError(
+            f"obs_norm holds statistics of observations of length {obs_norm.size}, but this env's flat"
+            f" observations have length {size}: use one ObsNorm per env (or a new one)."
+        )
+    return obs_norm
+
+
+def _is_finite_positive(value: Any) -> bool:
+    return (
+        isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value) and float(value) > 0
+    )

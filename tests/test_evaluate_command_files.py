@@ -1,0 +1,85 @@
+"""`vecrl evaluate --obs-norm` and `--out`: statistics kept between calls, per-row results in a file,
+their mistakes in one line, and an interrupted call that says how far it got."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from vecrl_policy import ObsNorm
+
+VECRL = str(Path(sys.executable).parent / "vecrl")
+
+
+def evaluate_command(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([VECRL, "evaluate", *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def test_obs_norm_statistics_are_kept_between_calls(tmp_path):
+    arguments = ["gym::Hopper-v5", "--popsize", "4", "--num-envs", "4", "--obs-norm", "hopper.stats"]
+    first = evaluate_command(*arguments, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    stats = ObsNorm.from_state_dict(torch.load(tmp_path / "hopper.stats", weights_only=True))
+    assert stats.size == 11 and stats.count > 0
+    second = evaluate_command(*arguments, cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert (
+        ObsNorm.from_state_dict(torch.load(tmp_path / "hopper.stats", weights_only=True)).count > stats.count
+    )
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".json"])
+def test_out_writes_each_rows_results(tmp_path, suffix):
+    result = evaluate_command(
+        "gym::FrozenLake-v1", "--popsize", "5", "--episodes", "2", "--out", f"rows{suffix}", cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    text = (tmp_path / f"rows{suffix}").read_text()
+    rows = json.loads(text) if suffix == ".json" else list(csv.DictReader(text.splitlines()))
+    assert [int(row["row"]) for row in rows] == [0, 1, 2, 3, 4]
+    assert all(int(row["episodes"]) == 2 and int(row["steps"]) >= 2 for row in rows)
+    assert set(rows[0]) == {"row", "mean_return", "total_return", "episodes", "steps"}
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--out", "rows.txt"], "must end in .csv or .json"),
+        (["--out", "missing/rows.csv"], "the folder of 'missing/rows.csv' does not exist"),
+        (["--obs-norm", "missing/stats"], "the folder of 'missing/stats' does not exist"),
+        (["--obs-norm", "garbage.stats"], "not observation statistics saved by vecrl evaluate"),
+        (["--obs-norm", "other.stats"], "statistics of observations of length 3"),
+    ],
+)
+def test_file_mistakes_are_one_line_errors(tmp_path, args, expected):
+    (tmp_path / "garbage.stats").write_text("not a tensor file")
+    torch.save(ObsNorm(3).state_dict(), tmp_path / "other.stats")
+    result = evaluate_command("gym::CartPole-v1", "--popsize", "2", *args, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert expected in result.stderr and "Traceback" not in result.stderr
+
+
+def test_an_interrupted_call_says_how_many_rows_were_done(tmp_path):
+    process = subprocess.Popen(
+        [VECRL, "evaluate", "gym::Hopper-v5", "--popsize", "100000", "--num-envs", "8"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    time.sleep(8)  # past the imports and the env's first steps, well inside the call
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert "vecrl evaluate: interrupted after" in stderr and "of 100000 rows" in stderr
+    assert "Traceback" not in stderr
+    assert os.listdir(tmp_path) == []
