@@ -16,6 +16,11 @@ vecrl side with VecGymNE: env-steps/s (higher is better) and the time to the thr
 Targets on a quiet machine: vecrl in one process >= 2x VecGymNE's env-steps/s; vecrl's best side reaches
 the threshold in <= 0.4x VecGymNE's wall time, with a learning curve no worse.
 
+It first measures the floors, what stepping alone costs with no policy and no evaluator: a plain loop
+over one gymnasium Hopper-v5 (random actions, reset when an episode ends) and envpool's raw pool of 64
+Hopper-v5 stepped with the same actions. No gym-based side can pass the first in one process (x2 with
+two processes), nor the envpool side the second.
+
     python bench/solve.py [--generations 100] [--popsize 64] [--threshold 500] [--quick]
 """
 
@@ -95,6 +100,37 @@ def race(name: str, make_problem: Callable[[], object], args: argparse.Namespace
     return run
 
 
+def floors(steps: int = 20_000) -> dict[str, float]:
+    """Env-steps per second of stepping alone: gymnasium's Hopper-v5 in a plain loop, envpool's raw pool."""
+    import gymnasium
+    import numpy as np
+
+    rates = {}
+    actions = np.random.default_rng(0).uniform(-1, 1, (steps, 3)).astype(np.float32)
+    env = gymnasium.make("Hopper-v5")
+    env.reset(seed=0)
+    start = time.perf_counter()
+    for action in actions:
+        _, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            env.reset()
+    rates["gymnasium Hopper-v5, one env"] = steps / (time.perf_counter() - start)
+    env.close()
+    try:
+        import envpool
+    except ImportError:
+        return rates
+    pool = envpool.make_gymnasium("Hopper-v5", num_envs=64)  # it resets ended envs itself
+    pool.reset()
+    batches = actions[: steps - steps % 64].reshape(-1, 64, 3)
+    start = time.perf_counter()
+    for batch in batches:
+        pool.step(batch)
+    rates["envpool Hopper-v5, 64 envs"] = batches.size / 3 / (time.perf_counter() - start)
+    pool.close()
+    return rates
+
+
 def sides(args: argparse.Namespace) -> dict[str, Callable[[], object]]:
     from evotorch.neuroevolution import VecGymNE
 
@@ -130,6 +166,9 @@ def main() -> None:
         f" threshold {args.threshold}; load average {os.getloadavg()[0]:.2f}",
         flush=True,
     )
+    floor = floors()
+    for name, rate in floor.items():
+        print(f"floor: {name}: {rate:,.0f} env-steps/s", flush=True)
     runs = [race(name, make, args) for name, make in sides(args).items()]
     base = runs[0]
     print(f"\nload average {os.getloadavg()[0]:.2f}")
@@ -146,6 +185,8 @@ def main() -> None:
             f" {run.steps_per_second / base.steps_per_second:9.2f} {'never' if at is None else f'{at:.1f} s':>13s}"
             f" {time_ratio:>7s}  " + " ".join(f"{run.curve.get(g, float('nan')):7.1f}" for g in generations)
         )
+    for name, rate in floor.items():
+        print(f"floor {name}: {rate:,.0f} env-steps/s = {rate / base.steps_per_second:.2f}x VecGymNE's")
     for threshold in sorted({args.threshold / 4, args.threshold / 2, args.threshold}):
         times = [run.first_at(threshold) for run in runs]
         print(

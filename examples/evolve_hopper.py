@@ -130,7 +130,10 @@ def ray_executor(address: str, num_actors: int | None) -> Any:
         from vecrl_ray import RayExecutor
     except ImportError:
         sys.exit("--ray needs the vecrl-ray package: pip install -c constraints.txt packages/vecrl-ray")
-    return RayExecutor(num_actors, address=address or None)
+    start = time.perf_counter()
+    executor = RayExecutor(num_actors, address=address or None)
+    print(f"{executor!r} started in {time.perf_counter() - start:.1f} s", flush=True)
+    return executor
 
 
 def record_video(problem: Any, center: Any, folder: str) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 from gymnasium.spaces import Discrete, flatdim
+from torch import nn
 
 from vecrl_policy.evaluate_workers import checked_num_workers, workers_of
 from vecrl_policy.executor import Evaluation, Executor, ResetSeed, split_population
@@ -97,6 +98,11 @@ def evaluate(
         >>> evaluate(policy, env, torch.randn(256, policy.parameter_length)).mean_return.shape  # doctest: +SKIP
         torch.Size([256])
     """
+    if not isinstance(policy, Policy):
+        raise TypeError(
+            f"evaluate() takes a vecrl_policy.Policy, got {type(policy).__qualname__}; wrap the network in one:"
+            " Policy(net), where net is an nn.Module, a callable making one, or a network string."
+        )
     if isinstance(num_episodes, bool) or not isinstance(num_episodes, Integral) or num_episodes < 1:
         raise ValueError(f"num_episodes must be a positive int, got {num_episodes!r}.")
     num_envs = getattr(env, "num_envs", None)
@@ -117,6 +123,8 @@ def evaluate(
             f"Each parameter row must have the policy's {policy.parameter_length} parameters, got"
             f" {parameters.shape[1]}."
         )
+    _check_values(parameters)
+    _check_seed(seed, math.ceil(len(parameters) / num_envs))
     budget = getattr(env.unwrapped, "num_episodes", None)
     if budget is not None and budget < num_episodes:
         raise ValueError(
@@ -157,13 +165,13 @@ def evaluate(
             f"executor must be an Executor (with num_parts and run(evaluation, parts)), such as"
             f" vecrl_ray.RayExecutor(num_actors=2); got {executor!r}."
         )
-    if num_workers is not None and num_workers != 1:
+    if num_workers is not None and checked_num_workers(num_workers, env) > 1:
         if executor is not None:
             raise ValueError(
                 f"Give evaluate() num_workers={num_workers!r} or executor={executor!r}, not both: the executor"
                 " says where the parts of the population run."
             )
-        executor = workers_of(env, checked_num_workers(num_workers, env))
+        executor = workers_of(env, min(int(num_workers), len(parameters)))  # never a process without rows
     if executor is None:
         (whole,) = split_population(env, len(parameters), seed, num_parts=1)  # chunk c reset with seed + c
         results = [run_rows(policy, env, parameters, whole.chunk_seeds, progress=progress)]
@@ -178,10 +186,49 @@ def evaluate(
     return EvaluationResult(total_return, episodes, steps)
 
 
+def _check_values(parameters: torch.Tensor) -> None:
+    """A ValueError for parameters without values (the meta device) or with NaN or inf rows: a network
+    with them acts without meaning (an argmax of NaN picks action 0), and would get a finite score."""
+    if parameters.device.type == "meta":
+        raise ValueError(
+            "evaluate() got parameters on the meta device, which holds shapes but no values: make the"
+            " population on the CPU or a GPU."
+        )
+    finite = torch.isfinite(parameters).all(dim=1)
+    if not bool(finite.all()):
+        rows = finite.logical_not().nonzero().flatten().tolist()
+        shown = ", ".join(map(str, rows[:8])) + (f", ... ({len(rows)} rows)" if len(rows) > 8 else "")
+        raise ValueError(
+            f"Parameter rows {shown} hold NaN or inf: a network with them acts without meaning (an argmax of"
+            " NaN picks action 0) yet would get a finite score, so evaluate() refuses them. Replace or drop"
+            " those rows (torch.isfinite(parameters).all(dim=1) marks the good ones)."
+        )
+
+
+def _check_seed(seed: Any, num_chunks: int) -> None:
+    """``seed`` must be None or an int such that every chunk's seed (``seed + c``) is below 2**32."""
+    if seed is None:
+        return
+    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
+        raise ValueError(f"seed must be None or an int >= 0, got {seed!r}.")
+    if seed + num_chunks - 1 >= 2**32:
+        raise ValueError(
+            f"seed={seed} is too large for {num_chunks} chunk(s): evaluate() resets chunk c of the population"
+            f" with seed + c, and seeds must be below 2**32. Use a seed of at most {2**32 - num_chunks}."
+        )
+
+
 def _check_policy_fits_env(policy: Policy, env: Any, row: torch.Tensor) -> None:
     """Run the network once on a zero observation: a ValueError says what does not fit, before any step.
     (The first chunk's set_parameters clears the state this leaves.)"""
     observation_space, action_space = env.single_observation_space, env.single_action_space
+    batch_norms = [m for m in policy.wrapped_module.modules() if isinstance(m, _BATCH_NORMS)]
+    if batch_norms:
+        raise ValueError(
+            f"The policy's network holds {type(batch_norms[0]).__name__}, which normalizes across a batch, but"
+            " each parameter row is its own network and sees one observation at a time. Normalize"
+            " observations with evaluate(..., obs_norm=vecrl_policy.ObsNorm()), or use LayerNorm."
+        )
     obs_length = flatdim(observation_space)
     expected = (int(action_space.n),) if isinstance(action_space, Discrete) else tuple(action_space.shape)
     policy.set_parameters(row)
@@ -200,6 +247,9 @@ def _check_policy_fits_env(policy: Policy, env: Any, row: torch.Tensor) -> None:
             f"The policy's network gives outputs of shape {tuple(output.shape[1:])} per row, but the env's action"
             f" space {_short(action_space)} needs {what} of shape {expected}. Make its output {math.prod(expected)} wide."
         )
+
+
+_BATCH_NORMS = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.SyncBatchNorm)
 
 
 def _short(space: Any) -> str:

@@ -26,8 +26,8 @@ class WorkerError(RuntimeError):
 
 
 def checked_num_workers(num_workers: Any, env: Any) -> int:
-    """``num_workers`` if it is an int >= 1 and ``env`` can be made again in a worker; else a ValueError
-    saying why.
+    """``num_workers`` if it is an int >= 1 and (for more than one) ``env`` can be made again in a worker;
+    else a ValueError saying why.
 
     Example:
         >>> import vecrl
@@ -39,6 +39,8 @@ def checked_num_workers(num_workers: Any, env: Any) -> int:
             f"num_workers must be None or a positive int (processes evaluating parts of the population, this"
             f" one included), but got {num_workers!r}."
         )
+    if num_workers == 1:
+        return 1
     if getattr(env, "recipe", None) is None or not hasattr(env.unwrapped, "sub_env_seeds"):
         raise ValueError(
             f"evaluate(num_workers={num_workers}) makes the env again in each worker process, so it needs a"

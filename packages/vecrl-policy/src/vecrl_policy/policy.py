@@ -74,7 +74,10 @@ class Policy:
         self.obs_norm = None
 
     def _compile(self, module: nn.Module) -> None:
-        """Lay out the module's parameters and build its forward paths (what pickling leaves out)."""
+        """Lay out the module's parameters and build its forward paths (what pickling leaves out). The
+        module runs in eval mode: a policy is scored, not trained by backprop (dropout off, batch norm on
+        its running statistics), so the same parameters and seed give the same actions."""
+        module.eval()
         self._module = module
         self._layout = ParameterLayout(module)
         self._general = FunctionalNet(module, self._layout.slots)

@@ -1,0 +1,99 @@
+"""evaluate refuses what would give a silent wrong score, and says how to fix it: broken parameter rows,
+networks that are not scored alike on every call, seeds and worker counts that mean something else."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import vecrl
+from vecrl.testing import no_process_left
+from vecrl_policy import Policy, evaluate
+
+
+@pytest.fixture(scope="module")
+def env():
+    env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=4)
+    yield env
+    env.close()
+
+
+def rows(policy: Policy, count: int = 4) -> torch.Tensor:
+    return torch.randn(count, policy.parameter_length, generator=torch.Generator().manual_seed(0))
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_rows_with_nan_or_inf_parameters_are_refused_by_number(env, bad):
+    policy = Policy("Linear(4, 2)")
+    parameters = rows(policy, 12)
+    parameters[3, 0] = bad
+    parameters[10] = bad
+    with pytest.raises(ValueError, match=r"Parameter rows 3, 10 hold NaN or inf"):
+        evaluate(policy, env, parameters, seed=0)
+
+
+def test_a_population_on_the_meta_device_is_refused(env):
+    policy = Policy("Linear(4, 2)")
+    with pytest.raises(ValueError, match="meta device, which holds shapes but no values"):
+        evaluate(policy, env, torch.zeros(4, policy.parameter_length, device="meta"))
+
+
+def test_dropout_is_off_so_a_seed_gives_one_score(env):
+    policy = Policy("Linear(4, 16) >> Dropout(0.5) >> Linear(16, 2)")
+    parameters = rows(policy, 8)
+    first = evaluate(policy, env, parameters, seed=3)
+    assert torch.equal(evaluate(policy, env, parameters, seed=3).total_return, first.total_return)
+    assert not policy.wrapped_module.training
+
+
+def test_batch_norm_is_refused_with_what_to_use_instead(env):
+    policy = Policy("Linear(4, 8) >> BatchNorm1d(8) >> Linear(8, 2)")
+    with pytest.raises(ValueError, match=r"holds BatchNorm1d.*obs_norm=vecrl_policy.ObsNorm\(\)"):
+        evaluate(policy, env, rows(policy))
+
+
+@pytest.mark.parametrize("policy", [None, torch.nn.Linear(4, 2), "Linear(4, 2)"])
+def test_something_that_is_not_a_policy_is_refused(env, policy):
+    with pytest.raises(TypeError, match="evaluate\\(\\) takes a vecrl_policy.Policy"):
+        evaluate(policy, env, torch.zeros(4, 10))
+
+
+@pytest.mark.parametrize(
+    ("seed", "message"),
+    [
+        ("3", "seed must be None or an int >= 0, got '3'"),
+        (-1, "seed must be None or an int >= 0"),
+        (True, "seed must be None or an int >= 0"),
+        (2**32 - 1, r"seed=4294967295 is too large for 2 chunk\(s\).*at most 4294967294"),
+    ],
+)
+def test_bad_seeds_are_refused_naming_the_seed_given(env, seed, message):
+    policy = Policy("Linear(4, 2)")
+    with pytest.raises(ValueError, match=message):
+        evaluate(policy, env, rows(policy, 8), seed=seed)
+
+
+def test_the_largest_seed_that_fits_is_taken(env):
+    policy = Policy("Linear(4, 2)")
+    evaluate(policy, env, rows(policy, 8), seed=2**32 - 2)
+
+
+@pytest.mark.parametrize("num_workers", [True, 0, 1.5, "2"])
+def test_num_workers_that_is_not_a_count_is_refused(env, num_workers):
+    policy = Policy("Linear(4, 2)")
+    with pytest.raises(ValueError, match="num_workers must be None or a positive int"):
+        evaluate(policy, env, rows(policy), num_workers=num_workers)
+
+
+def test_no_more_worker_processes_start_than_there_are_rows():
+    env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=4)
+    policy = Policy("Linear(4, 2)")
+    parameters = rows(policy, 2)
+    with no_process_left():
+        try:
+            expected = evaluate(policy, env, parameters, seed=1)
+            result = evaluate(policy, env, parameters, seed=1, num_workers=6)
+            assert env.__dict__["_evaluation_workers"].num_parts == 2  # this process and one worker
+        finally:
+            env.close()
+    assert torch.equal(result.steps, expected.steps)
