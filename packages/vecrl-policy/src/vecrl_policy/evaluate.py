@@ -211,7 +211,7 @@ def _check_seed(seed: Any, num_chunks: int) -> None:
         return
     if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
         raise ValueError(f"seed must be None or an int >= 0, got {seed!r}.")
-    if seed + num_chunks - 1 >= 2**32:
+    if int(seed) + num_chunks - 1 >= 2**32:
         raise ValueError(
             f"seed={seed} is too large for {num_chunks} chunk(s): evaluate() resets chunk c of the population"
             f" with seed + c, and seeds must be below 2**32. Use a seed of at most {2**32 - num_chunks}."
