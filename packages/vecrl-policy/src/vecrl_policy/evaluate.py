@@ -19,6 +19,7 @@ from vecrl_policy.normalization import Normalize, ObsNorm, checked_obs_norm
 from vecrl_policy.observations import Flattener, observation_flattener
 from vecrl_policy.policy import Policy
 from vecrl_policy.shaping import Shaping
+from vecrl_policy.threads import one_torch_thread
 
 #: The rewards of this many steps are kept, then summed at once (see _evaluate_chunk).
 FOLD_STEPS = 64
@@ -88,6 +89,9 @@ def evaluate(
       (``total_return`` is the shaped return); ``action_noise_stdev`` adds Gaussian noise to continuous
       actions, drawn per chunk from the chunk's reset seed (the same seed, ``num_envs`` and split give the
       same noise). See :class:`vecrl_policy.shaping.Shaping`.
+
+    The loop runs on one torch thread (see :func:`vecrl_policy.threads.one_torch_thread` for why); the
+    count is restored when the call returns.
 
     ``progress``, if given, is called with the number of rows done so far: after each chunk in one
     process, once all parts are back with an executor.
@@ -174,7 +178,8 @@ def evaluate(
         executor = workers_of(env, min(int(num_workers), len(parameters)))  # never a process without rows
     if executor is None:
         (whole,) = split_population(env, len(parameters), seed, num_parts=1)  # chunk c reset with seed + c
-        results = [run_rows(policy, env, parameters, whole.chunk_seeds, progress=progress)]
+        with one_torch_thread():
+            results = [run_rows(policy, env, parameters, whole.chunk_seeds, progress=progress)]
     else:
         parts = split_population(env, len(parameters), seed, min(executor.num_parts, len(parameters)))
         results = executor.run(Evaluation(env, policy, run_rows, parameters), parts)

@@ -19,6 +19,7 @@ import torch
 
 from vecrl.processes import RemoteFailure, WorkerProcess, ignore_interrupts, messages
 from vecrl_policy.executor import Evaluation, Part, PartRunner, PartSender
+from vecrl_policy.threads import one_torch_thread
 
 
 class WorkerError(RuntimeError):
@@ -75,22 +76,19 @@ class EvaluationWorkers:
     def run(self, evaluation: Evaluation, parts: Sequence[Part]) -> list[tuple[torch.Tensor, ...]]:
         """The first part here, each other in a worker; a worker's error is raised here (see ``_Worker``)."""
         first, *others = parts
-        threads = torch.get_num_threads()
         try:
             for worker, part in zip(self.workers, others, strict=False):
                 worker.send(evaluation, part)
-            torch.set_num_threads(1)  # one core per process
             env = evaluation.env
             own_env = env if first.num_envs == env.num_envs else self._env_of_size(first.num_envs)
             rows = evaluation.parameters[first.start : first.stop]
-            results = [evaluation.run_rows(evaluation.policy, own_env, rows, first.chunk_seeds)]
+            with one_torch_thread():  # one core per process
+                results = [evaluation.run_rows(evaluation.policy, own_env, rows, first.chunk_seeds)]
             device = evaluation.parameters.device
             results.extend(worker.result(device) for worker in self.workers[: len(others)])
         except BaseException:
             self.close()  # a worker may be out of step (or Ctrl-C): the next call starts afresh
             raise
-        finally:
-            torch.set_num_threads(threads)
         return results
 
     def _env_of_size(self, num_envs: int) -> Any:
