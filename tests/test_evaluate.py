@@ -220,27 +220,26 @@ def test_the_example_runs_and_writes_its_plot(tmp_path):
 class ThreadsSeen(torch.nn.Module):
     """A linear policy that notes how many torch threads each call runs on."""
 
-    seen: list[int] = []
-
     def __init__(self) -> None:
         super().__init__()
         self.linear = torch.nn.Linear(4, 2)
+        self.seen: list[int] = []
 
     def forward(self, x):
-        ThreadsSeen.seen.append(torch.get_num_threads())
+        self.seen.append(torch.get_num_threads())
         return self.linear(x)
 
 
 def test_the_loop_runs_on_one_torch_thread_and_restores_the_count():
     env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=4)
-    policy = Policy(ThreadsSeen())
+    module = ThreadsSeen()
+    policy = Policy(module)
     policy.fast_path = False  # the module's own forward runs
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        ThreadsSeen.seen.clear()
         evaluate(policy, env, torch.zeros(4, policy.parameter_length), seed=0)
-        assert set(ThreadsSeen.seen[1:]) == {1}  # (the first call is the fit check, before the loop)
+        assert set(module.seen[1:]) == {1}  # (the first call is the fit check, before the loop)
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
