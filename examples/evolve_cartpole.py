@@ -3,9 +3,12 @@
 Each generation samples a population of parameter vectors around a mean, scores them all in one
 `evaluate` call on a vectorized env, and moves the mean and the per-parameter step sizes towards the
 better ones. It stops when the mean policy scores >= 475 (CartPole's solved score) over fresh
-episodes, and saves a plot of the best and mean return per generation.
+episodes, and saves a plot of the best and mean return per generation. The run's state (the search
+distribution, the random generator, the histories) is saved to `--state` after every generation, so
+Ctrl-C loses at most one: `--resume` goes on from it, exactly as the uninterrupted run would have.
 
     python examples/evolve_cartpole.py [--popsize 64] [--generations 100] [--out evolve_cartpole.png]
+                                       [--state evolve_cartpole.state] [--resume]
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ import argparse
 import math
 import time
 
+import checkpoint
 import torch
 
 import vecrl
+from vecrl.cli import HelpFormatter
 from vecrl.command import positive_int, seed_int
 from vecrl_policy import Policy, evaluate
 
@@ -44,9 +49,7 @@ def snes_step(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=HelpFormatter)
     parser.add_argument("--popsize", type=positive_int, default=64, help="parameter vectors per generation")
     parser.add_argument("--generations", type=positive_int, default=100, help="most generations to run")
     parser.add_argument(
@@ -54,43 +57,72 @@ def main() -> None:
     )
     parser.add_argument("--seed", type=seed_int, default=0, help="seed of the noise and the envs")
     parser.add_argument("--out", default="evolve_cartpole.png", help="where to save the plot (PNG)")
+    parser.add_argument(
+        "--state", default="evolve_cartpole.state", help="the run's state, saved each generation"
+    )
+    parser.add_argument("--resume", action="store_true", help="go on from --state")
     args = parser.parse_args()
 
-    torch.manual_seed(args.seed)
     env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=args.popsize, num_episodes=1)
     test_env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=args.test_episodes, num_episodes=1)
     policy = Policy(NETWORK, obs_length=4, act_length=2)
     n = policy.parameter_length
-    mean, sigma = torch.zeros(n), torch.full((n,), 0.5)
     lr_sigma = (3 + math.log(n)) / (5 * math.sqrt(n))
-
-    best_history, mean_history, center_history = [], [], []
-    start = time.perf_counter()
-    solved_score = float("nan")
-    for generation in range(1, args.generations + 1):
-        noise = torch.randn(args.popsize, n)
-        population = mean + sigma * noise
-        fitness = evaluate(policy, env, population, seed=args.seed + generation).mean_return.float()
-        mean, sigma = snes_step(mean, sigma, noise, fitness, lr_sigma)
-
-        best_history.append(fitness.max().item())
-        mean_history.append(fitness.mean().item())
-        test = evaluate(policy, test_env, mean.expand(args.test_episodes, n), seed=10_000 + generation)
-        solved_score = test.mean_return.mean().item()
-        center_history.append(solved_score)
-        print(
-            f"gen {generation:3d}  best {best_history[-1]:6.1f}  mean {mean_history[-1]:6.1f}"
-            f"  center policy on {args.test_episodes} fresh episodes {solved_score:6.1f}"
-            f"  ({time.perf_counter() - start:5.1f} s)",
-            flush=True,
-        )
-        if solved_score >= SOLVED:
-            print(f"solved: mean return {solved_score:.1f} >= {SOLVED} after {generation} generations")
-            break
+    if args.resume:
+        state = checkpoint.load(args.state)
+        torch.set_rng_state(state["rng"])
+        print(f"resumed from {args.state} after generation {state['generation']}", flush=True)
     else:
-        print(f"not solved within {args.generations} generations (last score {solved_score:.1f})")
+        torch.manual_seed(args.seed)
+        state = {
+            "mean": torch.zeros(n),
+            "sigma": torch.full((n,), 0.5),
+            "generation": 0,
+            "solved": float("nan"),
+        }
+        state["history"] = {"best": [], "mean": [], "center": []}
+    history = state["history"]
+    start = time.perf_counter()
+    generation = state["generation"]
+    try:
+        while generation < args.generations and not state["solved"] >= SOLVED:
+            generation += 1
+            noise = torch.randn(args.popsize, n)
+            population = state["mean"] + state["sigma"] * noise
+            fitness = evaluate(policy, env, population, seed=args.seed + generation).mean_return.float()
+            mean, sigma = snes_step(state["mean"], state["sigma"], noise, fitness, lr_sigma)
+            center = mean.expand(args.test_episodes, n)
+            score = evaluate(policy, test_env, center, seed=10_000 + generation).mean_return.mean().item()
+            history["best"].append(fitness.max().item())
+            history["mean"].append(fitness.mean().item())
+            history["center"].append(score)
+            state.update(
+                mean=mean, sigma=sigma, generation=generation, solved=score, rng=torch.get_rng_state()
+            )
+            checkpoint.save(state, args.state)
+            print(
+                f"gen {generation:3d}  best {history['best'][-1]:6.1f}  mean {history['mean'][-1]:6.1f}"
+                f"  center policy on {args.test_episodes} fresh episodes {score:6.1f}"
+                f"  ({time.perf_counter() - start:5.1f} s)",
+                flush=True,
+            )
+    except KeyboardInterrupt:
+        checkpoint.interrupted(args.state, generation)
+    if state["solved"] >= SOLVED:
+        print(
+            f"solved: mean return {state['solved']:.1f} >= {SOLVED} after {state['generation']} generations"
+        )
+    else:
+        print(f"not solved within {args.generations} generations (last score {state['solved']:.1f})")
 
-    save_plot(best_history, mean_history, center_history, args.out, "SNES on CartPole-v1 with vecrl", SOLVED)
+    save_plot(
+        history["best"],
+        history["mean"],
+        history["center"],
+        args.out,
+        "SNES on CartPole-v1 with vecrl",
+        SOLVED,
+    )
     print(f"plot saved to {args.out}")
 
 

@@ -28,15 +28,14 @@ from typing import Any
 import checkpoint
 from evolve_cartpole import save_plot
 
+from vecrl.cli import HelpFormatter
 from vecrl.command import positive_int, seed_int
 
 NETWORK = "Linear(obs_length, 32) >> Tanh() >> Linear(32, act_length)"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=HelpFormatter)
     parser.add_argument("--env", default="gym::Hopper-v5", help="a Hopper for make_vector_env")
     parser.add_argument("--popsize", type=positive_int, default=64, help="policies per generation")
     parser.add_argument("--generations", type=positive_int, default=50, help="generations in all")

@@ -122,3 +122,31 @@ def test_a_brax_command_announces_its_compile_and_prints_no_warp_notice():
     assert "brax::fast: compiling the first reset and step" in result.stderr
     assert "Failed to import" not in result.stdout + result.stderr
     assert "40 env-steps" in result.stdout
+
+
+def test_version_names_every_installed_vecrl_package():
+    result = subprocess.run([VECRL, "--version"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0
+    assert "vecrl-core 0." in result.stdout and "vecrl-policy 0." in result.stdout
+
+
+def test_help_shows_examples_and_each_default_once():
+    top = subprocess.run([VECRL, "--help"], capture_output=True, text=True, timeout=60).stdout
+    assert "examples:\n  vecrl backends" in top
+    evaluate_help = subprocess.run(
+        [VECRL, "evaluate", "--help"], capture_output=True, text=True, timeout=60
+    ).stdout
+    flat = " ".join(evaluate_help.split())
+    assert "(default: one per CPU of the cluster)" in flat and "(default: None)" not in flat
+    assert flat.count("default") == flat.count("(default:")  # no option says its default twice
+
+
+def test_network_strings_take_both_spellings_of_the_lengths():
+    for network in ["Linear(obs, 8) >> Tanh() >> Linear(8, act)", "Linear(obs_length, act_length)"]:
+        result = subprocess.run(
+            [VECRL, "evaluate", "gym::CartPole-v1", "--popsize", "4", "--policy", network],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stderr

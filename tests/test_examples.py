@@ -94,3 +94,38 @@ def test_resuming_without_a_saved_run_says_so_in_one_line(tmp_path):
 def test_the_examples_mistakes_are_one_line_errors(tmp_path, arguments):
     result = subprocess.run(hopper(tmp_path, *arguments), capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+def cartpole(tmp_path: Path, *arguments: str) -> subprocess.CompletedProcess:
+    command = [
+        sys.executable,
+        str(ROOT / "examples" / "evolve_cartpole.py"),
+        "--popsize",
+        "8",
+        "--test-episodes",
+        "2",
+        "--state",
+        str(tmp_path / "cartpole.state"),
+        "--out",
+        str(tmp_path / "cartpole.png"),
+        *arguments,
+    ]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
+def scores(stdout: str) -> list[str]:
+    """The generation lines without their clock."""
+    return [line.split("(")[0] for line in stdout.splitlines() if line.startswith("gen ")]
+
+
+def test_a_resumed_cartpole_run_goes_on_as_the_uninterrupted_one(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    straight = cartpole(tmp_path / "a", "--generations", "4")
+    first = cartpole(tmp_path / "b", "--generations", "2")
+    resumed = cartpole(tmp_path / "b", "--generations", "4", "--resume")
+    for result in (straight, first, resumed):
+        assert result.returncode == 0, result.stderr
+    assert "resumed from" in resumed.stdout
+    assert scores(first.stdout) + scores(resumed.stdout) == scores(straight.stdout)
+    assert (tmp_path / "b" / "cartpole.png").read_bytes()[:8] == PNG

@@ -40,6 +40,9 @@ def test_the_block_runs_on_its_own(command, code, tmp_path):
         pytest.importorskip("vecrl_playground")
     environment = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     environment["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # a Ray a block starts listens on 127.0.0.1 only
+    # one OpenMP thread: beside other work, torch's intra-op threads wait on each other (the SB3 block's PPO
+    # took 870 s at load 10 with the default threads, 9.6 s with one)
+    environment["OMP_NUM_THREADS"] = "1"
     result = subprocess.run(
         command, cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=600
     )

@@ -78,10 +78,16 @@ def test_evaluate_runs_on_playground_envs():
     rows = torch.randn(5, policy.parameter_length, generator=torch.Generator().manual_seed(0))
     result = evaluate(policy, env, rows, seed=1)
     again = evaluate(policy, env, rows, seed=1)
+    stats = policy_package.ObsNorm()  # the neuroevolution options on the same compiled env
+    shaped = evaluate(
+        policy, env, rows, seed=1, obs_norm=stats, decrease_rewards_by=1.0, action_noise_stdev=0.1
+    )
     env.close()
     assert (result.steps == 4).all() and (result.episodes == 1).all()
     assert torch.equal(result.total_return, again.total_return)
     assert np.isfinite(result.total_return.numpy()).all()
+    assert stats.count == int(result.steps.sum()) and stats.size == 5 and torch.isfinite(stats.std).all()
+    assert torch.isfinite(shaped.total_return).all() and (shaped.total_return < result.total_return).all()
 
 
 def test_an_env_whose_models_cannot_be_fetched_says_so_in_one_line_from_the_command():

@@ -14,6 +14,7 @@ Example::
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import sys
 import time
 from collections.abc import Sequence
@@ -156,13 +157,49 @@ def _not_installed(name: str, package: str) -> Command:
     return Command(name, f"(needs {package}, not installed)", add_arguments, run)
 
 
+EXAMPLES = """examples:
+  vecrl backends
+  vecrl bench gym::CartPole-v1 --num-envs 64
+  vecrl evaluate gym::CartPole-v1 --popsize 256 --episodes 2
+  vecrl evaluate gym::Hopper-v5 --popsize 64 --workers 2 --obs-norm hopper.stats --out rows.csv
+  vecrl COMMAND --help   (the options of one command)
+"""
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """Each option's default after its help, unless the help already says it or there is none (None,
+    False); descriptions and examples keep their lines."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "default" in text or action.default is None or action.default is False:
+            return text
+        return super()._get_help_string(action)
+
+
+def _versions() -> str:
+    """``vecrl-core X`` and every other installed vecrl package with its version."""
+    names = sorted(
+        {
+            dist.metadata["Name"]
+            for dist in importlib.metadata.distributions()
+            if (dist.metadata["Name"] or "").startswith("vecrl-")
+        }
+    )
+    return ", ".join(f"{name} {importlib.metadata.version(name)}" for name in names)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``vecrl`` parser with the built-in subcommands and those that plugins provide; a plugin that
     fails to load is reported on stderr in one line and left out."""
     parser = argparse.ArgumentParser(
         prog="vecrl",
         description="Batched RL environments and policies, in torch.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        epilog=EXAMPLES,
+        formatter_class=HelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action="version", version=_versions(), help="the installed vecrl packages"
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     plugin_commands, failures = load_command_plugins(COMMANDS_ENTRY_POINT_GROUP)
@@ -176,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
             command.name,
             help=command.help,
             description=command.help,
-            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+            formatter_class=HelpFormatter,
         )
         command.add_arguments(sub)
         sub.set_defaults(run=command.run)

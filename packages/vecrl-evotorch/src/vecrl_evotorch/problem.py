@@ -36,7 +36,7 @@ class VecrlNE(BaseNEProblem):
 
     ``env`` is a name for ``vecrl.make_vector_env`` (``"gym::Hopper-v5"``, ``"brax::ant"``,
     ``"envpool::Hopper-v5"``, a plugin's prefix) and ``env_config`` its keyword arguments. ``network`` is a
-    network string (its constants ``obs_length`` and ``act_length`` come from the env, more from
+    network string (its constants ``obs_length`` and ``act_length``, or ``obs`` and ``act``, come from the env, more from
     ``network_args``), an ``nn.Module`` or a callable making one. ``observation_normalization``,
     ``decrease_rewards_by``, ``alive_bonus_schedule`` and ``action_noise_stdev`` mean what they mean in
     VecGymNE (see ``vecrl_policy.evaluate``); the statistics are updated after each population, from every
@@ -157,7 +157,8 @@ class VecrlNE(BaseNEProblem):
             return {}
         space = self._action_space
         act_length = int(space.n) if isinstance(space, Discrete) else math.prod(space.shape or ())
-        constants = {"obs_length": flatdim(self._observation_space), "act_length": act_length}
+        obs_length = flatdim(self._observation_space)
+        constants = {"obs_length": obs_length, "act_length": act_length, "obs": obs_length, "act": act_length}
         return {**constants, **dict(network_args or {})}
 
     def _make_env(self, num_envs: int) -> Any:

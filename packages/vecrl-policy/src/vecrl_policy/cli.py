@@ -39,7 +39,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--policy",
         default="Linear(obs_length, 32) >> Tanh() >> Linear(32, act_length)",
-        help="network string; obs_length and act_length are filled in from the env",
+        help="network string; obs_length (or obs) and act_length (or act) are filled in from the env",
     )
     parser.add_argument("--popsize", type=positive_int, default=64, help="random parameter rows")
     parser.add_argument("--episodes", type=positive_int, default=1, help="episodes per row")
@@ -105,7 +105,11 @@ def _run(args: argparse.Namespace) -> int:
         space = env.single_action_space
         act_length = int(space.n) if isinstance(space, Discrete) else math.prod(space.shape or ())
         try:
-            policy = Policy(args.policy, obs_length=obs_length, act_length=act_length)
+            lengths = {
+                "obs_length": obs_length,
+                "act_length": act_length,
+            }  # both spellings, as in the READMEs
+            policy = Policy(args.policy, **lengths, obs=obs_length, act=act_length)
         except (NetParsingError, TypeError, ValueError) as error:
             raise CommandError(f"bad --policy: {str(error).splitlines()[0]}") from error
         if obs_norm is not None:
