@@ -83,3 +83,16 @@ def test_an_interrupted_call_says_how_many_rows_were_done(tmp_path):
     assert "vecrl evaluate: interrupted after" in stderr and "of 100000 rows" in stderr
     assert "Traceback" not in stderr
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--popsize", "100000000"], "--popsize 100000000: 100,000,000 rows of 226 parameters need 84.2 GiB"),
+        (["--policy", "Linear(obs, act) >> Softmax(dim=5)"], "bad --policy for gym::CartPole-v1"),
+    ],
+)
+def test_a_population_or_network_that_cannot_run_is_a_one_line_error(tmp_path, args, expected):
+    result = evaluate_command("gym::CartPole-v1", *args, cwd=tmp_path)
+    assert result.returncode == 2
+    assert expected in result.stderr and "Traceback" not in result.stderr

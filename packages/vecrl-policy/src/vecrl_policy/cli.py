@@ -118,7 +118,14 @@ def _run(args: argparse.Namespace) -> int:
             except ValueError as error:
                 raise CommandError(f"--obs-norm {args.obs_norm}: {error}") from error
         generator = torch.Generator().manual_seed(args.seed)
-        population = args.sigma * torch.randn(args.popsize, policy.parameter_length, generator=generator)
+        try:
+            population = args.sigma * torch.randn(args.popsize, policy.parameter_length, generator=generator)
+        except (RuntimeError, MemoryError) as error:  # torch's allocator says RuntimeError
+            size = args.popsize * policy.parameter_length * 4 / 2**30
+            raise CommandError(
+                f"--popsize {args.popsize}: {args.popsize:,} rows of {policy.parameter_length} parameters need"
+                f" {size:,.1f} GiB, which this machine could not allocate; give a smaller --popsize"
+            ) from error
         executor, num_workers = None, args.workers
         if args.ray is not None:
             executor, num_workers = _ray_executor(args.ray or None, args.workers), None

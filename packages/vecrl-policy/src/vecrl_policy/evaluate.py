@@ -240,11 +240,12 @@ def _check_policy_fits_env(policy: Policy, env: Any, row: torch.Tensor) -> None:
     try:
         with torch.no_grad():
             output = policy(torch.zeros(1, obs_length, dtype=row.dtype, device=row.device))
-    except RuntimeError as error:
+    except (RuntimeError, IndexError, ValueError) as error:  # what torch raises for shapes and dims
         raise ValueError(
             f"The policy's network cannot read this env's observations: they reach it as vectors of length"
             f" {obs_length} (flattened from {_short(observation_space)}), and it raised: {str(error).splitlines()[0]}"
-            f" Make its input {obs_length} wide (gymnasium.spaces.flatdim(env.single_observation_space))."
+            f" Its first layer must take {obs_length} inputs (gymnasium.spaces.flatdim(env.single_observation_space)),"
+            " and each layer what the one before it gives."
         ) from error
     if tuple(output.shape[1:]) != expected:
         what = "one score per discrete action" if isinstance(action_space, Discrete) else "one action"
