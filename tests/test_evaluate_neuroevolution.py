@@ -112,3 +112,20 @@ def test_envpool_evaluates_with_statistics_and_shaping():
     assert torch.equal(shaped.total_return, plain.total_return - plain.steps)  # CartPole: 1 per step
     assert stats.count == int(plain.steps.sum())
     env.close()
+
+
+def test_workers_see_the_statistics_a_policy_carries_now():
+    env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=4, num_episodes=1)
+    policy = Policy("Linear(4, 8) >> Tanh() >> Linear(8, 2)")
+    parameters = population(policy, 8)
+    with no_process_left():
+        try:
+            for scale in (1.0, 0.01):  # the second statistics normalize very differently
+                stats = ObsNorm()
+                stats.update(scale * torch.randn(50, 4, generator=torch.Generator().manual_seed(1)) + scale)
+                policy.obs_norm = stats
+                expected = evaluate(policy, env, parameters, seed=2)
+                result = evaluate(policy, env, parameters, seed=2, num_workers=2)
+                assert torch.equal(result.total_return, expected.total_return)
+        finally:
+            env.close()

@@ -134,18 +134,26 @@ class PartSender:
     def __init__(self) -> None:
         self._last: dict[str, Any] = {}
 
-    def fresh(self, key: str, value: Any) -> Any:
-        """``value``, or None when it is the one sent last under ``key``."""
-        if self._last.get(key) is value:
+    def fresh(self, key: str, value: Any, *parts: Any) -> Any:
+        """``value``, or None when it, and each of ``parts`` (what can change inside it), is the one sent
+        last under ``key``."""
+        current = (value, *parts)
+        last = self._last.get(key)
+        if (
+            last is not None
+            and len(last) == len(current)
+            and all(a is b for a, b in zip(last, current, strict=True))
+        ):
             return None
-        self._last[key] = value
+        self._last[key] = current
         return value
 
     def message(self, evaluation: Evaluation, part: Part, recipe: Any) -> PartMessage:
         rows = evaluation.parameters[part.start : part.stop].detach().cpu().numpy()
         return PartMessage(
             self.fresh("recipe", recipe),
-            self.fresh("policy", evaluation.policy),
+            # a policy's obs_norm is replaced (never changed in place) when it is set: send the policy again
+            self.fresh("policy", evaluation.policy, getattr(evaluation.policy, "obs_norm", None)),
             evaluation.run_rows,
             rows,
             part,

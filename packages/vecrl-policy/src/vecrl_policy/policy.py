@@ -33,6 +33,7 @@ class Policy:
     packed once per :meth:`set_parameters`); other layers of a chain run through
     ``torch.func.functional_call`` + ``vmap`` on their own, and so does any other network as a whole.
 
+    The network runs in eval mode (a policy is scored, not trained by backprop: dropout is off).
     A policy pickles (``pickle``, ``torch.save``; load the latter with ``torch.load(path,
     weights_only=False)``) with its parameters, hidden state, path and :attr:`obs_norm`.
 
