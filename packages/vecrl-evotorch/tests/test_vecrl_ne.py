@@ -164,6 +164,7 @@ def test_the_solution_becomes_a_standalone_policy(tmp_path):
         (dict(num_workers=2, executor=object()), ValueError, "not both"),
         (dict(executor=object()), TypeError, "executor must be a vecrl_policy Executor"),
         (dict(seed=-1), ValueError, "seed must be None or an int >= 0"),
+        (dict(num_workers=True), ValueError, "num_workers must be None or a positive int"),
         (dict(env="gym::CartPol-v1"), Exception, "Did you mean: `CartPole`"),
     ],
 )

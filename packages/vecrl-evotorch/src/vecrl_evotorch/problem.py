@@ -120,7 +120,7 @@ class VecrlNE(BaseNEProblem):
         try:
             self._observation_space: Any = probe.single_observation_space
             self._action_space: Any = probe.single_action_space
-            if num_workers is not None and num_workers != 1:
+            if num_workers is not None:
                 checked_num_workers(num_workers, probe)
             if self._shaping.action_noise_stdev is not None and isinstance(self._action_space, Discrete):
                 raise ValueError(

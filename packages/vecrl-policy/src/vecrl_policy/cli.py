@@ -67,7 +67,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--obs-norm",
-        type=lambda text: _in_a_folder(Path(text)),
+        type=_stats_path,
         default=None,
         metavar="PATH",
         help="normalize observations with the statistics saved at PATH (none yet: a new file), and save them"
@@ -89,6 +89,10 @@ def _results_path(text: str) -> Path:
     return _in_a_folder(path)
 
 
+def _stats_path(text: str) -> Path:
+    return _in_a_folder(Path(text))
+
+
 def _in_a_folder(path: Path) -> Path:
     """``path`` if its folder exists (checked before the evaluation, not after it)."""
     if not path.parent.is_dir():
@@ -105,11 +109,10 @@ def _run(args: argparse.Namespace) -> int:
         space = env.single_action_space
         act_length = int(space.n) if isinstance(space, Discrete) else math.prod(space.shape or ())
         try:
-            lengths = {
-                "obs_length": obs_length,
-                "act_length": act_length,
-            }  # both spellings, as in the READMEs
-            policy = Policy(args.policy, **lengths, obs=obs_length, act=act_length)
+            # both spellings of the lengths, as the READMEs use them
+            policy = Policy(
+                args.policy, obs_length=obs_length, act_length=act_length, obs=obs_length, act=act_length
+            )
         except (NetParsingError, TypeError, ValueError) as error:
             raise CommandError(f"bad --policy: {str(error).splitlines()[0]}") from error
         if obs_norm is not None:
