@@ -14,7 +14,9 @@ Ctrl-C loses at most one: `--resume` goes on from it, exactly as the uninterrupt
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
+import sys
 import time
 
 import checkpoint
@@ -62,6 +64,7 @@ def main() -> None:
     )
     parser.add_argument("--resume", action="store_true", help="go on from --state")
     args = parser.parse_args()
+    plotting = can_plot()
 
     env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=args.popsize, num_episodes=1)
     test_env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=args.test_episodes, num_episodes=1)
@@ -115,15 +118,21 @@ def main() -> None:
     else:
         print(f"not solved within {args.generations} generations (last score {state['solved']:.1f})")
 
-    save_plot(
-        history["best"],
-        history["mean"],
-        history["center"],
-        args.out,
-        "SNES on CartPole-v1 with vecrl",
-        SOLVED,
-    )
-    print(f"plot saved to {args.out}")
+    if plotting:
+        title = "SNES on CartPole-v1 with vecrl"
+        save_plot(history["best"], history["mean"], history["center"], args.out, title, SOLVED)
+        print(f"plot saved to {args.out}")
+
+
+def can_plot() -> bool:
+    """Whether matplotlib is installed; if not, say at the start that no plot will be saved."""
+    if importlib.util.find_spec("matplotlib") is None:
+        print(
+            "note: matplotlib is not installed, so no plot will be saved (pip install matplotlib)",
+            file=sys.stderr,
+        )
+        return False
+    return True
 
 
 def save_plot(

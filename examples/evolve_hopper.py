@@ -26,7 +26,7 @@ import time
 from typing import Any
 
 import checkpoint
-from evolve_cartpole import save_plot
+from evolve_cartpole import can_plot, save_plot
 
 from vecrl.cli import HelpFormatter
 from vecrl.command import positive_int, seed_int
@@ -52,6 +52,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.ray is not None and args.workers is not None:
         parser.error("give --workers or --ray, not both")
+    plotting = can_plot()
 
     with contextlib.ExitStack() as stack:
         executor = None if args.ray is None else stack.enter_context(ray_executor(args.ray, args.actors))
@@ -65,8 +66,9 @@ def main() -> None:
         run(searcher, state, args)
     center = searcher.status["center"]
     history = state["history"]
-    save_plot(history["best"], history["mean"], None, args.out, f"PGPE on {args.env} with vecrl", None)
-    print(f"plot saved to {args.out}")
+    if plotting:
+        save_plot(history["best"], history["mean"], None, args.out, f"PGPE on {args.env} with vecrl", None)
+        print(f"plot saved to {args.out}")
     if args.video is not None:
         record_video(searcher.problem, center, args.video)
 

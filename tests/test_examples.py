@@ -129,3 +129,30 @@ def test_a_resumed_cartpole_run_goes_on_as_the_uninterrupted_one(tmp_path):
     assert "resumed from" in resumed.stdout
     assert scores(first.stdout) + scores(resumed.stdout) == scores(straight.stdout)
     assert (tmp_path / "b" / "cartpole.png").read_bytes()[:8] == PNG
+
+
+def test_without_matplotlib_the_example_says_so_at_the_start_and_runs_to_the_end(tmp_path):
+    script = ROOT / "examples" / "evolve_cartpole.py"
+    code = (
+        "import runpy, sys; sys.modules['matplotlib'] = None; sys.path.insert(0, sys.argv[1]);"
+        " sys.argv = sys.argv[2:]; runpy.run_path(sys.argv[0], run_name='__main__')"
+    )
+    arguments = [
+        "--generations",
+        "1",
+        "--popsize",
+        "8",
+        "--test-episodes",
+        "2",
+        "--state",
+        str(tmp_path / "s"),
+    ]
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(script.parent), str(script), *arguments],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.startswith("note: matplotlib is not installed, so no plot will be saved")
+    assert "gen   1" in result.stdout and "plot saved" not in result.stdout and (tmp_path / "s").exists()
