@@ -100,7 +100,10 @@ def test_sub_env_seeds_match_envpools_rule_so_parts_of_a_pool_run_alone():
     whole = EnvpoolVectorEnv("Hopper-v5", num_envs=NUM_ENVS)
     part = EnvpoolVectorEnv("Hopper-v5", num_envs=2)
     assert whole.sub_env_seeds(9) == [9, 10, 11, 12]
-    assert whole.sub_env_seeds(2**32 - 1)[:2] == [(2**32 - 1) % (2**31 - 1), 2**32 % (2**31 - 1)]
+    near_the_top = 2**31 - 3  # its sub-envs 2 and 3 pass envpool's int32 seeds: drawn, not wrapped onto 0, 1
+    assert whole.sub_env_seeds(near_the_top)[:2] == [2**31 - 3, 2**31 - 2]
+    assert set(whole.sub_env_seeds(near_the_top)[2:]).isdisjoint({0, 1})
+    assert part.sub_env_seeds(near_the_top + 2) == whole.sub_env_seeds(near_the_top)[2:]
     whole_obs, _ = whole.reset(seed=9)
     part_obs, _ = part.reset(seed=whole.sub_env_seeds(9)[2:])
     np.testing.assert_array_equal(whole_obs[2:], part_obs)
@@ -224,3 +227,15 @@ def test_lifecycle_errors():
         env.step(np.zeros(2, int))
     with pytest.raises(RuntimeError, match="closed"):
         env.reset()
+
+
+def test_seeds_past_envpools_int32_range_do_not_repeat_small_seeds():
+    env = EnvpoolVectorEnv("CartPole-v1", num_envs=3)
+    try:
+        observations = {seed: env.reset(seed=seed)[0] for seed in (0, 1, 2**31 - 1, 2**31, 2**32 - 3)}
+        again = env.reset(seed=2**31 - 1)[0]
+    finally:
+        env.close()
+    np.testing.assert_array_equal(again, observations[2**31 - 1])  # a large seed still reproduces
+    firsts = {tuple(obs[0].tolist()) for obs in observations.values()}
+    assert len(firsts) == len(observations)  # no seed gives another's trajectories

@@ -147,3 +147,25 @@ def test_without_envpool_the_error_says_how_to_install_it():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "The 'envpool::' backend needs the envpool package" in result.stdout
     assert "pip install envpool" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        (dict(num_threads=-1), "num_threads must be an int from 0"),
+        (dict(num_threads=10**6), "num_threads must be an int from 0"),
+        (dict(num_threads=True), "num_threads must be an int from 0"),
+        (dict(max_episode_steps=0), "max_episode_steps must be a positive int"),
+        (dict(max_episode_steps=-5), "max_episode_steps must be a positive int"),
+        (dict(max_episode_steps=2.5), "max_episode_steps must be a positive int"),
+    ],
+)
+def test_counts_that_would_abort_the_interpreter_or_never_step_are_refused(kwargs, words):
+    """(num_threads=-1 or 10**6 aborted the whole process at reset: `terminate called ...`)"""
+    with pytest.raises(ValueError, match=words):
+        vecrl.make_vector_env("envpool::CartPole-v1", num_envs=4, **kwargs)
+
+
+def test_a_pool_larger_than_memory_is_refused_before_it_grows():
+    with pytest.raises(MemoryError, match=r"num_envs=100,000,000 would need about .* GiB \(.* per sub-env\)"):
+        vecrl.make_vector_env("envpool::CartPole-v1", num_envs=10**8)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -22,14 +23,19 @@ from vecrl.autoreset import (
     checked_reset_mask,
     finished_sub_envs_error,
 )
-from vecrl.checks import check_reserved_kwargs, checked_num_envs, closed_env_error
+from vecrl.checks import check_fits_in_memory, check_reserved_kwargs, checked_num_envs, closed_env_error
 from vecrl.compat import FINAL_OBS_KEY
 from vecrl.episodes import checked_episode_budget, spent_observation
 from vecrl_envpool.envpool_ids import checked_env_id, import_envpool
 
-#: envpool seeds are C++ int32s: sub-env ``i`` of ``reset(seed=S)`` gets ``(S + i) % SEED_MODULUS``, which for
-#: ``S + num_envs <= SEED_MODULUS`` is what ``envpool.make(..., seed=S)`` gives it.
+#: envpool seeds are C++ int32s below this: sub-env ``i`` of ``reset(seed=S)`` gets ``S + i`` where that is below
+#: it (what ``envpool.make(..., seed=S)`` gives it), and a seed drawn from ``SeedSequence(S + i)`` beyond.
 SEED_MODULUS = 2**31 - 1
+
+#: From this many sub-envs on, a pool is checked against the memory available (what a sub-env holds is
+#: measured on a pool of MEMORY_PROBE_ENVS first: about 7 KB for CartPole, 740 KB for a MuJoCo Hopper).
+MEMORY_CHECK_ENVS = 4096
+MEMORY_PROBE_ENVS = 256
 
 #: Keywords the backend sets itself; passing them through would break its stepping or seeding.
 _RESERVED_KWARGS = {
@@ -39,6 +45,43 @@ _RESERVED_KWARGS = {
     "seed": "seed with env.reset(seed=S) (sub-env i gets S + i, as envpool.make(seed=S) gives it)",
     "env_seed": "give per-sub-env seeds as env.reset(seed=[s0, s1, ...])",
 }
+
+
+def _envpool_seed(seed: int) -> int:
+    """``seed`` if envpool takes it, else a seed it takes drawn from ``seed`` (see ``sub_env_seeds``)."""
+    if seed < SEED_MODULUS:
+        return seed
+    return int(np.random.SeedSequence(seed).generate_state(1, np.uint64)[0] % SEED_MODULUS)
+
+
+def _resident_bytes() -> int | None:
+    """This process's resident memory (Linux), or None."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _check_counts(envpool_kwargs: Mapping[str, Any], num_envs: int) -> None:
+    """A ValueError for a ``num_threads`` or ``max_episode_steps`` envpool would take and then fail on: a
+    negative or huge thread count aborts the interpreter when the pool starts, and an episode of 0 or fewer
+    steps never runs."""
+    threads = envpool_kwargs.get("num_threads")
+    most = max(num_envs, os.cpu_count() or 1)
+    if threads is not None and (
+        isinstance(threads, bool) or not isinstance(threads, Integral) or not 0 <= int(threads) <= most
+    ):
+        raise ValueError(
+            f"num_threads must be an int from 0 (envpool chooses) to {most} (the larger of num_envs and this"
+            f" machine's {os.cpu_count()} CPUs: more threads would have nothing to step), got {threads!r}."
+        )
+    steps = envpool_kwargs.get("max_episode_steps")
+    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, Integral) or steps < 1):
+        raise ValueError(
+            f"max_episode_steps must be a positive int (the time limit of an episode), got {steps!r}."
+        )
+
 
 #: Info keys envpool adds to name the rows of an asynchronous batch; row ``i`` here is always sub-env ``i``.
 _ROW_KEYS = ("env_id", "players")
@@ -95,10 +138,15 @@ class EnvpoolVectorEnv(BaseVectorEnv):
             raise ValueError(f"array_type must be 'numpy' or 'torch', but got {array_type!r}.")
         budget, mode = checked_episode_budget(num_episodes, autoreset_mode)
         check_reserved_kwargs("EnvpoolVectorEnv", envpool_kwargs, _RESERVED_KWARGS)
+        _check_counts(envpool_kwargs, num_envs)
         self._envpool: ModuleType = import_envpool()
         self.env_id: str = checked_env_id(self._envpool, env_id)
         self._options: dict[str, Any] = {"num_envs": num_envs, "batch_size": num_envs, **envpool_kwargs}
         spec = self._spec(self._options)
+        if num_envs >= MEMORY_CHECK_ENVS:
+            per_env = self._bytes_per_sub_env()
+            if per_env is not None:
+                check_fits_in_memory(f"envpool {self.env_id!r}", num_envs, per_env)
         with _quiet_spaces():  # envpool makes them on first use
             observation_space, action_space = spec.gymnasium_observation_space, spec.gymnasium_action_space
         if not isinstance(observation_space, (Box, Discrete)):
@@ -154,8 +202,29 @@ class EnvpoolVectorEnv(BaseVectorEnv):
         episode rules above."""
         return self._pool
 
+    def _bytes_per_sub_env(self) -> int | None:
+        """The memory one sub-env takes, measured as the growth of this process on a pool of
+        MEMORY_PROBE_ENVS (None where the resident size cannot be read)."""
+        before = _resident_bytes()
+        options = {
+            **self._options,
+            "num_envs": MEMORY_PROBE_ENVS,
+            "batch_size": MEMORY_PROBE_ENVS,
+            "num_threads": 1,
+        }
+        probe = self._envpool.make(self.env_id, env_type="gymnasium", **options)
+        probe.reset()
+        after = _resident_bytes()
+        probe.close()
+        if before is None or after is None:
+            return None
+        return max(after - before, 0) // MEMORY_PROBE_ENVS
+
     def sub_env_seeds(self, seed: int) -> list[int]:
-        """The seed each sub-env gets from ``reset(seed=seed)``: ``seed + i`` (modulo ``SEED_MODULUS``).
+        """The seed each sub-env gets from ``reset(seed=seed)``: ``seed + i`` where that is one of envpool's
+        int32 seeds (below ``SEED_MODULUS``), as ``envpool.make(seed=seed)`` seeds them, and beyond (seeds go
+        up to 2**32, as on every backend) one drawn from ``numpy.random.SeedSequence(seed + i)``: no seed wraps
+        around onto a small one, and sub-env ``i``'s seed depends on ``seed + i`` alone, whatever the pool.
 
         Example:
             >>> EnvpoolVectorEnv("CartPole-v1", num_envs=3).sub_env_seeds(7)
@@ -165,7 +234,7 @@ class EnvpoolVectorEnv(BaseVectorEnv):
             raise ValueError(
                 f"seed must be an int in [0, 2**32) or a list of {self.num_envs} per-sub-env seeds, got {seed!r}."
             )
-        return [(int(seed) + i) % SEED_MODULUS for i in range(self.num_envs)]
+        return [_envpool_seed(int(seed) + i) for i in range(self.num_envs)]
 
     def seed(self, seed: int | Sequence[int | None] | None = None) -> None:
         """Make the next ``reset()`` (without a seed) use ``seed``; ``seed(None)`` cancels that."""
