@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -33,7 +36,8 @@ from vecrl_envpool.envpool_ids import checked_env_id, import_envpool
 SEED_MODULUS = 2**31 - 1
 
 #: From this many sub-envs on, a pool is checked against the memory available (what a sub-env holds is
-#: measured on a pool of MEMORY_PROBE_ENVS first: about 7 KB for CartPole, 740 KB for a MuJoCo Hopper).
+#: measured on a pool of MEMORY_PROBE_ENVS in a fresh interpreter first, about a second: some 7 KB for CartPole,
+#: 800 KB for a MuJoCo Hopper).
 MEMORY_CHECK_ENVS = 4096
 MEMORY_PROBE_ENVS = 256
 
@@ -54,13 +58,18 @@ def _envpool_seed(seed: int) -> int:
     return int(np.random.SeedSequence(seed).generate_state(1, np.uint64)[0] % SEED_MODULUS)
 
 
-def _resident_bytes() -> int | None:
-    """This process's resident memory (Linux), or None."""
-    try:
-        with open("/proc/self/statm") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return None
+#: Run by ``_bytes_per_sub_env`` in a fresh interpreter: prints how much a pool made and reset there grew it.
+_MEMORY_PROBE = """
+import json, os, sys
+import envpool
+def resident():
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+before = resident()
+pool = envpool.make(sys.argv[1], env_type="gymnasium", **json.loads(sys.argv[2]))
+pool.reset()
+print(max(resident() - before, 0))
+"""
 
 
 def _check_counts(envpool_kwargs: Mapping[str, Any], num_envs: int) -> None:
@@ -203,22 +212,20 @@ class EnvpoolVectorEnv(BaseVectorEnv):
         return self._pool
 
     def _bytes_per_sub_env(self) -> int | None:
-        """The memory one sub-env takes, measured as the growth of this process on a pool of
-        MEMORY_PROBE_ENVS (None where the resident size cannot be read)."""
-        before = _resident_bytes()
-        options = {
-            **self._options,
-            "num_envs": MEMORY_PROBE_ENVS,
-            "batch_size": MEMORY_PROBE_ENVS,
-            "num_threads": 1,
-        }
-        probe = self._envpool.make(self.env_id, env_type="gymnasium", **options)
-        probe.reset()
-        after = _resident_bytes()
-        probe.close()
-        if before is None or after is None:
+        """The memory one sub-env takes: the resident growth of a fresh interpreter that makes and resets a
+        pool of MEMORY_PROBE_ENVS (in this one, memory freed earlier would be reused and hide it); None where
+        it cannot be measured."""
+        options = {**self._options, "num_envs": MEMORY_PROBE_ENVS, "batch_size": MEMORY_PROBE_ENVS}
+        try:
+            probe = subprocess.run(
+                [sys.executable, "-c", _MEMORY_PROBE, self.env_id, json.dumps({**options, "num_threads": 1})],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            return int(probe.stdout) // MEMORY_PROBE_ENVS if probe.returncode == 0 else None
+        except (TypeError, ValueError, OSError, subprocess.TimeoutExpired):  # options that JSON cannot hold
             return None
-        return max(after - before, 0) // MEMORY_PROBE_ENVS
 
     def sub_env_seeds(self, seed: int) -> list[int]:
         """The seed each sub-env gets from ``reset(seed=seed)``: ``seed + i`` where that is one of envpool's
