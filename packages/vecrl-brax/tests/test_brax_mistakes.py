@@ -88,3 +88,17 @@ def test_wrappers_meant_for_gym_sub_envs_are_refused_not_ignored():
         TypeError, match="wrappers= applies gymnasium wrappers to each sub-env.*vector_wrappers"
     ):
         vecrl.make_vector_env("brax::fast", num_envs=2, wrappers=[gymnasium.wrappers.ClipAction])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"episode_length": 0}, "episode_length must be a positive int"),
+        ({"episode_length": 2.5}, "episode_length must be a positive int"),
+        ({"action_repeat": 0}, "action_repeat must be a positive int"),
+        ({"action_repeat": True}, "action_repeat must be a positive int"),
+    ],
+)
+def test_episode_counts_that_brax_would_take_silently_are_refused(kwargs, words):
+    with pytest.raises(ValueError, match=words):
+        vecrl.make_vector_env("brax::fast", num_envs=2, **kwargs)

@@ -61,6 +61,22 @@ def test_mjx_runs_its_jax_implementation_on_cpu_and_overrides_reach_the_config()
         (ENV, {"config_overrides": {"impl": "jax"}}, ValueError, "as keyword arguments"),
         (ENV, {"batch_size": 4}, ValueError, "num_envs="),
         (ENV, {"num_envs": None}, ValueError, "needs num_envs"),
+        # values the config or brax's episode wrapper would take silently (the simulation never advanced)
+        (ENV, {"action_repeat": 0}, ValueError, "action_repeat must be a positive int"),
+        (ENV, {"ctrl_dt": -0.01}, ValueError, "ctrl_dt must be a positive time step"),
+        (ENV, {"episode_length": 0}, ValueError, "episode_length must be a positive int"),
+        (ENV, {"episode_length": -5}, ValueError, "episode_length must be a positive int"),
+        (ENV, {"episode_length": 2.5}, ValueError, "episode_length must be a positive int"),
+        (ENV, {"episode_length": "x"}, ValueError, "episode_length must be a positive int"),
+        (ENV, {"ctrl_dt": [0.01]}, TypeError, "ctrl_dt must be a finite number"),
+        (
+            ENV,
+            {"impl": "bogus"},
+            ValueError,
+            r"impl must be one of MJX's implementations \['cpp', 'jax', 'warp'\]",
+        ),
+        (ENV, {"vision": "yes"}, TypeError, "vision must be True or False"),
+        (ENV, {"njmax": 2.0}, TypeError, "njmax must be an int"),
     ],
 )
 def test_mistakes_say_what_to_do(name, kwargs, error, words):

@@ -39,6 +39,29 @@ _RESERVED_KWARGS = {
 }
 
 
+def check_episode_keywords(kwargs: Mapping[str, Any]) -> None:
+    """A ValueError for an ``episode_length`` or ``action_repeat`` that is not a positive int (brax's
+    EpisodeWrapper takes anything: 0 or fewer repeats never advance the simulation, a length of 0 or less
+    ends every episode at once, 2.5 is cut to 2). ``episode_length=None`` (no time limit) is brax's own.
+
+    Example:
+        >>> check_episode_keywords({"episode_length": 0})
+        Traceback (most recent call last):
+        ...
+        ValueError: episode_length must be a positive int (steps in an episode before it is truncated), got 0.
+    """
+    meanings = {
+        "episode_length": "steps in an episode before it is truncated",
+        "action_repeat": "physics steps per env step",
+    }
+    for key, meaning in meanings.items():
+        value = kwargs.get(key)
+        if value is None and key == "episode_length":
+            continue
+        if key in kwargs and (isinstance(value, bool) or not isinstance(value, Integral) or int(value) < 1):
+            raise ValueError(f"{key} must be a positive int ({meaning}), got {value!r}.")
+
+
 class VectorEnvFromBrax(BaseVectorEnv):
     """``num_envs`` copies of the brax env ``env_name``, stepped together in one jitted call.
 
@@ -111,6 +134,7 @@ class VectorEnvFromBrax(BaseVectorEnv):
             raise ValueError(f"array_type must be 'jax' or 'torch', but got {array_type!r}.")
         budget, mode = checked_episode_budget(num_episodes, autoreset_mode)
         check_reserved_kwargs(type(self).__name__, brax_kwargs, self.reserved_kwargs)
+        check_episode_keywords(brax_kwargs)
         self.env_name: str = env_name
         self.num_episodes: int | None = budget
         self.array_type: Literal["jax", "torch"] = array_type

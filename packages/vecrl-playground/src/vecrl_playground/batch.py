@@ -9,8 +9,10 @@ brax env: brax's ``EpisodeWrapper`` (the time limit, ``info["truncation"]``, ``a
 from __future__ import annotations
 
 import functools
+import math
 import subprocess
 from collections.abc import Mapping
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -61,6 +63,7 @@ def make_playground_batch(env_name: str, batch_size: int, kwargs: Mapping[str, A
     from brax.envs.wrappers import training
 
     overrides = {key: value for key, value in kwargs.items() if key not in WRAPPER_KEYWORDS}
+    _check_overrides(env_name, overrides)
     env, config = _loaded(env_name, tuple(sorted(overrides.items())))
     episode_length = kwargs.get("episode_length", config.episode_length)
     action_repeat = kwargs.get("action_repeat", config.get("action_repeat", 1))
@@ -73,16 +76,8 @@ def _loaded(env_name: str, overrides: tuple[tuple[str, Any], ...]) -> tuple[Any,
     pool's larger batch and for other envs of the same configuration)."""
     from mujoco_playground import registry
 
-    checked_env_name(env_name)
     config = registry.get_default_config(env_name)
     given = dict(overrides)
-    unknown = sorted(set(given) - set(config.keys()))
-    if unknown:
-        keys = sorted([*config.keys(), *WRAPPER_KEYWORDS])
-        raise TypeError(
-            f"{env_name} takes no keyword argument {unknown[0]!r}.{did_you_mean(unknown[0], keys)} Its keywords (config entries and the"
-            f" episode wrapper's): {', '.join(keys)}."
-        )
     given.setdefault("impl", default_impl())
     config.update(given)
     try:
@@ -93,6 +88,45 @@ def _loaded(env_name: str, overrides: tuple[tuple[str, Any], ...]) -> tuple[Any,
             f" with git the first time: {error}). Run it once where the internet is reachable, or use a DM"
             " Control suite env, which ships with playground (CartpoleBalance, CheetahRun, WalkerWalk, ...)."
         ) from error
+
+
+def _check_overrides(env_name: str, overrides: Mapping[str, Any]) -> None:
+    """Each override names an entry of the env's config and has that entry's type (a number for a float,
+    an int for an int, ...), a time step is positive and finite, and ``impl`` is one of MJX's; else an error
+    saying what the entry takes (the config would take some silently: ctrl_dt=-0.01 never advances)."""
+    from mujoco import mjx
+    from mujoco_playground import registry
+
+    checked_env_name(env_name)
+    config = registry.get_default_config(env_name)
+    keys = sorted([*config.keys(), *WRAPPER_KEYWORDS])
+    for key, value in overrides.items():
+        if key not in config:
+            raise TypeError(
+                f"{env_name} takes no keyword argument {key!r}.{did_you_mean(key, keys)} Its keywords (config"
+                f" entries and the episode wrapper's): {', '.join(keys)}."
+            )
+        default = config[key]
+        if key == "impl":
+            implementations = [impl.value for impl in mjx.Impl]
+            if value not in implementations:
+                raise ValueError(
+                    f"impl must be one of MJX's implementations {implementations}, got {value!r}."
+                )
+        elif isinstance(default, float):
+            if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+                raise TypeError(f"{key} must be a finite number (the config has {default!r}), got {value!r}.")
+            if key.endswith("_dt") and value <= 0:
+                raise ValueError(
+                    f"{key} must be a positive time step in seconds (the config has {default!r}), got {value!r}."
+                )
+        elif (
+            type(default) in (bool, int, str)
+            and type(value) is not type(default)
+            and not (type(default) is int and isinstance(value, Integral) and not isinstance(value, bool))
+        ):
+            kind = {bool: "True or False", int: "an int", str: "a string"}[type(default)]
+            raise TypeError(f"{key} must be {kind} (the config has {default!r}), got {value!r}.")
 
 
 def action_space(env: Any) -> Box:
