@@ -6,7 +6,7 @@ from policy_cases import NETWORKS, OBS, PATHS, DictStateRNN
 from torch import nn
 from torch.nn.utils import parameters_to_vector
 
-from vecrl_policy import LSTM, RNN, Chain, Policy
+from vecrl_policy import LSTM, RNN, Chain, NetParsingError, Policy, str_to_net
 
 
 def test_net_may_be_a_module_a_callable_with_kwargs_or_a_string_with_constants():
@@ -296,3 +296,35 @@ def test_unusual_observation_shapes_fall_back_to_the_general_path():
     x = torch.randn(3, 5, 4)  # five observations per network
     expected = torch.stack([policy.to_torch_module(parameters[i])(x[i]) for i in range(3)])
     torch.testing.assert_close(policy(x), expected)
+
+
+@pytest.mark.parametrize("network", ["Linear(4, 2)", "Linear(4, 8) >> Tanh() >> LSTM(8, 2)", "GRU(4, 2)"])
+def test_an_observation_of_the_wrong_length_names_the_length_the_network_takes(network):
+    policy = Policy(network)
+    policy.set_parameters(torch.zeros(3, policy.parameter_length))
+    with pytest.raises(
+        ValueError,
+        match=r"takes observations of length 4 \(its first layer is .*\), got a tensor of shape \(3, 5\)",
+    ):
+        policy(torch.zeros(3, 5))
+
+
+def test_a_module_of_the_users_own_reads_its_input_as_it_likes():
+    class FirstTwo(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(2, 1)
+
+        def forward(self, x):
+            return self.linear(x[..., :2])
+
+    policy = Policy(FirstTwo())
+    policy.set_parameters(torch.zeros(3, policy.parameter_length))
+    assert policy(torch.zeros(3, 5)).shape == (3, 1)
+
+
+def test_lazy_layers_are_refused_with_what_to_write_instead():
+    with pytest.raises(
+        NetParsingError, match=r"LazyLinear makes its parameters on its first call.*use Linear"
+    ):
+        str_to_net("LazyLinear(3)")

@@ -216,6 +216,12 @@ class _Builder:
         if name.startswith("_"):
             raise self.error(f"the name {name!r} is private; only public layer names are allowed.", name_node)
         cls = OWN_LAYERS.get(name, getattr(nn, name, None))
+        if inspect.isclass(cls) and issubclass(cls, nn.modules.lazy.LazyModuleMixin):
+            raise self.error(
+                f"{name} makes its parameters on its first call, but a policy lays out its flat parameter vector"
+                f" before that: use {name.removeprefix('Lazy')}, with its input size (e.g. {name.removeprefix('Lazy')}(obs_length, ...)).",
+                name_node,
+            )
         if inspect.isclass(cls) and issubclass(cls, nn.Module):
             return cls
         known = sorted(set(OWN_LAYERS) | {n for n in dir(nn) if _is_public_layer(getattr(nn, n))})

@@ -84,6 +84,7 @@ class Policy:
         self._general = FunctionalNet(module, self._layout.slots)
         self._fast_net = FastNet.compile(module, self._layout)
         self._use_fast = self._fast_net is not None
+        self._input_width = _input_width(module)
 
     def __getstate__(self) -> dict[str, Any]:
         """What ``pickle`` and ``torch.save`` keep: the module, the parameters, the hidden state and the
@@ -251,6 +252,12 @@ class Policy:
                 f"The policy holds {parameters.shape[0]} parameter rows, so it expects a batch of"
                 f" {parameters.shape[0]} observations (leading dimension); got shape {tuple(x.shape)}."
             )
+        width = self._input_width
+        if width is not None and x.ndim >= 1 and x.shape[-1] != width[0]:
+            raise ValueError(
+                f"The policy's network takes observations of length {width[0]} (its first layer is {width[1]}),"
+                f" got a tensor of shape {tuple(x.shape)}."
+            )
         if x.dtype != parameters.dtype:  # float64 (MuJoCo) or integer observations meet float32 weights
             x = x.to(parameters.dtype)
         if self._obs_norm is not None:
@@ -397,6 +404,17 @@ class Policy:
         if self._obs_norm is not None:  # the normalization first, as the policy applies it
             return NormalizedNet(self._obs_norm.normalizer(vector.dtype, vector.device), net)
         return net
+
+
+def _input_width(module: nn.Module) -> tuple[int, str] | None:
+    """The input length the network takes and the layer that says so, where the network is a layer with
+    its own input length (``Linear``, a recurrent cell) alone or first in a ``Sequential``/``Chain``; None
+    otherwise (a module of the user's own may read its input in any way)."""
+    first = module
+    while isinstance(first, nn.Sequential) and len(first) > 0:
+        first = first[0]
+    width = getattr(first, "in_features", getattr(first, "input_size", None))
+    return (width, repr(first)) if isinstance(width, int) and not isinstance(width, bool) else None
 
 
 def _check_is_float_tensor(parameters: Any) -> None:
