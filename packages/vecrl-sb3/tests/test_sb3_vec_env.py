@@ -99,3 +99,33 @@ def test_mistakes_are_errors_that_say_how_to_fix_them():
         SB3VecEnv(vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, num_episodes=2))
     with pytest.raises(ValueError, match="force_classic_api=True. Make it without force_classic_api"):
         SB3VecEnv(vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, force_classic_api=True))
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "words"),
+    [
+        (lambda env: env.step_wait(), RuntimeError, r"step_wait\(\) was called without step_async"),
+        (lambda env: env.seed("3"), ValueError, "seed must be None or an int >= 0, got '3'"),
+        (lambda env: env.seed(True), ValueError, "seed must be None or an int >= 0, got True"),
+        (lambda env: env.seed(-1), ValueError, "seed must be None or an int >= 0"),
+        (
+            lambda env: env.get_attr("spec", indices=[7]),
+            IndexError,
+            r"indices \[7\] name no sub-env: this VecEnv has 3",
+        ),
+        (lambda env: env.step(None), TypeError, "expects numeric actions, one per sub-env"),
+        (lambda env: env.step("0101"), TypeError, "expects numeric actions, one per sub-env"),
+        (
+            lambda env: env.step([[0], [1, 0], 0]),
+            ValueError,
+            "one action per sub-env, of one shape, but got a ragged",
+        ),
+    ],
+)
+def test_calls_out_of_order_and_actions_that_are_not_numbers_are_clear_errors(call, error, words):
+    env = SB3VecEnv(vecrl.make_vector_env("gym::CartPole-v1", num_envs=3))
+    env.reset()
+    with pytest.raises(error, match=words):
+        call(env)
+    env.step(np.array([0, 1, 0]))  # the env still steps after the refused call
+    env.close()

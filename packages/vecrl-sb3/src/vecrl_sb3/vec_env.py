@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from numbers import Integral
 from typing import Any
 
 import gymnasium
@@ -14,6 +15,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 from vecrl.arrays import tree_from_torch
 from vecrl.autoreset import autoreset_mode_name
 from vecrl.compat import FINAL_INFO_KEY, FINAL_OBS_KEY
+from vecrl.spaces import ARRAY_SPACES
 
 #: Keys of a vecrl step's info that SB3VecEnv turns into SB3's own per-env entries.
 _FINAL_KEYS = frozenset({FINAL_OBS_KEY, FINAL_INFO_KEY, f"_{FINAL_OBS_KEY}", f"_{FINAL_INFO_KEY}"})
@@ -75,8 +77,14 @@ class SB3VecEnv(VecEnv):
                 " it without num_episodes: SB3 counts its own timesteps."
             )
         self.env = env
-        self._actions: Any = None
+        self._actions: Any = _NO_ACTIONS
         super().__init__(int(env.num_envs), env.single_observation_space, env.single_action_space)
+
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        """Seed the next ``reset()``: sub-env ``i`` gets ``seed + i`` (SB3's rule); None draws a seed."""
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0):
+            raise ValueError(f"seed must be None or an int >= 0, got {seed!r}.")
+        return super().seed(None if seed is None else int(seed))
 
     def reset(self) -> VecEnvObs:
         """Reset every sub-env (seeded by the last ``seed()``, with the options of ``set_options()``)."""
@@ -93,12 +101,19 @@ class SB3VecEnv(VecEnv):
         return _numpy(observation)
 
     def step_async(self, actions: np.ndarray) -> None:
-        """Keep ``actions`` (one row per sub-env) for ``step_wait()``."""
+        """Keep ``actions`` (one row per sub-env) for ``step_wait()``; actions that are not numbers, one
+        batch of them, are a clear error here (Box, Discrete, MultiDiscrete and MultiBinary spaces)."""
+        if isinstance(self.action_space, ARRAY_SPACES) and not isinstance(actions, np.ndarray):
+            actions = _checked_array(actions)
         self._actions = actions
 
     def step_wait(self) -> VecEnvStepReturn:
         """Step every sub-env with the actions given to ``step_async()``."""
-        actions, self._actions = self._actions, None
+        actions, self._actions = self._actions, _NO_ACTIONS
+        if actions is _NO_ACTIONS:
+            raise RuntimeError(
+                "step_wait() was called without step_async(actions): call step_async first, or step(actions)."
+            )
         # numpy actions as they are: TorchWrapper takes them (torch.as_tensor here would cost ~10 us a step)
         observation, reward, terminated, truncated, info = self.env.step(actions)
         terminated, truncated = _numpy(terminated), _numpy(truncated)
@@ -154,11 +169,36 @@ class SB3VecEnv(VecEnv):
 
     def _targets(self, indices: VecEnvIndices) -> list[Any]:
         """The sub-env objects ``indices`` names, or the one batched env for each of them."""
-        chosen: Iterable[int] = self._get_indices(indices)
+        chosen = list(self._get_indices(indices))
+        outside = [index for index in chosen if not -self.num_envs <= index < self.num_envs]
+        if outside:
+            raise IndexError(
+                f"indices {outside} name no sub-env: this VecEnv has {self.num_envs} (0 to {self.num_envs - 1})."
+            )
         sub_envs = getattr(self.env.unwrapped, "envs", None)
         if sub_envs is None:
             return [self.env.unwrapped for _ in chosen]
         return [sub_envs[index] for index in chosen]
+
+
+#: What ``step_wait`` finds when ``step_async`` was not called (None is an action a user may pass by mistake).
+_NO_ACTIONS: Any = object()
+
+
+def _checked_array(actions: Any) -> np.ndarray:
+    """``actions`` as a numeric numpy array, or a clear error for ragged, missing or non-numeric ones."""
+    try:
+        array = np.asarray(actions)
+    except ValueError as error:  # a ragged list
+        raise ValueError(
+            f"step() expects one action per sub-env, of one shape, but got a ragged {actions!r}."
+        ) from error
+    if array.dtype.kind not in "biuf":
+        raise TypeError(
+            f"step() expects numeric actions, one per sub-env (a numpy array), but got {actions!r} of"
+            f" {type(actions).__qualname__}."
+        )
+    return array
 
 
 def _target_attr(target: Any, name: str) -> Any:
