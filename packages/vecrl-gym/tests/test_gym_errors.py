@@ -187,3 +187,16 @@ def test_bad_seeds_are_a_value_error_in_reset_and_in_seed(seed, message):
 def test_set_attr_needs_one_value_per_sub_env():
     with pytest.raises(ValueError, match="received 3 values for 2 sub-envs"):
         cartpoles(2).set_attr("gravity", [1.0, 2.0, 3.0])
+
+
+def test_box_bounds_must_agree_too():
+    """(they were accepted: the batched space, made from sub-env 0's, then described sub-env 1 wrongly)"""
+    with pytest.raises(
+        RuntimeError, match=r"Sub-env 1 has the action space .* \(the same shape and dtype, other bounds\)"
+    ):
+        SyncVectorEnv(
+            [
+                lambda: gym.make("Pendulum-v1"),
+                lambda: WithActionSpace(gym.make("Pendulum-v1"), Box(-1.0, 1.0, (1,))),
+            ]
+        )

@@ -87,7 +87,8 @@ def check_same_spaces(envs: Sequence[Any]) -> None:
     """Check that every sub-env's spaces agree with those of sub-env 0; the RuntimeError (gymnasium's type
     for this) names the sub-env.
 
-    Box spaces must agree in shape and dtype (their bounds may differ); every other space must be equal.
+    Spaces must be equal, Box bounds included, as gymnasium's vector envs require: the batched space is
+    made from sub-env 0's, so a sub-env with other bounds would be described wrongly.
 
     Example:
         >>> import gymnasium
@@ -97,15 +98,18 @@ def check_same_spaces(envs: Sequence[Any]) -> None:
         first = getattr(envs[0], f"{kind}_space")
         for index, env in enumerate(envs[1:], start=1):
             space = getattr(env, f"{kind}_space")
-            if isinstance(first, Box) and isinstance(space, Box):
-                agree = space.shape == first.shape and space.dtype == first.dtype
-            else:
-                agree = space == first
-            if not agree:
+            if space != first:
+                differs = (
+                    " (the same shape and dtype, other bounds)"
+                    if isinstance(first, Box)
+                    and isinstance(space, Box)
+                    and (space.shape, space.dtype) == (first.shape, first.dtype)
+                    else ""
+                )
                 raise RuntimeError(
-                    f"Sub-env {index} has the {kind} space {space!r}, but sub-env 0 has {first!r}. All sub-envs of"
-                    f" a SyncVectorEnv must have one {kind} space (for Box spaces: one shape and dtype). Make"
-                    " them alike, e.g. with the same env id and keyword arguments."
+                    f"Sub-env {index} has the {kind} space {space!r}, but sub-env 0 has {first!r}{differs}. All"
+                    f" sub-envs of a SyncVectorEnv must have one {kind} space, bounds included. Make them alike,"
+                    " e.g. with the same env id and keyword arguments."
                 )
 
 
