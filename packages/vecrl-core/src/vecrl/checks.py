@@ -106,6 +106,23 @@ def checked_num_envs(num_envs: Any) -> int:
     return int(num_envs)
 
 
+def checked_seed(seed: Any) -> int | None:
+    """``seed`` as an int if it is None or an int >= 0; a ValueError otherwise (a bool or a string is not a
+    seed).
+
+    Example:
+        >>> checked_seed("3")
+        Traceback (most recent call last):
+        ...
+        ValueError: seed must be None or an int >= 0, got '3'.
+    """
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
+        raise ValueError(f"seed must be None or an int >= 0, got {seed!r}.")
+    return int(seed)
+
+
 def check_reserved_kwargs(owner: str, kwargs: Mapping[str, Any], reserved: Mapping[str, str]) -> None:
     """A ValueError if ``kwargs`` holds a keyword that ``owner`` sets itself (``reserved`` maps each to why,
     and what to use instead), before the keywords reach the library that ``owner`` wraps.

@@ -17,7 +17,7 @@ from gymnasium.spaces import Box, Discrete, flatdim
 from torch import nn
 
 import vecrl
-from vecrl.checks import checked_num_envs
+from vecrl.checks import checked_num_envs, checked_seed
 from vecrl_policy import ObsNorm, Policy, evaluate
 from vecrl_policy.evaluate_workers import checked_num_workers
 from vecrl_policy.executor import Executor
@@ -98,8 +98,7 @@ class VecrlNE(BaseNEProblem):
             raise TypeError(
                 f"executor must be a vecrl_policy Executor, such as vecrl_ray.RayExecutor(num_actors=2); got {executor!r}."
             )
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0):
-            raise ValueError(f"seed must be None or an int >= 0, got {seed!r}.")
+        seed = checked_seed(seed)
         self._shaping: Shaping = Shaping.checked(
             decrease_rewards_by=decrease_rewards_by,
             alive_bonus_schedule=alive_bonus_schedule,

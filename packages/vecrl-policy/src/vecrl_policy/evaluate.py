@@ -13,6 +13,7 @@ import torch
 from gymnasium.spaces import Discrete, flatdim
 from torch import nn
 
+from vecrl.checks import checked_seed
 from vecrl_policy.evaluate_workers import checked_num_workers, workers_of
 from vecrl_policy.executor import Evaluation, Executor, ResetSeed, split_population
 from vecrl_policy.normalization import Normalize, ObsNorm, checked_obs_norm
@@ -147,8 +148,9 @@ def evaluate(
             f"action_noise_stdev={action_noise_stdev!r} adds noise to continuous actions, but this env's actions"
             f" are {env.single_action_space} (the argmax of the policy's scores): leave it out."
         )
-    obs_norm = checked_obs_norm(obs_norm, flatdim(env.single_observation_space))
-    checked_obs_norm(policy.obs_norm, flatdim(env.single_observation_space))
+    obs_length = flatdim(env.single_observation_space)
+    obs_norm = checked_obs_norm(obs_norm, obs_length)
+    checked_obs_norm(policy.obs_norm, obs_length)
     if obs_norm is not None and policy.obs_norm is not None:
         raise ValueError(
             "The policy carries its own observation normalization (policy.obs_norm) and evaluate() was given"
@@ -212,11 +214,8 @@ def _check_values(parameters: torch.Tensor) -> None:
 
 def _check_seed(seed: Any, num_chunks: int) -> None:
     """``seed`` must be None or an int such that every chunk's seed (``seed + c``) is below 2**32."""
-    if seed is None:
-        return
-    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
-        raise ValueError(f"seed must be None or an int >= 0, got {seed!r}.")
-    if int(seed) + num_chunks - 1 >= 2**32:
+    seed = checked_seed(seed)
+    if seed is not None and seed + num_chunks - 1 >= 2**32:
         raise ValueError(
             f"seed={seed} is too large for {num_chunks} chunk(s): evaluate() resets chunk c of the population"
             f" with seed + c, and seeds must be below 2**32. Use a seed of at most {2**32 - num_chunks}."

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from numbers import Integral
 from typing import Any
 
 import gymnasium
@@ -14,6 +13,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 
 from vecrl.arrays import tree_from_torch
 from vecrl.autoreset import autoreset_mode_name
+from vecrl.checks import checked_seed
 from vecrl.compat import FINAL_INFO_KEY, FINAL_OBS_KEY
 from vecrl.spaces import ARRAY_SPACES
 
@@ -82,9 +82,7 @@ class SB3VecEnv(VecEnv):
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
         """Seed the next ``reset()``: sub-env ``i`` gets ``seed + i`` (SB3's rule); None draws a seed."""
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0):
-            raise ValueError(f"seed must be None or an int >= 0, got {seed!r}.")
-        return super().seed(None if seed is None else int(seed))
+        return super().seed(checked_seed(seed))
 
     def reset(self) -> VecEnvObs:
         """Reset every sub-env (seeded by the last ``seed()``, with the options of ``set_options()``)."""
