@@ -178,8 +178,6 @@ def test_the_reset_mask_may_be_a_tensor_or_a_list_and_the_callers_options_are_le
     assert "reset_mask" in options
     np.testing.assert_array_equal(obs[1:], first[1:])
     np.testing.assert_array_equal(obs[0], gym.make("CartPole-v1").reset(seed=5)[0])
-    obs, _ = env.reset(options={"reset_mask": [False, False, False]})  # nothing to reset: nothing changes
-    np.testing.assert_array_equal(obs[1:], first[1:])
 
 
 @pytest.mark.parametrize(
@@ -192,6 +190,27 @@ def test_a_reset_mask_that_is_not_one_bool_per_sub_env_is_an_error_of_gymnasiums
     env.reset(seed=0)
     with pytest.raises(error, match=r"reset_mask'\] must be a boolean array of shape \(3,\)"):
         env.reset(options={"reset_mask": mask})
+
+
+@pytest.mark.parametrize("num_workers", [None, 2])
+def test_an_all_false_reset_mask_is_refused_as_gymnasium_refuses_it(num_workers):
+    env = vecrl.make_vector_env(
+        "gym::CartPole-v1", num_envs=4, num_workers=num_workers, autoreset_mode="disabled"
+    )
+    try:
+        first, _ = env.reset(seed=0)
+        with pytest.raises(
+            ValueError, match=r"reset_mask'\] is all False, so the reset would reset no sub-env"
+        ):
+            env.reset(options={"reset_mask": torch.zeros(4, dtype=torch.bool)})
+        # a mask that leaves a worker's whole block alone: that block keeps its sub-envs as they are
+        obs, _ = env.reset(
+            seed=[5, 6, 7, 8], options={"reset_mask": torch.tensor([True, False, False, False])}
+        )
+        torch.testing.assert_close(obs[1:], first[1:])
+        assert env.step(torch.zeros(4, dtype=torch.int64))[1].tolist() == [1.0] * 4
+    finally:
+        env.close()
 
 
 def test_a_masked_reset_before_any_reset_is_a_clear_error():

@@ -2,8 +2,10 @@
 
 import os
 import pty
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -150,3 +152,28 @@ def test_network_strings_take_both_spellings_of_the_lengths():
             timeout=120,
         )
         assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("delay_s", [0.2, 0.6])
+def test_ctrl_c_while_the_command_starts_is_one_line_and_status_130(delay_s):
+    # the first second imports torch, gymnasium and the plugins: Ctrl-C then is no traceback either
+    process = subprocess.Popen(
+        [VECRL, "bench", "gym::CartPole-v1", "--num-envs", "4", "--steps", "1000000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(delay_s)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+
+
+def test_import_vecrl_alone_imports_neither_torch_nor_gymnasium():
+    code = "import sys, vecrl; print(sorted({'torch', 'gymnasium'} & set(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "[]", result.stderr
+    code = "import vecrl; print(vecrl.compat.GYMNASIUM_1 in (True, False), vecrl.make_vector_env.__name__)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.stdout.split() == ["True", "make_vector_env"], result.stderr

@@ -3,6 +3,8 @@ networks that are not scored alike on every call, seeds and worker counts that m
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 import torch
 
@@ -97,3 +99,52 @@ def test_no_more_worker_processes_start_than_there_are_rows():
         finally:
             env.close()
     assert torch.equal(result.steps, expected.steps)
+
+
+def test_a_bfloat16_population_runs_in_worker_processes_as_here():
+    env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=4, num_episodes=1)
+    policy = Policy("Linear(4, 2)")
+    parameters = rows(policy, 6).to(torch.bfloat16)
+    with no_process_left():
+        try:
+            expected = evaluate(policy, env, parameters, seed=1)
+            result = evaluate(policy, env, parameters, seed=1, num_workers=2)
+        finally:
+            env.close()
+    assert torch.equal(result.total_return, expected.total_return)
+
+
+class _Locked(torch.nn.Module):
+    """A network holding a lock: it does not pickle."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 2)
+        self.lock = threading.Lock()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linear(x)
+
+
+def test_what_cannot_reach_worker_processes_is_named():
+    lock = threading.Lock()
+    locked_env = vecrl.make_vector_env(
+        "gym::CartPole-v1", num_envs=2, wrappers=[lambda sub_env: (lock, sub_env)[1]]
+    )
+    plain_env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=2)
+    policy = Policy("Linear(4, 2)")
+    with no_process_left():
+        try:
+            with pytest.raises(
+                TypeError,
+                match=r"the env \(the arguments of make_vector_env.*cannot be sent"
+                r" to evaluation worker processes.*_thread.lock",
+            ):
+                evaluate(policy, locked_env, rows(policy), num_workers=2)
+            locked = Policy(_Locked())
+            with pytest.raises(TypeError, match=r"the policy \(Policy\(_Locked.*cannot be sent"):
+                evaluate(locked, plain_env, rows(locked), num_workers=2)
+            evaluate(policy, plain_env, rows(policy), num_workers=2)  # the workers still serve a good call
+        finally:
+            locked_env.close()
+            plain_env.close()

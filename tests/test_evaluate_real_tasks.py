@@ -1,6 +1,7 @@
 """evaluate and `vecrl evaluate` on the envs users evolve: MuJoCo (float64), Discrete observations,
 discrete and continuous actions, brax; each against a per-row reference stepped by hand."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -189,7 +190,7 @@ def test_evaluate_with_workers_refuses_an_env_it_cannot_make_again():
         evaluate(policy, env, torch.zeros(2, policy.parameter_length), num_workers=0)
 
 
-def test_the_evaluate_command_runs_with_workers():
+def test_the_evaluate_command_runs_with_workers_and_says_their_start_apart():
     result = subprocess.run(
         [VECRL, "evaluate", "gym::Hopper-v5", "--popsize", "6", "--workers", "2"],
         capture_output=True,
@@ -197,4 +198,6 @@ def test_the_evaluate_command_runs_with_workers():
         timeout=600,
     )
     assert result.returncode == 0, result.stderr
-    assert "gym::Hopper-v5: 6 policies x 1 episode(s): mean return" in result.stdout
+    started, evaluated = result.stdout.splitlines()[-2:]
+    assert re.fullmatch(r"starting 1 worker process\(es\) \.\.\. ready in \d+\.\d s", started), result.stdout
+    assert "gym::Hopper-v5: 6 policies x 1 episode(s): mean return" in evaluated

@@ -44,9 +44,12 @@ def test_an_exception_in_a_worker_is_raised_as_itself_with_the_workers_traceback
     env, policy, rows = cartpole(wrappers=[FailsInAWorker])
     try:
         with pytest.raises(
-            SubEnvError, match=r"Sub-env \d+ raised ZeroDivisionError in step\(\): boom in a worker"
+            SubEnvError,
+            match=r"Population row [4-7] \(on sub-env [0-3] of the env running it\) raised ZeroDivisionError in"
+            r" step\(\): boom in a worker",
         ) as caught:
-            evaluate(policy, env, rows, num_workers=2)
+            evaluate(policy, env, rows, num_workers=2)  # rows 4 to 7 run in the worker
+        assert caught.value.row == 4 + caught.value.index
         original = caught.value.__cause__
         assert isinstance(original, ZeroDivisionError) and str(original) == "boom in a worker"
         assert isinstance(original.__cause__, RemoteTraceback)
@@ -81,3 +84,29 @@ def test_closing_the_env_ends_its_workers_and_garbage_collection_does_too(no_pro
     env, policy, rows = cartpole()
     evaluate(policy, env, rows, num_workers=2)
     del env
+
+
+class FailsOnItsThirdSubEnv(gym.Wrapper):
+    """CartPole that raises in step() on the third sub-env made in its process."""
+
+    made = 0
+
+    def __init__(self, env):
+        super().__init__(env)
+        FailsOnItsThirdSubEnv.made += 1
+        self.fails = FailsOnItsThirdSubEnv.made == 3
+
+    def step(self, action):
+        if self.fails:
+            raise ZeroDivisionError("boom")
+        return self.env.step(action)
+
+
+def test_a_failing_sub_env_in_one_process_names_its_population_row():
+    FailsOnItsThirdSubEnv.made = 0
+    env, policy, rows = cartpole(wrappers=[FailsOnItsThirdSubEnv])
+    try:
+        with pytest.raises(SubEnvError, match=r"Population row 2 \(on sub-env 2 of the env running it\)"):
+            evaluate(policy, env, rows)
+    finally:
+        env.close()

@@ -5,6 +5,8 @@ MuJoCo (float64), Discrete and composite (Dict / Tuple) spaces, in blocks of une
 
 from __future__ import annotations
 
+import threading
+
 import composite_env
 import gymnasium as gym
 import numpy as np
@@ -130,3 +132,67 @@ def test_call_get_attr_set_attr_and_render_reach_every_sub_env_in_order():
     finally:
         sync.close()
         process.close()
+
+
+def test_non_finite_actions_are_refused_but_those_of_spent_or_resetting_sub_envs_pass():
+    env = ProcessVectorEnv(
+        [lambda: gym.make("Pendulum-v1", max_episode_steps=2)] * 4, num_workers=2, num_episodes=1
+    )
+    try:
+        env.reset(seed=0)
+        with pytest.raises(ValueError, match=r"ProcessVectorEnv.*non-finite.*sub-envs \[3\].*No sub-env"):
+            env.step(np.array([[0.0], [0.0], [0.0], [np.nan]], np.float32))
+        env.step(np.zeros((4, 1), np.float32))
+        assert env.step(np.zeros((4, 1), np.float32))[3].all()  # every budget is now spent
+        reward = env.step(np.full((4, 1), np.nan, np.float32))[1]
+        assert np.isnan(reward).all()
+    finally:
+        env.close()
+    env = ProcessVectorEnv(
+        [lambda: gym.make("CartPole-v1", max_episode_steps=1)] * 2, num_workers=2, autoreset_mode="next_step"
+    )
+    try:
+        env.reset(seed=0)
+        env.step(np.zeros(2, np.int64))
+        assert env.step(np.array([5, 9]))[1].tolist() == [0.0, 0.0]  # both reset: actions ignored
+        with pytest.raises(ValueError, match=r"sub-envs \[1\] are \[9\]"):
+            env.step(np.array([0, 9]))
+    finally:
+        env.close()
+
+
+@pytest.mark.skipif(not vecrl.compat.GYMNASIUM_1, reason="observation_mode is gymnasium >= 1.0's")
+def test_observation_mode_different_gives_the_sync_envs_spaces():
+    def bounded(low):
+        def make():
+            space = gym.spaces.Box(low, 10.0, (3,), np.float32)
+            return gym.wrappers.TransformObservation(gym.make("Pendulum-v1"), lambda o: o, space)
+
+        return make
+
+    makers = [bounded(-1.0), bounded(-2.0), bounded(-3.0), bounded(-4.0)]
+    sync = SyncVectorEnv(makers, observation_mode="different")
+    process = ProcessVectorEnv(makers, num_workers=2, observation_mode="different")
+    try:
+        assert process.observation_space == sync.observation_space
+        np.testing.assert_array_equal(process.reset(seed=0)[0], sync.reset(seed=0)[0])
+        with pytest.raises(RuntimeError, match="Sub-env 2 has the observation space.*other bounds"):
+            ProcessVectorEnv(makers[:1] * 2 + makers[1:2] * 2, num_workers=2)  # the worker's differ
+    finally:
+        sync.close()
+        process.close()
+
+
+def test_a_maker_that_does_not_pickle_is_named():
+    lock = threading.Lock()
+
+    def locked():
+        assert lock
+        return gym.make("CartPole-v1")
+
+    with pytest.raises(
+        TypeError,
+        match=r"env_makers\[1\] \(<function .*locked.*cannot be sent to"
+        r" ProcessVectorEnv's worker processes.*_thread.lock",
+    ):
+        ProcessVectorEnv([locked] * 2, num_workers=2)

@@ -26,17 +26,19 @@ ENVS = [
 ]
 
 
+@pytest.mark.parametrize("num_envs", [1, 3])
 @pytest.mark.parametrize("mode", ["same_step", "disabled"])
 @pytest.mark.parametrize(("name", "kwargs"), ENVS)
-def test_gym_wrapper_accepts_the_env_its_specs_check_out_and_a_rollout_runs(name, kwargs, mode):
+def test_gym_wrapper_accepts_the_env_its_specs_check_out_and_a_rollout_runs(name, kwargs, mode, num_envs):
     if name.startswith("brax::"):
         pytest.importorskip("brax")
-    env = vecrl.make_vector_env(name, num_envs=3, autoreset_mode=mode, **kwargs)
+    env = vecrl.make_vector_env(name, num_envs=num_envs, autoreset_mode=mode, **kwargs)
     wrapped = torchrl_envs.GymWrapper(env)
-    assert wrapped.batch_size == torch.Size([3])
+    assert wrapped.batch_size == torch.Size([num_envs])
     check_env_specs(wrapped)
     rollout = wrapped.rollout(45, break_when_any_done=False)
-    assert rollout.batch_size == torch.Size([3, 45])
+    assert rollout.batch_size == torch.Size([num_envs, 45])
+    assert rollout["next", "reward"].shape == (num_envs, 45, 1)  # as TorchRL shapes gymnasium's own
     assert rollout["next", "done"].any(), "the rollout should cross episode ends"
     assert torch.isfinite(rollout["next", "reward"]).all()
     assert rollout["next", "observation"].dtype == wrapped.observation_spec["observation"].dtype

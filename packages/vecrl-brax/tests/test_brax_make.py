@@ -73,3 +73,43 @@ def test_the_brax_backend_follows_the_autoreset_rules_every_backend_follows():
     from vecrl.testing import check_autoreset_modes
 
     check_autoreset_modes(make_brax_env, "fast", episode_length=4, num_steps=12)
+
+
+@pytest.mark.parametrize(
+    ("keyword", "words"),
+    [
+        ({"device": "cpu"}, "does not accept device='cpu': a jax env computes on jax's default device"),
+        ({"num_workers": 2}, "does not accept num_workers=2: worker processes are the gym backend's"),
+    ],
+)
+def test_other_backends_keywords_say_why_a_jax_env_does_not_take_them(keyword, words):
+    with pytest.raises(ValueError, match=words):
+        make_brax_env("inverted_pendulum", num_envs=2, **keyword)
+
+
+def test_an_unknown_keyword_lists_what_the_env_takes_with_a_close_match():
+    with pytest.raises(
+        TypeError,
+        match=r"does not take a keyword given.*It takes: action_repeat, backend, .*"
+        r"Did you mean 'episode_length'\?",
+    ):
+        make_brax_env("inverted_pendulum", num_envs=2, episode_lenght=5)
+
+
+@pytest.mark.parametrize("mode", ["same_step", "next_step"])
+def test_nan_actions_are_refused_but_those_of_spent_sub_envs_pass(mode):
+    env = make_brax_env(
+        "inverted_pendulum", num_envs=3, episode_length=2, num_episodes=1, autoreset_mode=mode
+    )
+    first, _ = env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"non-finite values \(NaN or inf\) for sub-envs \[1\].*No sub-env"):
+        env.step(torch.tensor([[0.0], [float("nan")], [0.0]]))
+    again = make_brax_env(
+        "inverted_pendulum", num_envs=3, episode_length=2, num_episodes=1, autoreset_mode=mode
+    )
+    again.reset(seed=0)
+    # nothing stepped: the next step is the first, as on an env that never saw the NaN
+    torch.testing.assert_close(env.step(torch.zeros(3, 1))[0], again.step(torch.zeros(3, 1))[0])
+    _, _, terminated, truncated, _ = env.step(torch.zeros(3, 1))
+    assert (terminated | truncated).all()  # every budget is spent
+    assert env.step(torch.full((3, 1), float("nan")))[1].isnan().all()  # their NaN actions are ignored

@@ -202,6 +202,9 @@ def test_masked_reset_mistakes():
         ("CartPole-v1", np.array([0, 1]), r"expected actions of shape \(4,\)"),
         ("CartPole-v1", np.array([0.0, 1.0, 1.0, 0.0]), "integer actions"),
         ("Hopper-v5", np.zeros((4, 2)), r"expected actions of shape \(4, 3\)"),
+        ("Hopper-v5", np.array([[0, 0, 0]] * 3 + [[0, np.nan, 0]]), r"non-finite values.*sub-envs \[3\]"),
+        ("Hopper-v5", np.array([[np.inf, 0, 0]] + [[0, 0, 0]] * 3), r"non-finite values.*sub-envs \[0\]"),
+        ("CartPole-v1", torch.zeros(4, dtype=torch.int64, device="meta"), "meta device has no values"),
     ],
 )
 def test_bad_actions_are_refused_before_anything_steps(env_id, action, words):
@@ -239,3 +242,15 @@ def test_seeds_past_envpools_int32_range_do_not_repeat_small_seeds():
     np.testing.assert_array_equal(again, observations[2**31 - 1])  # a large seed still reproduces
     firsts = {tuple(obs[0].tolist()) for obs in observations.values()}
     assert len(firsts) == len(observations)  # no seed gives another's trajectories
+
+
+def test_the_ignored_action_of_a_next_step_reset_is_not_checked():
+    env = EnvpoolVectorEnv("CartPole-v1", num_envs=2, autoreset_mode="next_step", max_episode_steps=2)
+    env.reset(seed=0)
+    env.step(np.zeros(2, np.int64))
+    assert env.step(np.zeros(2, np.int64))[3].all()  # both truncated: the next step resets them
+    _, reward, *_ = env.step(np.array([7, -1]))  # their actions are ignored, as envpool ignores them
+    assert reward.tolist() == [0.0, 0.0]
+    with pytest.raises(ValueError, match=r"sub-envs \[1\] are \[7\]"):
+        env.step(np.array([0, 7]))
+    env.close()

@@ -178,3 +178,63 @@ def test_a_gym_vector_env_pickles_and_steps_on():
     actions = torch.tensor([0, 1, 1])
     for _ in range(5):
         assert torch.equal(env.step(actions)[0], copy.step(actions)[0])
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_a_non_finite_box_action_steps_no_sub_env(bad):
+    env = SyncVectorEnv([lambda: gym.make("Pendulum-v1")] * 3)
+    before, _ = env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"non-finite values \(NaN or inf\) for sub-envs \[1\].*No sub-env"):
+        env.step(torch.tensor([[0.0], [bad], [0.0]]))
+    after, *_ = env.step(np.zeros((3, 1), np.float32))  # nothing was half-applied: one step from the reset
+    again = SyncVectorEnv([lambda: gym.make("Pendulum-v1")] * 3)
+    again.reset(seed=0)
+    assert np.array_equal(after, again.step(np.zeros((3, 1), np.float32))[0])
+
+
+@pytest.mark.parametrize("mode", ["same_step", "next_step"])
+def test_the_nan_actions_of_spent_sub_envs_are_ignored(mode):
+    # a policy turns a spent sub-env's NaN observation into NaN actions: those rows do not step
+    env = SyncVectorEnv(
+        [lambda: gym.make("Pendulum-v1", max_episode_steps=3)] * 2, num_episodes=1, autoreset_mode=mode
+    )
+    env.reset(seed=0)
+    for _ in range(3):
+        env.step(np.zeros((2, 1), np.float32))
+    _, reward, terminated, truncated, _ = env.step(np.full((2, 1), np.nan, np.float32))
+    assert np.isnan(reward).all() and terminated.all() and truncated.all()
+
+
+def test_the_ignored_action_of_a_next_step_reset_is_not_checked():
+    # gymnasium ignores the action of a sub-env that the step resets; so does the check
+    env = SyncVectorEnv(
+        [lambda: gym.make("CartPole-v1", max_episode_steps=2)] * 2, autoreset_mode="next_step"
+    )
+    env.reset(seed=0)
+    env.step(np.zeros(2, np.int64))
+    _, _, _, truncated, _ = env.step(np.zeros(2, np.int64))
+    assert truncated.all()
+    _, reward, *_ = env.step(np.array([7, -1]))  # both reset: the actions are ignored
+    assert reward.tolist() == [0.0, 0.0]
+    with pytest.raises(ValueError, match=r"sub-envs \[1\] are \[7\]"):
+        env.step(np.array([0, 7]))
+
+
+def test_a_meta_tensor_action_says_it_has_no_values():
+    env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=2)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="meta device has no values"):
+        env.step(torch.zeros(2, dtype=torch.int64, device="meta"))
+
+
+def test_a_maker_that_returns_no_env_is_named():
+    with pytest.raises(
+        TypeError, match=r"env_makers\[0\] .* returned 3 of type int, which is not an environment"
+    ):
+        SyncVectorEnv([lambda: 3, lambda: 3])
+
+
+def test_makers_that_return_one_shared_env_are_refused():
+    shared = gym.make("CartPole-v1")
+    with pytest.raises(ValueError, match=r"env_makers\[0\] and env_makers\[1\] returned the same env object"):
+        SyncVectorEnv([lambda: shared] * 3)

@@ -275,3 +275,35 @@ def test_gymnasium_029_style_step_async_and_wait_step_like_step():
     twin.step_async(np.array([0, 1]))
     for a, b in zip(env.step(np.array([0, 1]))[:4], twin.step_wait()[:4], strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def _bounded_pendulum(low: float):
+    """Pendulum whose observation space has its own lower bound (observations unchanged)."""
+
+    def make():
+        space = gym.spaces.Box(low, 10.0, (3,), np.float32)
+        return gym.wrappers.TransformObservation(gym.make("Pendulum-v1"), lambda o: o, space)
+
+    return make
+
+
+@pytest.mark.skipif(not GYMNASIUM_1, reason="observation_mode is gymnasium >= 1.0's")
+def test_observation_mode_different_batches_spaces_as_gymnasium_does():
+    makers = [_bounded_pendulum(-1.0), _bounded_pendulum(-2.0), _bounded_pendulum(-3.0)]
+    ours = SyncVectorEnv(makers, observation_mode="different")
+    theirs = gym.vector.SyncVectorEnv(makers, observation_mode="different")
+    assert ours.observation_space == theirs.observation_space
+    assert ours.single_observation_space == theirs.single_observation_space
+    np.testing.assert_array_equal(ours.reset(seed=[1, 2, 3])[0], theirs.reset(seed=[1, 2, 3])[0])
+    with pytest.raises(RuntimeError, match="other bounds.*observation_mode='different'"):
+        SyncVectorEnv(makers)  # "same" (the default) needs equal spaces
+    with pytest.raises(RuntimeError, match="shape or dtype differs"):
+        SyncVectorEnv([makers[0], lambda: gym.make("CartPole-v1")], observation_mode="different")
+    custom = (gym.spaces.Box(-5.0, 5.0, (3, 3), np.float32), gym.spaces.Box(-5.0, 5.0, (3,), np.float32))
+    assert SyncVectorEnv(makers, observation_mode=custom).observation_space == custom[0]
+
+
+@pytest.mark.parametrize(("mode", "error"), [("differnt", ValueError), ((1, 2), TypeError)])
+def test_a_bad_observation_mode_says_what_is_expected(mode, error):
+    with pytest.raises(error, match="observation_mode"):
+        SyncVectorEnv([lambda: gym.make("CartPole-v1")] * 2, observation_mode=mode)

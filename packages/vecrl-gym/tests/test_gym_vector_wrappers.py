@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+import pytest
 import torch
 
 import vecrl
@@ -46,3 +47,9 @@ def test_record_episode_statistics_reports_each_episodes_length_and_return():
             if mode == "next_step":  # the next step resets: reward 0, and no episode's step
                 env.step(torch.zeros(3, 1))
     assert [lengths for lengths, _ in reported] == [[5, 5, 5], [5, 5, 5]]
+
+
+def test_an_episode_budget_with_vector_wrappers_is_refused_saying_why():
+    wrapper, _ = record_episode_statistics()
+    with pytest.raises(ValueError, match="RecordEpisodeStatistics would record a NaN episode per step"):
+        vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, num_episodes=1, vector_wrappers=[wrapper])

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from vecrl_policy import GRU, LSTM, Chain, Clip, NetParsingError, str_to_net
+from vecrl_policy import GRU, LSTM, Chain, Clip, NetParsingError, Policy, str_to_net
 
 
 def test_a_chain_of_calls_builds_a_chain_of_those_layers():
@@ -178,3 +178,24 @@ def test_a_network_past_the_parameter_limit_is_refused_before_it_is_built():
     assert sum(p.numel() for p in net.parameters()) == 16_004_000
     with pytest.raises(TypeError, match="max_parameters must be a positive int"):
         str_to_net("Linear(2, 2)", max_parameters=0)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("Linear(True, 2)", "Linear's in_features must be an int, but got True"),
+        ("Linear(4, out_features=False)", "Linear's out_features must be an int, but got False"),
+        ("LSTM(4, True)", "LSTM's hidden_size must be an int, but got True"),
+    ],
+)
+def test_true_or_false_as_a_size_is_refused(text, words):
+    with pytest.raises(NetParsingError, match=words):
+        str_to_net(text)
+    assert str_to_net("Linear(4, 2, False)").bias is None  # a bool where the layer takes one is fine
+
+
+@pytest.mark.parametrize("keyword", [{"device": "cuda"}, {"dtype": torch.float64}])
+def test_a_device_or_dtype_the_text_does_not_use_is_refused(keyword):
+    with pytest.raises(TypeError, match="does not use.*device and dtype of the parameters"):
+        Policy("Linear(4, 2)", **keyword)
+    assert str_to_net("Linear(4, 2, device=device)", device="cpu").weight.device.type == "cpu"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,15 @@ def test_the_command_evaluates_on_the_cluster_and_says_what_is_wrong_without_a_t
     )
     assert done.returncode == 2 and "pip install -c constraints.txt packages/vecrl-ray" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_without_an_address_it_says_it_joins_a_running_cluster_and_local_refuses(cluster, monkeypatch):
+    monkeypatch.setenv("RAY_ADDRESS", cluster.address)  # as `ray start` or a job's environment leaves it
+    with pytest.warns(UserWarning, match=r"joins the Ray cluster already running at .* address='local'"):
+        executor = RayExecutor(num_actors=1)
+    with executor:
+        assert len(ray.nodes()) == 3  # the cluster's head and two workers
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no notice: the user chose
+        with RayExecutor(num_actors=1, address="local") as executor:
+            assert len(ray.nodes()) == 1  # a Ray of its own, on this machine alone

@@ -141,3 +141,18 @@ def test_observation_statistics_from_the_actors_equal_those_of_one_process(execu
             torch.testing.assert_close(spread.std, alone.std, rtol=1e-12, atol=1e-12)
     finally:
         env.close()
+
+
+@pytest.mark.parametrize(
+    ("address", "words"),
+    [
+        ("", "names no cluster"),
+        (":6379", r"is not 'host:port' \(host '', port '6379'\)"),
+        ("127.0.0.1", "has no port: give 'host:port', e.g. '127.0.0.1:6379'"),
+        ("http://x", "has the scheme 'http://'; Ray takes 'host:port' or 'ray://host:port'"),
+        ("127.0.0.1:99999", "is not 'host:port'"),
+    ],
+)
+def test_an_address_that_names_no_cluster_is_refused_before_ray_starts(address, words):
+    with pytest.raises(ValueError, match=words):
+        RayExecutor(1, address=address)

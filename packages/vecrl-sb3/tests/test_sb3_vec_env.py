@@ -129,3 +129,48 @@ def test_calls_out_of_order_and_actions_that_are_not_numbers_are_clear_errors(ca
         call(env)
     env.step(np.array([0, 1, 0]))  # the env still steps after the refused call
     env.close()
+
+
+class _Echo(gym.Env):
+    """Echoes its Dict or Tuple action as the observation, so a step shows which action each sub-env got."""
+
+    observation_space = gym.spaces.Box(-2.0, 2.0, (3,), np.float32)
+
+    def __init__(self, kind: str) -> None:
+        parts = (gym.spaces.Discrete(2), gym.spaces.Box(-1.0, 1.0, (2,), np.float32))
+        self.kind = kind
+        self.action_space = (
+            gym.spaces.Dict(a=parts[0], b=parts[1]) if kind == "dict" else gym.spaces.Tuple(parts)
+        )
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(3, np.float32), {}
+
+    def step(self, action):
+        a, b = (action["a"], action["b"]) if self.kind == "dict" else action
+        return np.array([a, *b], np.float32), 0.0, False, False, {}
+
+
+gym.register("vecrl-test/Echo-v0", entry_point=_Echo)
+
+
+@pytest.mark.parametrize("kind", ["dict", "tuple"])
+def test_dict_and_tuple_actions_one_per_sub_env_step_as_in_dummy_vec_env(kind):
+    def pack(a, b):
+        return {"a": a, "b": b} if kind == "dict" else (a, b)
+
+    actions = [pack(1, np.array([0.5, -0.5], np.float32)), pack(0, np.array([0.25, 1.0], np.float32))]
+    ours = SB3VecEnv(vecrl.make_vector_env("gym::vecrl-test/Echo-v0", num_envs=2, kind=kind))
+    theirs = DummyVecEnv([lambda: _Echo(kind)] * 2)
+    ours.reset(), theirs.reset()
+    expected = theirs.step(actions)[0]
+    np.testing.assert_array_equal(ours.step(actions)[0], expected)
+    batched = (
+        {"a": np.array([1, 0]), "b": np.stack([a["b"] for a in actions])}
+        if kind == "dict"
+        else (np.array([1, 0]), np.stack([a[1] for a in actions]))
+    )
+    np.testing.assert_array_equal(ours.step(batched)[0], expected)  # vecrl's own form still steps
+    with pytest.raises(ValueError, match="sub-env 1's has"):
+        ours.step([actions[0], {"a": 0}] if kind == "dict" else [actions[0], (0,)])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import sys
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -42,6 +44,26 @@ def resolve_create(env_name: str) -> tuple[Callable[..., Any], str]:
             f" e.g. pip install 'brax==0.12.3', or drop the 'old::' prefix to use the current envs."
         ) from error
     return brax.v1.envs.create, _known_name(brax.v1.envs, env_name[len(OLD_PREFIX) :], env_name)
+
+
+def env_keywords(create: Callable[..., Any], name: str) -> list[str]:
+    """The keywords ``create(name, ...)`` takes from a user: ``create``'s own (``episode_length``,
+    ``action_repeat``) and those of the env class's constructors (``backend``, ...).
+
+    Example:
+        >>> create, name = resolve_create("inverted_pendulum")
+        >>> "backend" in env_keywords(create, name), "batch_size" in env_keywords(create, name)
+        (True, False)
+    """
+    keywords = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    own = {"self", "env_name", "batch_size", "auto_reset", "sys"}  # sys: the model the env class loads
+    names = {p.name for p in inspect.signature(create).parameters.values() if p.kind in keywords} - own
+    env_class = getattr(sys.modules[create.__module__], "_envs", {}).get(name)
+    for cls in inspect.getmro(env_class) if inspect.isclass(env_class) else ():
+        init = cls.__dict__.get("__init__")
+        if init is not None:
+            names |= {p.name for p in inspect.signature(init).parameters.values() if p.kind in keywords} - own
+    return sorted(names)
 
 
 def _known_name(envs_module: Any, name: str, asked: str) -> str:

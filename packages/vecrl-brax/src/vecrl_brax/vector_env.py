@@ -15,6 +15,7 @@ from gymnasium.spaces import Box
 from jax.sharding import SingleDeviceSharding
 
 from vecrl import BaseVectorEnv
+from vecrl.action_checks import ActionCheck
 from vecrl.arrays import convert_from_torch, convert_to_torch
 from vecrl.autoreset import (
     AutoresetModeName,
@@ -23,19 +24,34 @@ from vecrl.autoreset import (
     checked_reset_mask,
     finished_sub_envs_error,
 )
-from vecrl.checks import check_fits_in_memory, check_reserved_kwargs, checked_num_envs, closed_env_error
+from vecrl.checks import (
+    check_fits_in_memory,
+    check_reserved_kwargs,
+    checked_num_envs,
+    closed_env_error,
+    did_you_mean,
+)
 from vecrl.compat import FINAL_OBS_KEY
 from vecrl.episodes import checked_episode_budget
 from vecrl_brax import autoreset, spaces
-from vecrl_brax.brax_versions import resolve_create
+from vecrl_brax.brax_versions import env_keywords, resolve_create
 from vecrl_brax.compile_ahead import CompileAhead
 from vecrl_brax.packing import Packer
 
 #: Keywords VectorEnvFromBrax sets itself; passing them through would break its autoreset or batch size.
+#: make_vector_env keywords of other backends that a jax env does not take, each with why (vecrl-playground's
+#: env refuses them too).
+OTHER_BACKENDS_KWARGS = {
+    "device": "a jax env computes on jax's default device and hands its results to torch there, without a"
+    " copy (DLPack); choose that device through jax (e.g. JAX_PLATFORMS=cpu), or move the results with .to()",
+    "num_workers": "worker processes are the gym backend's; a jax env already steps all its sub-envs in one"
+    " jitted call: give more sub-envs (num_envs=) instead",
+}
 _RESERVED_KWARGS = {
     "batch_size": "give the number of sub-environments as num_envs=",
     "auto_reset": "VectorEnvFromBrax always resets finished episodes itself, from a fresh random state",
     "autoreset": "VectorEnvFromBrax always resets finished episodes itself, from a fresh random state",
+    **OTHER_BACKENDS_KWARGS,
 }
 
 
@@ -78,6 +94,9 @@ class VectorEnvFromBrax(BaseVectorEnv):
       ``terminated = truncated = False``. ``"disabled"``: no autoreset; stepping a sub-env whose episode
       ended before resetting it is a RuntimeError. The mode is declared in ``metadata["autoreset_mode"]``
       and chooses the jitted step once, at construction.
+    - NaN or inf actions of sub-envs that use theirs are a ValueError before anything steps, as on the gym
+      backend, for actions on the host (numpy, CPU tensors: one ``isfinite`` reduction a step); actions
+      already on a device (jax arrays, CUDA tensors) are not checked, which would cost a sync a step.
     - ``reset(options={"reset_mask": mask})`` restarts only the sub-envs where ``mask`` is True (fresh
       random states: those a full ``reset`` with the same seed would give these rows; their budgets
       restart); the other rows keep their states and the observations last returned.
@@ -112,7 +131,17 @@ class VectorEnvFromBrax(BaseVectorEnv):
         as it is.
         """
         create, brax_name = resolve_create(env_name)
-        return create(brax_name, batch_size=batch_size, auto_reset=False, **kwargs)
+        try:
+            return create(brax_name, batch_size=batch_size, auto_reset=False, **kwargs)
+        except TypeError as error:
+            if "unexpected keyword argument" not in str(error):
+                raise
+            known = env_keywords(create, brax_name)
+            unknown = [key for key in kwargs if key not in known]
+            raise TypeError(
+                f"brax's {env_name!r} does not take a keyword given ({error}). It takes: {', '.join(sorted(known))}."
+                f"{did_you_mean(unknown[0], known) if unknown else ''}"
+            ) from None
 
     @staticmethod
     def action_space_of(env: Any) -> Box:
@@ -288,6 +317,10 @@ class VectorEnvFromBrax(BaseVectorEnv):
             finished = torch.nonzero(self._ended).flatten().tolist()
             raise finished_sub_envs_error(finished)
         action, borrowed = self._as_jax_input(action)
+        if (
+            isinstance(action, np.ndarray) and not np.isfinite(action).all()
+        ):  # one reduction; on the host only
+            self._refuse_non_finite(action)
         self._step_ahead.wait()  # the compile reset() started
         carry, self._carry = self._carry, None  # donated to the step: if it raises, only reset() helps
         self._carry, out = self._jit.step(carry, action, self._pool)
@@ -349,6 +382,20 @@ class VectorEnvFromBrax(BaseVectorEnv):
             views.append(floats[offset : offset + size].view(n, *shape))
             offset += size
         return jax.tree_util.tree_unflatten(self._obs_treedef, views)
+
+    def _refuse_non_finite(self, action: np.ndarray) -> None:
+        """The ValueError for NaN or inf actions of sub-envs that use theirs (actions of a spent budget's
+        sub-envs, or of those a next_step autoreset resets, are ignored: a policy turns a spent sub-env's NaN
+        observation into NaN actions). Reads the carried budget from the device: only on this rare path."""
+        acting = np.ones(self.num_envs, np.bool_)
+        carry = self._carry
+        assert carry is not None
+        if self.num_episodes is not None:
+            acting &= np.asarray(carry.episodes_left) > 0
+        if carry.needs_reset is not None:
+            acting &= ~np.asarray(carry.needs_reset)
+        check = ActionCheck(self.single_action_space, self.num_envs, type(self).__name__)
+        check(action, np.flatnonzero(acting).tolist())
 
     def _as_jax_input(self, action: Any) -> tuple[Any, bool]:
         """``action`` in a form the jitted step takes, and whether it borrows the caller's memory."""

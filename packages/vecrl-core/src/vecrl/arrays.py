@@ -99,10 +99,14 @@ def convert_from_torch(x: torch.Tensor, array_type: ArrayType) -> Any:
         try:
             return x.numpy()  # the common case (a CPU tensor without grad) in one call
         except (RuntimeError, TypeError):  # needs grad, or is not on the CPU
+            if x.is_meta:
+                raise _no_values_error(x) from None
             return x.detach().cpu().numpy()
     if array_type == "jax":
         import jax.dlpack  # imported only when a jax array is asked for
 
+        if x.is_meta:
+            raise _no_values_error(x)
         x = x.detach().contiguous()
         try:
             return jax.dlpack.from_dlpack(x)
@@ -113,6 +117,14 @@ def convert_from_torch(x: torch.Tensor, array_type: ArrayType) -> Any:
             return jax.dlpack.from_dlpack(x.view(torch.uint8)).astype(np.bool_)
     raise ValueError(
         f"convert_from_torch() received array_type={array_type!r}; expected one of {', '.join(ARRAY_TYPES)}."
+    )
+
+
+def _no_values_error(x: torch.Tensor) -> ValueError:
+    """The error for converting a tensor of the meta device, which holds a shape but no values."""
+    return ValueError(
+        f"A tensor of shape {tuple(x.shape)} on the meta device has no values to convert. Make it on a real"
+        " device (e.g. torch.zeros(..., device='cpu'))."
     )
 
 

@@ -106,7 +106,8 @@ def declared_autoreset_mode(env: Any, default: AutoresetModeName = "same_step") 
 
 def checked_reset_mask(mask: Any, num_envs: int) -> np.ndarray:
     """``options["reset_mask"]`` as a numpy bool array of shape ``(num_envs,)``; otherwise a ValueError for
-    the wrong shape and a TypeError for the wrong dtype (gymnasium's types for these).
+    the wrong shape or a mask without a True (as gymnasium refuses it: a reset that resets nothing is a
+    mistake) and a TypeError for the wrong dtype (gymnasium's types for these).
 
     A numpy array, a torch tensor (on any device) or a list of bools is accepted.
 
@@ -121,6 +122,11 @@ def checked_reset_mask(mask: Any, num_envs: int) -> np.ndarray:
             f"options['reset_mask'] must be a boolean array of shape ({num_envs},) (one entry per sub-env,"
             f" True for those to reset), but got {type(mask).__qualname__} of shape {array.shape} and dtype"
             f" {array.dtype}: {mask!r}."
+        )
+    if not array.any():
+        raise ValueError(
+            f"options['reset_mask'] is all False, so the reset would reset no sub-env: {mask!r}. Mark the"
+            " sub-envs to reset with True (e.g. terminated | truncated), and skip the reset when none is."
         )
     return array
 

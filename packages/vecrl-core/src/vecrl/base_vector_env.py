@@ -22,9 +22,10 @@ class BaseVectorEnv(gymnasium.vector.VectorEnv):
     dimension, Discrete becomes MultiDiscrete, Tuple and Dict batch each part). Every space gymnasium
     batches densely is supported (see ``vecrl.spaces``); others are a TypeError naming the space.
     Subclasses autoreset in the same step, which ``metadata["autoreset_mode"]`` declares where gymnasium
-    has autoreset modes. ``reward_space`` (a scalar Box of ``reward_dtype``, float64 as in gymnasium's own
+    has autoreset modes. ``reward_space`` (a Box of ``reward_dtype``, float64 as in gymnasium's own
     vector envs unless said otherwise) declares the dtype of the rewards, which TorchRL's ``GymWrapper``
-    reads to type its reward spec.
+    reads to type its reward spec; its shape ``(num_envs, 1)`` is the reward spec TorchRL gives batched
+    envs, which it would take a scalar Box to be at ``num_envs=1`` only.
 
     Example:
         >>> from gymnasium.spaces import Box, Discrete
@@ -59,4 +60,4 @@ class BaseVectorEnv(gymnasium.vector.VectorEnv):
         self.single_action_space = single_action_space
         self.observation_space = observation_space
         self.action_space = action_space
-        self.reward_space = Box(-np.inf, np.inf, (), reward_dtype)
+        self.reward_space = Box(-np.inf, np.inf, (num_envs, 1), reward_dtype)

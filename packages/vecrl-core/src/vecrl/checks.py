@@ -24,31 +24,47 @@ import torch
 class SubEnvError(RuntimeError):
     """A sub-environment raised while the vector env was stepping or resetting it.
 
-    ``index`` names the sub-env and ``during`` what it was doing; the original exception is chained as ``__cause__``. The other sub-envs
-    may have stepped already, so the env refuses ``step()`` until ``reset()``.
+    ``index`` names the sub-env and ``during`` what it was doing; the original exception is chained as
+    ``__cause__``. The other sub-envs may have stepped already, so the env refuses ``step()`` until
+    ``reset()``. In ``vecrl_policy.evaluate``, ``row`` names the population row the sub-env ran (the
+    sub-env may be one of a worker's env).
 
     Example:
         >>> error = SubEnvError(3, "step()", ValueError("bad action"))
         >>> error.index, str(error).split(":")[0]
         (3, 'Sub-env 3 raised ValueError in step()')
+        >>> str(SubEnvError(1, "step()", ValueError("bad"), row=9)).split(":")[0]
+        'Population row 9 (on sub-env 1 of the env running it) raised ValueError in step()'
     """
 
-    def __init__(self, index: int, during: str, error: BaseException) -> None:
-        self.index, self.during = index, during
+    def __init__(self, index: int, during: str, error: BaseException, *, row: int | None = None) -> None:
+        self.index, self.during, self.row = index, during, row
+        who = (
+            f"Sub-env {index}"
+            if row is None
+            else f"Population row {row} (on sub-env {index} of the env running it)"
+        )
         super().__init__(
-            f"Sub-env {index} raised {type(error).__qualname__} in {during}: {error}. The other sub-envs may"
+            f"{who} raised {type(error).__qualname__} in {during}: {error}. The other sub-envs may"
             " have moved on already, so the batch is out of step: this env refuses step() until reset()."
         )
 
+    def with_row(self, row: int) -> SubEnvError:
+        """This error naming the population row ``row``, its cause kept."""
+        cause = self.__cause__ if isinstance(self.__cause__, BaseException) else RuntimeError(str(self))
+        error = SubEnvError(self.index, self.during, cause, row=row)
+        error.__cause__ = cause
+        return error
+
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled with its message (an exception from another process, a Ray actor's, comes this way)."""
-        return _sub_env_error, (self.index, self.during, self.args[0])
+        return _sub_env_error, (self.index, self.during, self.args[0], self.row)
 
 
-def _sub_env_error(index: int, during: str, message: str) -> SubEnvError:
+def _sub_env_error(index: int, during: str, message: str, row: int | None = None) -> SubEnvError:
     error = SubEnvError.__new__(SubEnvError)
     RuntimeError.__init__(error, message)
-    error.index, error.during = index, during
+    error.index, error.during, error.row = index, during, row
     return error
 
 

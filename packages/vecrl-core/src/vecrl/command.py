@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -74,15 +75,25 @@ def finite_positive_float(text: str) -> float:
 
 def make_env_or_fail(make: Callable[..., TorchWrapper], env_name: str, **kwargs: Any) -> TorchWrapper:
     """Build an env, turning the errors a mistyped name, a wrong size or a missing download causes into a
-    one-line CommandError."""
+    one-line CommandError. Says on stderr that it is making the env, and how long that took (hundreds of
+    MuJoCo sub-envs take a minute, which should not pass in silence)."""
+    print(
+        f"{env_name}: making {kwargs.get('num_envs', 1)} sub-env(s) ...", end=" ", file=sys.stderr, flush=True
+    )
+    start = time.perf_counter()
     try:
-        return make(env_name, **kwargs)
-    except (ValueError, TypeError, ImportError, LookupError, MemoryError, ConnectionError) as error:
-        raise CommandError(f"cannot make {env_name!r}: {first_line(error)}") from error
-    except Exception as error:  # gymnasium raises its own error types for unknown ids
-        if type(error).__module__.startswith(("gymnasium", "gym")):
+        env = make(env_name, **kwargs)
+    except BaseException as error:
+        print(file=sys.stderr, flush=True)  # what follows starts a line of its own
+        if isinstance(
+            error, (ValueError, TypeError, ImportError, LookupError, MemoryError, ConnectionError)
+        ) or (
+            isinstance(error, Exception) and type(error).__module__.startswith(("gymnasium", "gym"))
+        ):  # gymnasium raises its own error types for unknown ids
             raise CommandError(f"cannot make {env_name!r}: {first_line(error)}") from error
         raise
+    print(f"made in {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+    return env
 
 
 def warm_up(env: TorchWrapper, env_name: str, seed: int) -> None:

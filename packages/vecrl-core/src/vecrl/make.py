@@ -68,6 +68,7 @@ def make_vector_env(
     wrappers wrap it. Those that compute on the results with numpy (``RecordEpisodeStatistics``,
     ``NormalizeObservation``, ``NormalizeReward``) go in ``vector_wrappers``: each is applied, in order, to
     a numpy view of the env, and the results become torch tensors (on the CPU) after the last of them.
+    They cannot be combined with ``num_episodes``, whose spent sub-envs' NaN rows they would take in.
     The env keeps these arguments as its ``recipe`` (a ``VectorEnvRecipe``), to be made again elsewhere.
 
     Example:
@@ -108,6 +109,15 @@ def make_vector_env(
         raise ValueError(
             f"The keyword argument(s) {', '.join(clash)} were given both directly and in {prefix}_kwargs;"
             " give each only once."
+        )
+    budget = own.get("num_episodes", kwargs.get("num_episodes"))
+    if vector_wrappers and budget is not None:
+        raise ValueError(
+            f"num_episodes={budget!r} cannot be combined with vector_wrappers: gymnasium's vector wrappers see"
+            " every row of every step, so the sub-envs of a spent budget (NaN observation and reward, both"
+            " flags True) would enter them: RecordEpisodeStatistics would record a NaN episode per step,"
+            " NormalizeObservation's mean would turn NaN. Drop num_episodes (wrappers count episodes"
+            " themselves), or drop vector_wrappers."
         )
     backend = get_backend(prefix)
     env = backend.make(

@@ -104,8 +104,8 @@ class RemoteTraceback(Exception):
 
 @dataclass(frozen=True)
 class RemoteFailure:
-    """An exception raised in a worker: the sub-env at fault (None: not one sub-env's), what was running,
-    and the exception (pickled when it pickles) with its type, message and formatted traceback.
+    """An exception raised in a worker: the sub-env at fault (None: not one sub-env's) and the population
+    row it ran (in evaluate), what was running, and the exception (pickled when it pickles) with its type, message and formatted traceback.
 
     Example:
         >>> failure = RemoteFailure.of(ValueError("bad"), offset=0)
@@ -120,20 +120,21 @@ class RemoteFailure:
     type_name: str
     message: str
     traceback: str
+    row: int | None = None  # the population row the sub-env ran, in evaluate
 
     @classmethod
     def of(cls, error: BaseException, offset: int = 0) -> RemoteFailure:
         """``error`` as raised in a worker; a ``SubEnvError`` names sub-env ``offset + its index`` (the
         worker's sub-envs start at ``offset``)."""
-        index, during = None, "the worker"
+        index, during, row = None, "the worker", None
         if isinstance(error, SubEnvError) and isinstance(error.__cause__, BaseException):
-            index, during, error = offset + error.index, error.during, error.__cause__
+            index, during, row, error = offset + error.index, error.during, error.row, error.__cause__
         pickled: bytes | None = None
         with contextlib.suppress(Exception):
             pickle.loads(candidate := pickle.dumps(error))  # an exception may pickle but not unpickle
             pickled = candidate
         text = "".join(traceback.format_exception(error))
-        return cls(index, during, pickled, type(error).__qualname__, str(error), text)
+        return cls(index, during, pickled, type(error).__qualname__, str(error), text, row)
 
     def exception(self) -> BaseException:
         """The original exception (a RuntimeError naming its type if it did not pickle), its traceback in
@@ -145,6 +146,37 @@ class RemoteFailure:
         error.__cause__ = RemoteTraceback(self.traceback)
         if self.index is None:
             return error
-        fault = SubEnvError(self.index, self.during, error)
+        fault = SubEnvError(self.index, self.during, error, row=self.row)
         fault.__cause__ = error
         return fault
+
+
+def pickled(dumps: Callable[[Any], bytes], message: Any, parts: dict[str, Any], where: str) -> bytes:
+    """``dumps(message)`` (cloudpickle's, as the caller has it); when it fails, a TypeError naming the first
+    of ``parts`` (names of what ``message`` holds: a maker, a policy) that does not pickle, and how to fix it.
+    ``where`` says what would run it elsewhere.
+
+    Example:
+        >>> import threading
+        >>> lock = threading.Lock()
+        >>> pickled(pickle.dumps, [lock], {"the maker": lock}, "worker processes")
+        Traceback (most recent call last):
+        ...
+        TypeError: the maker cannot be sent to worker processes: pickling it failed (TypeError: cannot pickle '_thread.lock' object). What runs elsewhere is pickled: build it from parts that pickle (make locks, open files, sockets and envs inside the function that needs them, not outside it), or run in this process alone.
+    """
+    try:
+        return dumps(message)
+    except Exception as error:
+        failed = error
+        name = "what it needs"
+        for part_name, part in parts.items():
+            try:
+                dumps(part)
+            except Exception as part_error:
+                failed, name = part_error, part_name
+                break
+        raise TypeError(
+            f"{name} cannot be sent to {where}: pickling it failed ({type(failed).__name__}: {failed}). What"
+            " runs elsewhere is pickled: build it from parts that pickle (make locks, open files, sockets and"
+            " envs inside the function that needs them, not outside it), or run in this process alone."
+        ) from error

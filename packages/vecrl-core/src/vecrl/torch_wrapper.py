@@ -49,8 +49,10 @@ class TorchWrapper:
         force_classic_api: ``reset`` returns only the observation and ``step`` returns
             ``(obs, reward, done, info)`` with ``done = terminated | truncated``.
         discrete_to_continuous_act: a ``Discrete(n)`` action space becomes ``Box(-inf, inf, (n,))`` and
-            the argmax of the given action is applied.
-        clip_actions: clip Box actions to the action space's bounds.
+            the argmax of the given action is applied. Other action spaces are left as they are, so one
+            setting serves every env (EvoTorch's rule, which its ``VecGymNE`` relies on).
+        clip_actions: clip Box actions to the action space's bounds; other action spaces are left as they
+            are, as above.
         device: move the observations, rewards and flags to this device (by default they stay where the
             env made them: on the CPU for numpy, on the jax array's device for jax).
 
@@ -192,7 +194,10 @@ class TorchWrapper:
         if isinstance(action, (tuple, Mapping)):  # an action of a Tuple or Dict space
             return self._result(self.env.step(_tree_for(action, array_type)))
         if not isinstance(action, torch.Tensor):
-            action = convert_to_torch(action)
+            try:
+                action = convert_to_torch(action)
+            except (RuntimeError, TypeError, ValueError) as error:
+                raise self._unreadable_action(action, error) from None
         if self._discrete_dtype is not None:
             if action.ndim == 0 or action.shape[-1] != self._discrete_n:
                 raise ValueError(
@@ -208,6 +213,19 @@ class TorchWrapper:
             action = torch.clamp(action, low, high)
         return self._result(
             self.env.step(action if array_type == "torch" else convert_from_torch(action, array_type))
+        )
+
+    def _unreadable_action(self, action: Any, error: Exception) -> Exception:
+        """The error for an action that is no array of numbers (None, text, ragged lists): what ``step()``
+        expected, what it got, and torch's words."""
+        space = self.action_space
+        expected = (
+            f"an array or tensor of numbers of shape {space.shape}" if space.shape else f"actions of {space}"
+        )
+        error_type = ValueError if isinstance(action, (list, np.ndarray)) else TypeError
+        return error_type(
+            f"step() expects {expected} (one row per sub-env for a vector env), but got {action!r} of"
+            f" {type(action).__qualname__}, which is no array of numbers ({error})."
         )
 
     def _result(self, result: Any) -> tuple[Any, ...]:

@@ -182,6 +182,8 @@ class EnvpoolVectorEnv(BaseVectorEnv):
         self._live_rows: list[int] | None = None
         # disabled mode: which sub-envs ended and have not been reset
         self._ended: np.ndarray = np.zeros(num_envs, np.bool_)
+        # next_step mode: which sub-envs the next step resets (their actions are ignored, so not checked)
+        self._resetting: np.ndarray = np.zeros(num_envs, np.bool_)
         # whether a step must find the episodes that ended (envpool's own next-step mode without a budget
         # needs nothing of them)
         self._tracks_ends: bool = mode != "next_step" or budget is not None
@@ -301,6 +303,7 @@ class EnvpoolVectorEnv(BaseVectorEnv):
         self._spent[:] = False
         self._live = self._live_rows = None
         self._ended[:] = False
+        self._resetting[:] = False
         self._last_observation = observation
         return self._out(observation), _own_info(info)
 
@@ -346,6 +349,7 @@ class EnvpoolVectorEnv(BaseVectorEnv):
         self._spent[ids] = False
         self._set_live()
         self._ended[ids] = False
+        self._resetting[ids] = False
         self._last_observation = observation
         return self._out(observation), _widened_info(info, self.num_envs)
 
@@ -377,7 +381,10 @@ class EnvpoolVectorEnv(BaseVectorEnv):
         if self._autoreset_mode == "disabled" and self._ended.any():  # only that mode marks ended sub-envs
             raise finished_sub_envs_error(np.flatnonzero(self._ended).tolist())
         live = self._live
-        actions = self._check_action(action, self._live_rows)
+        rows = self._live_rows
+        if self._autoreset_mode == "next_step" and self._resetting.any():
+            rows = np.flatnonzero(~(self._resetting | self._spent)).tolist()
+        actions = self._check_action(action, rows)
         if live is None:
             observation, reward, terminated, truncated, info = pool.step(actions)
             observation = self._in_space_dtype(observation)
@@ -390,6 +397,8 @@ class EnvpoolVectorEnv(BaseVectorEnv):
             (observation, reward, terminated, truncated, info), ended = self._step_live(pool, actions, live)
         if ended is not None:
             observation, info = self._episodes_ended(ended, observation, info)
+        if self._autoreset_mode == "next_step":
+            self._resetting = terminated | truncated
         self._last_observation = observation
         out = self._out
         return out(observation), out(reward), out(terminated), out(truncated), info

@@ -13,7 +13,13 @@ import vecrl
 from vecrl.autoreset import autoreset_mode_value, checked_reset_mask
 from vecrl.checks import checked_device, checked_flag, failed_env_error
 from vecrl.episodes import checked_episode_budget
-from vecrl_gym.checks import SeedRule, checked_seed_rule, checked_seeds
+from vecrl_gym.checks import (
+    ObservationMode,
+    SeedRule,
+    checked_observation_mode,
+    checked_seed_rule,
+    checked_seeds,
+)
 
 Seed = int | Sequence[int | None] | None
 
@@ -41,9 +47,11 @@ class GymVectorEnv(vecrl.BaseVectorEnv):
         device: str | torch.device | None,
         autoreset_mode: Any,
         seed_rule: SeedRule,
+        observation_mode: Any,
     ) -> None:
         """Check and keep the options every gym vector env takes (a clear error for a bad one)."""
         self._num_episodes, self._autoreset_mode = checked_episode_budget(num_episodes, autoreset_mode)
+        self.observation_mode: ObservationMode = checked_observation_mode(observation_mode)
         self._device = None if device is None else checked_device(device)
         self._empty_info = checked_flag(empty_info, "empty_info")
         self._seed_rule = checked_seed_rule(seed_rule)

@@ -13,7 +13,7 @@ import torch
 import vecrl
 from vecrl.checks import checked_callables
 from vecrl_gym.auto_workers import auto_num_workers
-from vecrl_gym.checks import SeedRule
+from vecrl_gym.checks import ObservationMode, SeedRule
 from vecrl_gym.process_vector_env import ProcessVectorEnv
 from vecrl_gym.sync_vector_env import SyncVectorEnv
 
@@ -33,6 +33,7 @@ def make_gym_env(
     device: str | torch.device | None = None,
     autoreset_mode: Any = "same_step",
     seed_rule: SeedRule = "evotorch",
+    observation_mode: ObservationMode = "same",
     wrappers: Sequence[EnvWrapper] | None = None,
     num_workers: int | Literal["auto"] | None = None,
     **kwargs: Any,
@@ -45,8 +46,9 @@ def make_gym_env(
     (the CPU by default, sharing memory with its arrays), info's numeric arrays included, so the
     TorchWrapper has nothing left to convert. With ``num_envs=None`` the result wraps one plain
     ``gymnasium.make`` env, and ``empty_info``, ``num_episodes``, ``device``, ``autoreset_mode``
-    (``"same_step"``, ``"next_step"`` or ``"disabled"``) and ``seed_rule`` (``"evotorch"`` or
-    ``"gymnasium"``), options of ``SyncVectorEnv``, must be left at their defaults.
+    (``"same_step"``, ``"next_step"`` or ``"disabled"``), ``seed_rule`` (``"evotorch"`` or
+    ``"gymnasium"``) and ``observation_mode`` (gymnasium's), options of ``SyncVectorEnv``, must be left at
+    their defaults.
 
     ``num_workers=K`` (K >= 2) steps the sub-envs in K blocks at once, this process and K - 1 worker
     processes (``ProcessVectorEnv``), with the same results; ``"auto"`` does so with one per core only
@@ -71,6 +73,7 @@ def make_gym_env(
             "device": (device, None),
             "autoreset_mode": (autoreset_mode, "same_step"),
             "seed_rule": (seed_rule, "evotorch"),
+            "observation_mode": (observation_mode, "same"),
             "num_workers": (num_workers, None),
         }
         for name, (value, default) in vector_only.items():
@@ -96,6 +99,7 @@ def make_gym_env(
             "device": "cpu" if device is None else device,
             "autoreset_mode": autoreset_mode,
             "seed_rule": seed_rule,
+            "observation_mode": observation_mode,
         }
         if num_workers == "auto":
             num_workers = auto_num_workers(make_one, int(num_envs))

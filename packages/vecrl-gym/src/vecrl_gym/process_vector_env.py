@@ -17,9 +17,16 @@ import torch
 from vecrl.action_checks import ActionCheck
 from vecrl.autoreset import autoreset_metadata, finished_sub_envs_error
 from vecrl.checks import SubEnvError, closed_env_error, failed_env_error
-from vecrl.processes import SPAWN, RemoteFailure, WorkerProcess
+from vecrl.processes import SPAWN, RemoteFailure, WorkerProcess, pickled
 from vecrl_gym.batching import copy_observations, observations_to_torch
-from vecrl_gym.checks import SeedRule, attribute_values, check_same_spaces, checked_env_makers
+from vecrl_gym.checks import (
+    ObservationMode,
+    SeedRule,
+    attribute_values,
+    check_same_spaces,
+    checked_env_makers,
+    observation_spaces,
+)
 from vecrl_gym.device import info_to_device
 from vecrl_gym.final_infos import EndedEpisode, add_final_infos
 from vecrl_gym.gym_vector_env import UNSET, GymVectorEnv, Seed, Unset
@@ -77,6 +84,7 @@ class ProcessVectorEnv(GymVectorEnv):
         device: str | torch.device | None = None,
         autoreset_mode: Any = "same_step",
         seed_rule: SeedRule = "evotorch",
+        observation_mode: ObservationMode = "same",
     ) -> None:
         makers = checked_env_makers(env_makers, "ProcessVectorEnv")
         num_envs = len(makers)
@@ -87,6 +95,7 @@ class ProcessVectorEnv(GymVectorEnv):
             "num_episodes": num_episodes,
             "autoreset_mode": autoreset_mode,
             "seed_rule": seed_rule,
+            "observation_mode": observation_mode,
         }
         self._take_options(device=device, **self._block_options)
         # Block b holds the sub-envs bounds[b]:bounds[b + 1]; block 0 is stepped here.
@@ -112,11 +121,20 @@ class ProcessVectorEnv(GymVectorEnv):
         # With autoreset disabled: the sub-envs whose episode ended and which no reset has restarted yet,
         # refused here (as the sync env refuses them) before anything is sent to a worker.
         self._needs_reset = np.zeros(num_envs, np.bool_)
+        # The sub-envs whose action the next step uses (None: all), as the blocks last reported them.
+        self._acting: list[int] | None = None
         try:
             self._start_workers(range(1, workers))
         except BaseException:
             self.close()
             raise
+        if self.observation_mode != "same":
+            spaces = [env.observation_space for env in self._own.envs]
+            for worker in self._workers:
+                spaces.extend(worker.observation_spaces)
+            batched = observation_spaces(self.observation_mode, spaces)[1]
+            assert batched is not None  # only "same" batches the single space
+            self.observation_space = batched
 
     @property
     def num_workers(self) -> int:
@@ -149,7 +167,9 @@ class ProcessVectorEnv(GymVectorEnv):
         if dead:
             self._start_workers(dead)
 
-        def block_arguments(start: int, stop: int) -> tuple[Any, Any]:
+        def block_arguments(start: int, stop: int) -> Any:
+            if mask is not None and not mask[start:stop].any():
+                return _SKIP  # the block keeps its sub-envs as they are
             block_options = None if options is None and mask is None else dict(options or {})
             if mask is not None:
                 block_options["reset_mask"] = mask[start:stop]  # type: ignore[index]
@@ -183,7 +203,7 @@ class ProcessVectorEnv(GymVectorEnv):
             raise failed_env_error(self._failure)
         if self._autoreset_mode == "disabled" and self._needs_reset.any():
             raise finished_sub_envs_error(np.flatnonzero(self._needs_reset).tolist())
-        actions = self._check_actions(actions)
+        actions = self._check_actions(actions, self._acting)
         write_rows(self._views.actions, actions, 0, self.num_envs)
         infos = self._run_everywhere("step", lambda start, stop: None, "step()", self._step_own)
         views = self._views
@@ -209,6 +229,7 @@ class ProcessVectorEnv(GymVectorEnv):
                 for index, sub_env_info in block.infos:
                     info = self._add_info(info, sub_env_info, start + index)
                 ended.extend((start + index, *episode) for index, *episode in block.ended)
+        self._acting = self._acting_rows(blocks)
         if ended:
             info = add_final_infos(info, ended, self._add_info, _new_masks(self.num_envs))
         device = self._device
@@ -219,6 +240,24 @@ class ProcessVectorEnv(GymVectorEnv):
                 return (observations, *(torch.from_numpy(array).to(device) for array in step), info)
         return (observations, info) if step is None else (observations, *step, info)
 
+    def _acting_rows(self, blocks: list[BlockInfos | None]) -> list[int] | None:
+        """The sub-envs whose action the next step uses, as the ``blocks`` report them (None: all); a block a
+        masked reset left alone (None) acts as it did."""
+        if all(block is not None and block.acting is None for block in blocks):
+            return None
+        acting: list[int] = []
+        for start, stop, block in zip(self._bounds[:-1], self._bounds[1:], blocks, strict=True):
+            if block is None:
+                previous = self._acting
+                acting.extend(
+                    range(start, stop) if previous is None else (i for i in previous if start <= i < stop)
+                )
+            else:
+                acting.extend(
+                    range(start, stop) if block.acting is None else (start + i for i in block.acting)
+                )
+        return acting
+
     def _run_everywhere(
         self,
         command: str,
@@ -227,7 +266,8 @@ class ProcessVectorEnv(GymVectorEnv):
         run_own: Callable[..., Any],
     ) -> list[Any]:
         """Send ``command`` to every worker (with ``arguments(start, stop)`` of its block), run ``run_own`` on
-        block 0 here meanwhile, and gather every block's result; raise the first fault once all replied.
+        block 0 here meanwhile, and gather every block's result; raise the first fault once all replied. A
+        block whose arguments are ``_SKIP`` is left alone; its result is None.
 
         A fault leaves the env refusing ``step()`` until ``reset()``; Ctrl-C closes it."""
         try:
@@ -236,7 +276,8 @@ class ProcessVectorEnv(GymVectorEnv):
             results: list[Any] = [None]
             try:
                 own_arguments = arguments(0, self._bounds[1])
-                results[0] = run_own() if own_arguments is None else run_own(*own_arguments)
+                if own_arguments is not _SKIP:
+                    results[0] = run_own() if own_arguments is None else run_own(*own_arguments)
             except Exception as error:
                 faults.append(error)
             replies = self._gather(during, unsent)
@@ -258,11 +299,16 @@ class ProcessVectorEnv(GymVectorEnv):
     def _send_everywhere(
         self, command: str, arguments: Callable[[int, int], Any], during: str
     ) -> dict[int, Any]:
-        """Send ``command`` to every worker; the death errors of those it could not reach, by worker."""
+        """Send ``command`` to every worker; by worker, the death errors of those it could not reach (and None
+        for those it skipped)."""
         unsent: dict[int, Any] = {}
         for index, worker in enumerate(self._workers):
+            block_arguments = arguments(worker.first, worker.stop)
+            if block_arguments is _SKIP:
+                unsent[index] = None
+                continue
             try:
-                worker.connection.send((command, arguments(worker.first, worker.stop)))
+                worker.connection.send((command, block_arguments))
             except OSError:  # its end of the pipe is gone: it died
                 unsent[index] = worker.death(during)
         return unsent
@@ -396,9 +442,10 @@ class _Worker(WorkerProcess):
     ) -> None:
         """Spawn the worker of sub-envs ``first:stop`` (it makes them from ``makers`` with ``options``)."""
         self.block, self.first, self.stop = block, first, stop
+        self.observation_spaces: list[Any] = []  # its sub-envs', once it is ready
         super().__init__(
             serve,
-            (cloudpickle.dumps(list(makers)), options, batch, first, stop),
+            (_pickled_makers(makers, first), options, batch, first, stop),
             name=f"vecrl-worker-{block}",
         )
 
@@ -412,10 +459,11 @@ class _Worker(WorkerProcess):
         if isinstance(reply, BaseException):
             self.end()
             raise reply
-        observation_space, action_space = reply[:2]
+        _, action_space, *_, self.observation_spaces = reply
         first = _Spaces(own.single_observation_space, own.single_action_space)
+        theirs = [_Spaces(space, action_space) for space in self.observation_spaces]
         try:
-            check_same_spaces([first] * self.first + [_Spaces(observation_space, action_space)])
+            check_same_spaces([first] * self.first + theirs, own.observation_mode)
         except RuntimeError:
             self.end()
             raise
@@ -461,6 +509,17 @@ def _new_masks(num_envs: int) -> Callable[[], tuple[Sequence[np.ndarray], Sequen
         return masks, masks
 
     return new_masks
+
+
+def _pickled_makers(makers: Sequence[EnvMaker], first: int) -> bytes:
+    """The makers of sub-envs ``first:...``, cloudpickled for their worker; a TypeError naming a maker that
+    does not pickle."""
+    parts = {f"env_makers[{first + index}] ({maker!r})": maker for index, maker in enumerate(makers)}
+    return pickled(cloudpickle.dumps, list(makers), parts, "ProcessVectorEnv's worker processes")
+
+
+#: What a block's arguments are when a command leaves that block alone (a masked reset that resets none of it).
+_SKIP = object()
 
 
 def _stop(workers: list[_Worker], own: SyncVectorEnv) -> None:

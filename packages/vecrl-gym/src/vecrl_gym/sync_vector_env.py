@@ -32,10 +32,12 @@ from vecrl_gym.batching import (
     observations_to_torch,
 )
 from vecrl_gym.checks import (
+    ObservationMode,
     SeedRule,
     attribute_values,
     check_same_spaces,
     checked_env_makers,
+    observation_spaces,
 )
 from vecrl_gym.device import info_to_device
 from vecrl_gym.final_infos import EndedEpisode, add_final_infos
@@ -93,6 +95,9 @@ class SyncVectorEnv(GymVectorEnv):
         seed_rule: how ``reset(seed=S)`` seeds the sub-envs: ``"evotorch"`` (the default) draws their
             seeds from ``numpy.random.RandomState(S)``, as EvoTorch does; ``"gymnasium"`` gives sub-env
             ``i`` the seed ``S + i``, as gymnasium's vector envs do.
+        observation_mode: as in gymnasium's vector envs (>= 1.0): ``"same"`` (the default), ``"different"``
+            (observation spaces of one shape and dtype with bounds of their own, batched by gymnasium's
+            ``batch_differing_spaces``) or ``(batched space, single space)``.
 
     Every space gymnasium batches densely works, for observations and actions alike: Box (of any
     dtype), Discrete, MultiDiscrete, MultiBinary, and Tuple and Dict spaces of them, nested. They are
@@ -120,6 +125,7 @@ class SyncVectorEnv(GymVectorEnv):
         device: str | torch.device | None = None,
         autoreset_mode: Any = "same_step",
         seed_rule: SeedRule = "evotorch",
+        observation_mode: ObservationMode = "same",
     ) -> None:
         makers = checked_env_makers(env_makers, "SyncVectorEnv")
         self._take_options(
@@ -128,11 +134,17 @@ class SyncVectorEnv(GymVectorEnv):
             device=device,
             autoreset_mode=autoreset_mode,
             seed_rule=seed_rule,
+            observation_mode=observation_mode,
         )
         envs = _make_sub_envs(makers)
         try:
-            check_same_spaces(envs)
-            super().__init__(len(envs), envs[0].observation_space, envs[0].action_space)
+            check_same_spaces(envs, self.observation_mode)
+            single, batched = observation_spaces(
+                self.observation_mode, [env.observation_space for env in envs]
+            )
+            super().__init__(len(envs), single, envs[0].action_space)
+            if batched is not None:
+                self.observation_space = batched
         except BaseException:
             for env in envs:
                 env.close()
@@ -258,7 +270,7 @@ class SyncVectorEnv(GymVectorEnv):
         if self._unusable:
             self._refuse_step()
         live = self._live
-        actions = self._check_actions(actions, live)
+        actions = self._check_actions(actions, self.acting_rows())
         if self._tree_actions:
             actions = list(iterate(self.action_space, actions))
         if live is not None:
@@ -395,6 +407,22 @@ class SyncVectorEnv(GymVectorEnv):
         if live is None:
             return zip(range(self.num_envs), self._env_steps, actions, strict=True)
         return zip(live, self._live_env_steps, actions, strict=True)
+
+    def acting_rows(self) -> list[int] | None:
+        """The sub-envs whose action the next ``step()`` uses (None: all of them): not those of a spent budget,
+        nor, in next_step mode, those it resets. Only their actions are checked.
+
+        Example:
+            >>> import gymnasium
+            >>> env = SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2, num_episodes=1)
+            >>> _ = env.reset(seed=0)
+            >>> env.acting_rows() is None
+            True
+        """
+        live, resetting = self._live, self._needs_reset
+        if self._autoreset_mode != "next_step" or True not in resetting:
+            return live
+        return [index for index in (range(self.num_envs) if live is None else live) if not resetting[index]]
 
     def _update_live(self) -> None:
         """Recount the sub-envs whose budget is not spent (after a reset, or a step that spent one), and
@@ -543,8 +571,10 @@ class SyncVectorEnv(GymVectorEnv):
 
 def _make_sub_envs(makers: Sequence[EnvMaker]) -> list[gymnasium.Env]:
     """Call every maker; once two sub-envs are made, check that all of them fit in memory (the second one's
-    Python allocations and arrays for its observations, times the number of makers)."""
+    Python allocations and arrays for its observations, times the number of makers). Each maker must
+    return an env, and a new one."""
     envs: list[gymnasium.Env] = []
+    made: dict[int, int] = {}  # the id of each env made: the index of its maker
     try:
         for index, maker in enumerate(makers):
             if not callable(maker):
@@ -552,18 +582,43 @@ def _make_sub_envs(makers: Sequence[EnvMaker]) -> list[gymnasium.Env]:
                     f"env_makers[{index}] is {maker!r}, which is not callable. SyncVectorEnv expects functions"
                     " that make the sub-environments, e.g. lambda: gymnasium.make('CartPole-v1')."
                 )
-            if index != 1 or len(makers) <= 2:
-                envs.append(maker())
-                continue
-            env, allocated = _made_and_measured(maker)
-            envs.append(env)
-            arrays = 4 * 8 * gymnasium.spaces.flatdim(env.observation_space) + 64  # obs, last, final; flags
-            check_fits_in_memory(f"SyncVectorEnv of {_env_name(env)}", len(makers), allocated + arrays)
+            measured = index == 1 and len(makers) > 2
+            env, allocated = _made_and_measured(maker) if measured else (maker(), 0)
+            envs.append(_checked_env(env, index, maker))
+            first = made.setdefault(id(env), index)
+            if first != index:
+                envs.pop()  # closed once below, not twice
+                raise ValueError(
+                    f"env_makers[{first}] and env_makers[{index}] returned the same env object, which every"
+                    " step would step more than once. Each maker must make a new env: lambda:"
+                    " gymnasium.make('CartPole-v1'), not a lambda returning an env made beforehand."
+                )
+            if measured:
+                arrays = (
+                    4 * 8 * gymnasium.spaces.flatdim(env.observation_space) + 64
+                )  # obs, last, final; flags
+                check_fits_in_memory(f"SyncVectorEnv of {_env_name(env)}", len(makers), allocated + arrays)
     except BaseException:
         for env in envs:
             env.close()
         raise
     return envs
+
+
+_ENV_PARTS = ("reset", "step", "close", "observation_space", "action_space")
+
+
+def _checked_env(env: Any, index: int, maker: EnvMaker) -> gymnasium.Env:
+    """``env``, made by ``env_makers[index]``, if it is an env (it has gymnasium.Env's parts); a TypeError
+    naming the maker and what it returned otherwise."""
+    missing = [part for part in _ENV_PARTS if not hasattr(env, part)]
+    if missing:
+        raise TypeError(
+            f"env_makers[{index}] ({maker!r}) returned {env!r} of type {type(env).__qualname__}, which is not an"
+            f" environment (it has no {', '.join(missing)}). Each maker must return a new gymnasium.Env, e.g."
+            " lambda: gymnasium.make('CartPole-v1')."
+        )
+    return env
 
 
 def _made_and_measured(maker: EnvMaker) -> tuple[gymnasium.Env, int]:

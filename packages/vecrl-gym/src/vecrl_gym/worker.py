@@ -40,18 +40,20 @@ class RecordingSyncVectorEnv(SyncVectorEnv):
 
     def recorded(self) -> BlockInfos:
         """The infos recorded since the last call (sub-envs numbered within the block)."""
-        recorded = BlockInfos(self.infos, self.ended)
+        recorded = BlockInfos(self.infos, self.ended, self.acting_rows())
         self.infos, self.ended = [], []
         return recorded
 
 
 @dataclass(frozen=True)
 class BlockInfos:
-    """A block's infos of one step or reset: ``(index, info)`` in the order the sub-envs gave them, and the
-    episodes that ended (``(index, last observation, last info)``)."""
+    """A block's infos of one step or reset: ``(index, info)`` in the order the sub-envs gave them, the
+    episodes that ended (``(index, last observation, last info)``) and the sub-envs whose action the next
+    step uses (``SyncVectorEnv.acting_rows``)."""
 
     infos: list[tuple[int, dict[str, Any]]]
     ended: list[EndedEpisode]
+    acting: list[int] | None
 
 
 def serve(
@@ -67,7 +69,16 @@ def serve(
         return
     try:
         connection.send(
-            ("ready", (env.single_observation_space, env.single_action_space, env.metadata, env.render_mode))
+            (
+                "ready",
+                (
+                    env.single_observation_space,
+                    env.single_action_space,
+                    env.metadata,
+                    env.render_mode,
+                    [sub_env.observation_space for sub_env in env.envs],  # for observation_mode="different"
+                ),
+            )
         )
         views = batch.views()
         for command, arguments in messages(connection):

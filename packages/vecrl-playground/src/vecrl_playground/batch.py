@@ -99,7 +99,7 @@ def _check_overrides(env_name: str, overrides: Mapping[str, Any]) -> None:
 
     checked_env_name(env_name)
     config = registry.get_default_config(env_name)
-    keys = sorted([*config.keys(), *WRAPPER_KEYWORDS])
+    keys = sorted({*config.keys(), *WRAPPER_KEYWORDS})
     for key, value in overrides.items():
         if key not in config:
             raise TypeError(

@@ -8,12 +8,14 @@ from typing import Any, ClassVar
 from gymnasium.spaces import Box
 
 from vecrl_brax import VectorEnvFromBrax
+from vecrl_brax.vector_env import OTHER_BACKENDS_KWARGS
 from vecrl_playground import batch
 
 _RESERVED_KWARGS = {
     "batch_size": "give the number of sub-environments as num_envs=",
     "config": "give the config entries to change as keyword arguments (impl='jax', ctrl_dt=0.02, ...)",
     "config_overrides": "give the config entries to change as keyword arguments (impl='jax', ctrl_dt=0.02, ...)",
+    **OTHER_BACKENDS_KWARGS,
 }
 
 

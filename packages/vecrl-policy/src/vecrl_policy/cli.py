@@ -25,7 +25,7 @@ from vecrl.command import (
     warm_up,
 )
 from vecrl_policy.evaluate import EvaluationResult, evaluate
-from vecrl_policy.evaluate_workers import checked_num_workers
+from vecrl_policy.evaluate_workers import checked_num_workers, workers_of
 from vecrl_policy.normalization import ObsNorm, checked_obs_norm
 from vecrl_policy.observations import flat_observation_length
 from vecrl_policy.parser import NetParsingError
@@ -139,6 +139,8 @@ def _run(args: argparse.Namespace) -> int:
                 raise CommandError(f"--workers {num_workers}: {str(error).splitlines()[0]}") from error
         try:
             warm_up(env, args.env, args.seed)  # the first reset and step may compile (jax): not timed
+            if num_workers is not None and num_workers > 1:
+                _start_workers(env, min(num_workers, args.popsize))  # not timed either: said apart
             bar, done = ProgressBar(args.popsize), [0]
 
             def progress(rows: int) -> None:
@@ -184,6 +186,15 @@ def _run(args: argparse.Namespace) -> int:
         f" {env_steps:,} env-steps in {elapsed:.2f} s = {env_steps / elapsed:,.0f} env-steps/s"
     )
     return 0
+
+
+def _start_workers(env: Any, num_workers: int) -> None:
+    """Start ``evaluate``'s worker processes for ``env`` now, saying how long they took, so that the rate
+    printed after the call is that of evaluating."""
+    start = time.perf_counter()
+    print(f"starting {num_workers - 1} worker process(es) ...", end=" ", flush=True)
+    workers_of(env, num_workers).wait_ready()
+    print(f"ready in {time.perf_counter() - start:.1f} s", flush=True)
 
 
 def _load_obs_norm(path: Path) -> ObsNorm:

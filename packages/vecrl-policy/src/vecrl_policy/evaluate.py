@@ -13,7 +13,7 @@ import torch
 from gymnasium.spaces import Discrete, flatdim
 from torch import nn
 
-from vecrl.checks import checked_seed
+from vecrl.checks import SubEnvError, checked_seed
 from vecrl_policy.evaluate_workers import checked_num_workers, workers_of
 from vecrl_policy.executor import Evaluation, Executor, ResetSeed, split_population
 from vecrl_policy.normalization import Normalize, ObsNorm, checked_obs_norm
@@ -282,8 +282,8 @@ def _evaluate_rows(
     num_envs = env.num_envs
     chunks = []
     for start, chunk_seed in zip(range(0, len(rows), num_envs), chunk_seeds, strict=True):
-        chunks.append(
-            _evaluate_chunk(
+        try:
+            chunk = _evaluate_chunk(
                 policy,
                 env,
                 rows[start : start + num_envs],
@@ -294,7 +294,9 @@ def _evaluate_rows(
                 shaping,
                 normalize,
             )
-        )
+        except SubEnvError as error:  # name the row (spare sub-envs run copies of the chunk's last row)
+            raise error.with_row(start + min(error.index, len(rows) - start - 1)) from error.__cause__
+        chunks.append(chunk)
         if progress is not None:
             progress(min(start + num_envs, len(rows)))
     return tuple(torch.cat(parts) for parts in zip(*chunks, strict=True))

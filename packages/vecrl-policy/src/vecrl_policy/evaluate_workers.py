@@ -69,6 +69,18 @@ class EvaluationWorkers:
     def num_parts(self) -> int:
         return len(self.workers) + 1
 
+    def wait_ready(self) -> None:
+        """Wait until every worker has started (its interpreter up, torch imported: about a second), so
+        that a caller timing ``evaluate`` can report the start apart (``vecrl evaluate --workers``)."""
+        try:
+            for worker in self.workers:
+                worker.ping()
+            for worker in self.workers:
+                worker.result(torch.device("cpu"))
+        except BaseException:
+            self.close()
+            raise
+
     @property
     def closed(self) -> bool:
         return not self._finalizer.alive
@@ -145,9 +157,16 @@ class _Worker(WorkerProcess):
 
     def send(self, evaluation: Evaluation, part: Part) -> None:
         """Send one part to evaluate (the recipe and the policy only when it does not hold them yet)."""
-        job_bytes = cloudpickle.dumps(self._sender.message(evaluation, part, self._recipe))
+        job_bytes = self._sender.pickled(evaluation, part, self._recipe, "evaluation worker processes")
         try:
             self.connection.send(job_bytes)
+        except OSError:
+            raise self._death() from None
+
+    def ping(self) -> None:
+        """Ask the worker to answer once it is up (its answer is an empty result)."""
+        try:
+            self.connection.send(_PING)
         except OSError:
             raise self._death() from None
 
@@ -172,6 +191,10 @@ class _Worker(WorkerProcess):
         )
 
 
+#: What ``_Worker.ping`` sends: the worker answers it at once, with an empty result.
+_PING = b"ping"
+
+
 def _serve(connection: Connection) -> None:
     """Run the parts the caller sends until it asks the worker to exit or goes away."""
     ignore_interrupts()
@@ -179,6 +202,9 @@ def _serve(connection: Connection) -> None:
     runner = PartRunner()
     try:
         for job in messages(connection):
+            if job == _PING:
+                connection.send(("ok", ()))
+                continue
             try:
                 connection.send(("ok", runner.run(cloudpickle.loads(job))))
             except Exception as error:

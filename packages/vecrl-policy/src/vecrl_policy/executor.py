@@ -16,8 +16,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+import cloudpickle
 import numpy as np
 import torch
+
+from vecrl.checks import SubEnvError
+from vecrl.processes import pickled
 
 #: What a reset takes: one seed for the whole env, one per sub-env (None: unseeded), or nothing.
 ResetSeed = int | tuple[int | None, ...] | None
@@ -117,7 +121,7 @@ class PartMessage:
     recipe: Any
     policy: Any
     run_rows: RowsEvaluator
-    rows: np.ndarray
+    rows: torch.Tensor
     part: Part
 
 
@@ -149,7 +153,8 @@ class PartSender:
         return value
 
     def message(self, evaluation: Evaluation, part: Part, recipe: Any) -> PartMessage:
-        rows = evaluation.parameters[part.start : part.stop].detach().cpu().numpy()
+        # a copy of the part's rows alone (a view would pickle the whole population), in any dtype
+        rows = evaluation.parameters[part.start : part.stop].detach().to("cpu", copy=True)
         return PartMessage(
             self.fresh("recipe", recipe),
             # a policy's obs_norm is replaced (never changed in place) when it is set: send the policy again
@@ -158,6 +163,20 @@ class PartSender:
             rows,
             part,
         )
+
+    def pickled(self, evaluation: Evaluation, part: Part, recipe: Any, where: str) -> bytes:
+        """The part's message, cloudpickled; a TypeError naming the env's recipe or the policy when one of
+        them does not pickle."""
+        message = self.message(evaluation, part, recipe)
+        parts = {
+            "the env (the arguments of make_vector_env that made it: a wrapper or maker among them)": recipe,
+            f"the policy ({' '.join(repr(evaluation.policy).split())})": evaluation.policy,  # on one line
+        }
+        try:
+            return pickled(cloudpickle.dumps, message, parts, where)
+        except TypeError:
+            self._last.clear()  # what was left out as sent was not: send it next time
+            raise
 
 
 class PartRunner:
@@ -181,9 +200,11 @@ class PartRunner:
             if self._env is None or self._env.num_envs != part.num_envs:
                 self.close()
                 self._env = self._recipe.with_changes(num_envs=part.num_envs).make()
-            results = message.run_rows(
-                self._policy, self._env, torch.from_numpy(message.rows), part.chunk_seeds
-            )
+            results = message.run_rows(self._policy, self._env, message.rows, part.chunk_seeds)
+        except SubEnvError as error:
+            self.close()  # the env may be out of step
+            row = part.start + (error.row or 0)  # the row in the part, as a row of the whole population
+            raise error.with_row(row) from error.__cause__
         except BaseException:
             self.close()  # the env may be out of step
             raise

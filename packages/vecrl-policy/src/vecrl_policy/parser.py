@@ -84,6 +84,7 @@ class _Builder:
     def __init__(self, text: str, constants: dict[str, Any], max_parameters: int) -> None:
         self.text = text
         self.constants = constants
+        self.used: set[str] = set()  # the constants the text names
         self.max_parameters = max_parameters
 
     def error(self, message: str, node: ast.expr | ast.keyword | None = None) -> NetParsingError:
@@ -124,8 +125,21 @@ class _Builder:
             )
         layers = [self.layer(node) for node in self.chain_operands(tree.body)]
         self.check_size(layers)
+        self.check_placement_constants()
         modules = [self.instantiate(node, cls, args, kwargs) for node, cls, args, kwargs in layers]
         return modules[0] if len(modules) == 1 else Chain(*modules)
+
+    def check_placement_constants(self) -> None:
+        """Refuse ``device=`` or ``dtype=`` that the text does not use: they read as the policy's placement,
+        which comes from its parameters, and would silently do nothing."""
+        unused = [name for name in ("device", "dtype") if name in self.constants and name not in self.used]
+        if unused:
+            given = ", ".join(f"{name}={self.constants[name]!r}" for name in unused)
+            raise TypeError(
+                f"str_to_net() got {given}, which the network string does not use. A policy's network runs on the device"
+                " and dtype of the parameters it is given: move those instead, e.g."
+                " policy.set_parameters(population.to('cuda')) or evaluate(policy, env, population.to('cuda'))."
+            )
 
     def check_size(self, layers: list[_Layer]) -> None:
         """Count the parameters on torch's meta device (nothing is allocated); refuse too many."""
@@ -206,10 +220,29 @@ class _Builder:
     def instantiate(
         self, node: ast.Call, cls: type[nn.Module], args: list[Any], kwargs: dict[str, Any]
     ) -> nn.Module:
+        self.check_no_bool_sizes(node, cls, args, kwargs)
         try:
             return cls(*args, **kwargs)
         except Exception as error:
             raise self.error(f"{cls.__name__}(...) failed: {type(error).__name__}: {error}", node) from error
+
+    def check_no_bool_sizes(
+        self, node: ast.Call, cls: type[nn.Module], args: list[Any], kwargs: dict[str, Any]
+    ) -> None:
+        """Refuse True or False where the layer's signature says int (torch takes ``Linear(True, 2)`` as a
+        layer of input size 1)."""
+        try:
+            bound = inspect.signature(cls).bind_partial(*args, **kwargs).arguments
+            parameters = inspect.signature(cls).parameters
+        except (TypeError, ValueError):  # no signature, or arguments it does not bind: torch's error follows
+            return
+        for name, value in bound.items():
+            if isinstance(value, bool) and parameters[name].annotation in (int, "int"):
+                raise self.error(
+                    f"{cls.__name__}'s {name} must be an int, but got {value}; write the number"
+                    " (e.g. the observation length).",
+                    node,
+                )
 
     def layer_class(self, name_node: ast.Name) -> type[nn.Module]:
         name = name_node.id
@@ -255,6 +288,7 @@ class _Builder:
                     f" pass it as a keyword argument, e.g. str_to_net(text, {node.id}=...).",
                     node,
                 )
+            self.used.add(node.id)
             return self.constants[node.id]
         if isinstance(node, ast.Call):
             raise self.error("calls are not allowed as arguments; only literals and constants are.", node)

@@ -11,6 +11,7 @@ import collections
 import math
 import socket
 import time
+import warnings
 import weakref
 from collections.abc import Sequence
 from numbers import Integral, Real
@@ -63,8 +64,10 @@ class RayExecutor:
     with the results of the single-process ``evaluate`` for the same seed.
 
     Without ``address`` it calls ``ray.init()``, which starts Ray on this machine (all its CPUs; about 5 s)
-    unless ``RAY_ADDRESS`` or a ``ray start`` on this machine names a cluster to join; with one it joins that cluster (``"auto"``, ``"127.0.0.1:6379"``, ``"ray://head:10001"``); a Ray already
-    initialised in this process is used as it is. ``num_actors`` defaults to the cluster's free CPUs divided by
+    unless ``RAY_ADDRESS`` or a ``ray start`` on this machine names a cluster to join: it then says so (a
+    UserWarning), and ``address="local"`` starts a Ray of its own instead. With an address it joins that
+    cluster (``"auto"``, ``"127.0.0.1:6379"``, ``"ray://head:10001"``); a Ray already initialised in this
+    process is used as it is. ``num_actors`` defaults to the cluster's free CPUs divided by
     ``num_cpus_per_actor``; the actors are spread over the nodes and started here, once: an evolution loop
     pays for them on its first line, not each generation. An actor that dies has its part run again on a new
     one; a part that fails ``max_tries`` times raises ``EvaluationError`` naming its rows. ``close()`` (or
@@ -95,6 +98,8 @@ class RayExecutor:
             raise ValueError(f"num_cpus_per_actor must be a positive number, got {num_cpus_per_actor!r}.")
         if isinstance(max_tries, bool) or not isinstance(max_tries, Integral) or max_tries < 1:
             raise ValueError(f"max_tries must be a positive int, got {max_tries!r}.")
+        if address is not None:
+            _check_address(address)
         self.max_tries: int = int(max_tries)
         #: Actors started in place of dead ones, since this executor was made.
         self.restarts: int = 0
@@ -103,6 +108,8 @@ class RayExecutor:
         if started_ray:
             if address is not None:
                 _check_reachable(address)
+            else:
+                _say_if_joining()
             ray.init(address=address)
         try:
             cpus = ray.cluster_resources().get("CPU", 0.0)
@@ -162,8 +169,8 @@ class RayExecutor:
         while waiting or running:
             while waiting and idle:
                 actor, index = idle.popleft(), waiting.popleft()
-                message = self._senders[actor].message(evaluation, parts[index], recipe)
-                running[self._actors[actor].run.remote(cloudpickle.dumps(message))] = (actor, index)
+                message = self._senders[actor].pickled(evaluation, parts[index], recipe, "Ray actors")
+                running[self._actors[actor].run.remote(message)] = (actor, index)
             (task,), _ = ray.wait(list(running), num_returns=1)
             actor, index = running.pop(task)
             try:
@@ -217,6 +224,68 @@ def _free_cpus(needed: float) -> float:
     while (free := ray.available_resources().get("CPU", 0.0)) < needed and time.monotonic() < deadline:
         time.sleep(0.05)
     return free
+
+
+#: The addresses ray.init takes that are not ``host:port``.
+_NAMED_ADDRESSES = ("auto", "local")
+
+
+def _check_address(address: Any) -> None:
+    """A ValueError, before Ray is touched, for an ``address`` that names no cluster: ``"auto"``,
+    ``"local"``, ``"host:port"`` or ``"ray://host:port"`` are what Ray takes.
+
+    Example:
+        >>> _check_address("127.0.0.1:6379")
+        >>> _check_address("127.0.0.1")
+        Traceback (most recent call last):
+        ...
+        ValueError: address='127.0.0.1' has no port: give 'host:port', e.g. '127.0.0.1:6379' (the port `ray start --head` prints; 6379 unless it was told otherwise). Leave address out to start Ray on this machine.
+    """
+    hint = "Leave address out to start Ray on this machine."
+    if not isinstance(address, str):
+        raise TypeError(f"address must be a str such as '127.0.0.1:6379' or None, got {address!r}. {hint}")
+    if address in _NAMED_ADDRESSES:
+        return
+    if not address.strip():
+        raise ValueError(
+            f"address={address!r} names no cluster: give 'host:port', e.g. '127.0.0.1:6379'. {hint}"
+        )
+    scheme, separator, rest = address.partition("://")
+    if separator and scheme != "ray":
+        raise ValueError(
+            f"address={address!r} has the scheme {scheme + '://'!r}; Ray takes 'host:port' or"
+            f" 'ray://host:port' (Ray Client), e.g. '127.0.0.1:6379'. {hint}"
+        )
+    host, colon, port = (rest if separator else address).rpartition(":")
+    if not colon:
+        raise ValueError(
+            f"address={address!r} has no port: give 'host:port', e.g. '{address or '127.0.0.1'}:6379' (the port"
+            f" `ray start --head` prints; 6379 unless it was told otherwise). {hint}"
+        )
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(
+            f"address={address!r} is not 'host:port' (host {host!r}, port {port!r}): give e.g."
+            f" '127.0.0.1:6379', 'auto' (the cluster this machine belongs to). {hint}"
+        )
+
+
+def _say_if_joining() -> None:
+    """A UserWarning when ``ray.init()`` without an address would join a cluster already running (named by
+    ``RAY_ADDRESS`` or left by ``ray start`` on this machine) rather than start one."""
+    try:
+        from ray._private.services import canonicalize_bootstrap_address
+
+        existing = canonicalize_bootstrap_address(None)  # type: ignore[arg-type]  # None: look around
+    except Exception:  # Ray's own lookup moved or failed: ray.init() decides without a word, as before
+        return
+    if existing is not None:
+        warnings.warn(
+            f"RayExecutor() joins the Ray cluster already running at {existing} (named by RAY_ADDRESS or left by"
+            " `ray start`), with its nodes and other jobs. Pass address='local' to start a Ray of its own, or"
+            f" address={existing!r} to say you mean it.",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _check_reachable(address: str) -> None:

@@ -100,9 +100,14 @@ class SB3VecEnv(VecEnv):
 
     def step_async(self, actions: np.ndarray) -> None:
         """Keep ``actions`` (one row per sub-env) for ``step_wait()``; actions that are not numbers, one
-        batch of them, are a clear error here (Box, Discrete, MultiDiscrete and MultiBinary spaces)."""
-        if isinstance(self.action_space, ARRAY_SPACES) and not isinstance(actions, np.ndarray):
-            actions = _checked_array(actions)
+        batch of them, are a clear error here (Box, Discrete, MultiDiscrete and MultiBinary spaces). For
+        Dict and Tuple spaces, a list of one dict or tuple per sub-env (as SB3's ``DummyVecEnv`` takes them)
+        is batched into vecrl's form: one batch per key or part."""
+        if isinstance(self.action_space, ARRAY_SPACES):
+            if not isinstance(actions, np.ndarray):
+                actions = _checked_array(actions)
+        elif _per_env_actions(self.action_space, actions, self.num_envs):
+            actions = _batched(self.action_space, actions)
         self._actions = actions
 
     def step_wait(self) -> VecEnvStepReturn:
@@ -181,6 +186,39 @@ class SB3VecEnv(VecEnv):
 
 #: What ``step_wait`` finds when ``step_async`` was not called (None is an action a user may pass by mistake).
 _NO_ACTIONS: Any = object()
+
+
+def _per_env_actions(space: gymnasium.Space, actions: Any, num_envs: int) -> bool:
+    """Whether ``actions`` for the Dict or Tuple ``space`` come as SB3 gives them, a list (or object array) of
+    ``num_envs`` dicts or tuples, rather than as one batch per key or part."""
+    kind = Mapping if isinstance(space, gymnasium.spaces.Dict) else tuple
+    return (
+        isinstance(actions, (list, np.ndarray))
+        and len(actions) == num_envs
+        and all(isinstance(action, kind) for action in actions)
+    )
+
+
+def _batched(space: gymnasium.Space, actions: Sequence[Any] | np.ndarray) -> Any:
+    """The per-env ``actions`` of the Dict or Tuple ``space`` stacked into one batch per key or part."""
+    if isinstance(space, gymnasium.spaces.Dict):
+        keys = set(space.spaces)
+        for index, action in enumerate(actions):
+            if set(action) != keys:
+                raise ValueError(
+                    f"step() expects each sub-env's action to be a dict with the keys {sorted(keys)} of the"
+                    f" action space, but sub-env {index}'s has {sorted(action)}."
+                )
+        return {key: _batched(sub, [action[key] for action in actions]) for key, sub in space.spaces.items()}
+    if isinstance(space, gymnasium.spaces.Tuple):
+        for index, action in enumerate(actions):
+            if len(action) != len(space.spaces):
+                raise ValueError(
+                    f"step() expects each sub-env's action to be a tuple of {len(space.spaces)} parts, one per"
+                    f" part of the action space, but sub-env {index}'s has {len(action)}."
+                )
+        return tuple(_batched(sub, [action[i] for action in actions]) for i, sub in enumerate(space.spaces))
+    return _checked_array(actions)
 
 
 def _checked_array(actions: Any) -> np.ndarray:
