@@ -265,6 +265,14 @@ def typecheck(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def docs(session: nox.Session) -> None:
+    """The documentation site into site/: mkdocs-material, pages made of the READMEs (docs/hooks.py) and
+    the API reference that mkdocstrings reads from the docstrings; warnings are errors (strict)."""
+    install(session, "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26", "ruff")  # ruff: signatures
+    session.run("mkdocs", "build", "--strict", env={"NO_MKDOCS_2_WARNING": "1"})
+
+
+@nox.session(python=PYTHON)
 def demo(session: nox.Session) -> None:
     """The main job: evolve a policy that solves CartPole-v1, with a plot of the progress."""
     install_packages(session, (CORE, GYM, POLICY), "matplotlib", editable=True, for_tests=False)

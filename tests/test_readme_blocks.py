@@ -54,3 +54,14 @@ def test_every_readme_has_runnable_blocks():
     ids = [param.id for param in blocks()]
     for readme in READMES:
         assert any(i.startswith(str(readme.relative_to(ROOT))) for i in ids), readme
+
+
+def test_the_docs_pages_are_made_of_these_readmes_so_their_blocks_run_here():
+    # a page's code blocks are those of the READMEs it includes (docs/hooks.py): any block written in a
+    # page itself would run nowhere
+    included = set()
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        text = page.read_text()
+        assert "```" not in text, f"{page} has a code block of its own; put it in a README it includes"
+        included.update(re.findall(r'^--8<-- "([^"]+)"$', text, re.MULTILINE))
+    assert included == {str(readme.relative_to(ROOT)) for readme in READMES}

@@ -3,7 +3,7 @@
 jax and brax are imported on first use of ``VectorEnvFromBrax`` or ``make_brax_env``, not by
 ``import vecrl_brax``.
 
-Example:
+Examples:
     >>> import vecrl
     >>> env = vecrl.make_vector_env("brax::inverted_pendulum", num_envs=8, episode_length=200)
     >>> obs, info = env.reset(seed=0)

@@ -47,7 +47,7 @@ MIN_POOL_HALF = 512
 def pool_half(num_envs: int) -> int:
     """The number of fresh states per half of the pool: ``num_envs``, at least ``MIN_POOL_HALF``.
 
-    Example:
+    Examples:
         >>> pool_half(64), pool_half(1000)
         (512, 1000)
     """
@@ -58,7 +58,7 @@ def second_half_at_reset(num_envs: int) -> bool:
     """Whether ``reset()`` makes the pool's second half too: only if the first step could reach it, when
     the first half has fewer than ``num_envs`` rows left after the ``num_envs`` the episodes start from.
 
-    Example:
+    Examples:
         >>> second_half_at_reset(64), second_half_at_reset(512)
         (False, True)
     """

@@ -23,7 +23,7 @@ def resolve_create(env_name: str) -> tuple[Callable[..., Any], str]:
 
     ``"old::ant"`` uses ``brax.v1.envs.create("ant", ...)``; ``"ant"`` uses ``brax.envs.create("ant", ...)``.
 
-    Example:
+    Examples:
         >>> resolve_create("ant")[1]  # doctest: +SKIP
         'ant'
     """
@@ -50,7 +50,7 @@ def env_keywords(create: Callable[..., Any], name: str) -> list[str]:
     """The keywords ``create(name, ...)`` takes from a user: ``create``'s own (``episode_length``,
     ``action_repeat``) and those of the env class's constructors (``backend``, ...).
 
-    Example:
+    Examples:
         >>> create, name = resolve_create("inverted_pendulum")
         >>> "backend" in env_keywords(create, name), "batch_size" in env_keywords(create, name)
         (True, False)

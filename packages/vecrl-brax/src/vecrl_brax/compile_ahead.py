@@ -7,7 +7,7 @@ when raw jax code dispatches a reset and goes on to its step. Starting it beside
 was slower on a 2-core CPU: XLA's compile already uses both cores there. ``bench/playground_step.py``
 times the first call.
 
-Example:
+Examples:
     >>> import jax, numpy as np
     >>> f = jax.jit(lambda x: x + 1)
     >>> ahead = CompileAhead(f, (jax.ShapeDtypeStruct((3,), np.float32),))

@@ -26,7 +26,7 @@ def make_brax_env(
     ``brax.envs.create``. See ``VectorEnvFromBrax`` for ``autoreset_mode`` (``"same_step"``, ``"next_step"``
     or ``"disabled"``), masked resets, ``num_episodes`` and seeding.
 
-    Example:
+    Examples:
         >>> env = make_brax_env("inverted_pendulum", num_envs=8, episode_length=200)
         >>> obs, info = env.reset(seed=0)
         >>> obs.shape, obs.dtype

@@ -30,7 +30,7 @@ class Packer:
     with the batch on its first axis) into ``{dtype: (rows, row size) array}``, for any number of rows;
     each leaf is converted to its dtype in ``example``.
 
-    Example:
+    Examples:
         >>> packer = Packer({"a": jnp.zeros((2, 3)), "k": jnp.zeros(2, jnp.uint32)})
         >>> packer.sizes
         {'float32': 3, 'uint32': 1}
@@ -86,7 +86,7 @@ class Packer:
 def take_rows(packed: Packed, rows: Any) -> Packed:
     """The rows ``rows`` (a slice or an index array) of a packed batch.
 
-    Example:
+    Examples:
         >>> take_rows({"float32": jnp.arange(6.0).reshape(3, 2)}, jnp.array([2, 0]))["float32"].tolist()
         [[4.0, 5.0], [0.0, 1.0]]
     """
@@ -96,7 +96,7 @@ def take_rows(packed: Packed, rows: Any) -> Packed:
 def where_rows(mask: jax.Array, on_true: Packed, on_false: Packed) -> Packed:
     """Row ``i`` of ``on_true`` where ``mask[i]``, else of ``on_false`` (packed batches of the same layout).
 
-    Example:
+    Examples:
         >>> a, b = {"int32": jnp.zeros((2, 2), jnp.int32)}, {"int32": jnp.ones((2, 2), jnp.int32)}
         >>> where_rows(jnp.array([True, False]), a, b)["int32"].tolist()
         [[0, 0], [1, 1]]

@@ -21,7 +21,7 @@ def make_brax_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
 def vecrl_backends() -> list[vecrl.Backend]:
     """The ``brax`` backend: ``vecrl.make_vector_env("brax::ant", num_envs=64)``.
 
-    Example:
+    Examples:
         >>> [backend.prefix for backend in vecrl_backends()]
         ['brax']
     """

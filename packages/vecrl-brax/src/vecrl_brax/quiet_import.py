@@ -5,7 +5,7 @@ import mujoco_warp: ..." to stdout whenever the optional warp package is absent:
 where warp is neither needed nor usable. Those two lines are dropped; everything else printed during
 the import (a real problem included) goes through unchanged.
 
-Example:
+Examples:
     >>> with without_warp_notices():
     ...     print("kept")
     kept

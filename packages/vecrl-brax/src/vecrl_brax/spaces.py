@@ -16,7 +16,7 @@ def observation_space(observation: Any) -> Box | Dict:
     ``jax.ShapeDtypeStruct``, leading axis the batch): ``Box(-inf, inf, float32)`` of its per-env shape,
     brax declaring no bounds; a (possibly nested) dict of them becomes a ``Dict`` of such Boxes.
 
-    Example:
+    Examples:
         >>> observation_space(jax.ShapeDtypeStruct((8, 2), jnp.float32))  # doctest: +SKIP
         Box(-inf, inf, (2,), float32)
     """
@@ -37,7 +37,7 @@ def action_space(env: Any) -> Box:
     Envs without that range (brax.v1 envs, or an actuator count that does not match ``action_size``)
     get ``[-1, 1]``, the range brax's own training code assumes, with a warning saying why.
 
-    Example:
+    Examples:
         >>> action_space(brax.envs.create("inverted_pendulum"))  # doctest: +SKIP
         Box(-3.0, 3.0, (1,), float32)
     """

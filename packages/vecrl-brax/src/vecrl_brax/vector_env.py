@@ -60,7 +60,7 @@ def check_episode_keywords(kwargs: Mapping[str, Any]) -> None:
     EpisodeWrapper takes anything: 0 or fewer repeats never advance the simulation, a length of 0 or less
     ends every episode at once, 2.5 is cut to 2). ``episode_length=None`` (no time limit) is brax's own.
 
-    Example:
+    Examples:
         >>> check_episode_keywords({"episode_length": 0})
         Traceback (most recent call last):
         ...
@@ -112,7 +112,7 @@ class VectorEnvFromBrax(BaseVectorEnv):
       may be jax or numpy arrays or torch tensors (a CPU tensor reaches the jitted step as a numpy
       view, the cheapest route into jax).
 
-    Example:
+    Examples:
         >>> env = VectorEnvFromBrax("inverted_pendulum", num_envs=4, episode_length=100)
         >>> obs, info = env.reset(seed=0)
         >>> obs.shape
@@ -227,7 +227,7 @@ class VectorEnvFromBrax(BaseVectorEnv):
         returned observation are those last returned. brax's reset takes no other option, so any other
         key is an error rather than silently ignored.
 
-        Example:
+        Examples:
             >>> env = VectorEnvFromBrax("fast", num_envs=3, episode_length=10)
             >>> _ = env.reset(seed=0); _ = env.step(np.ones((3, 1), np.float32))
             >>> obs, _ = env.reset(options={"reset_mask": [True, False, False]})

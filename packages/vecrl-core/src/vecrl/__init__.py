@@ -3,7 +3,7 @@
 Its public names are imported on first use: ``import vecrl`` alone imports neither torch nor gymnasium,
 so the ``vecrl`` command answers Ctrl-C (and ``--version``) at once.
 
-Example:
+Examples:
     >>> import vecrl
     >>> env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=8)  # doctest: +SKIP
     >>> obs, info = env.reset(seed=0)  # doctest: +SKIP

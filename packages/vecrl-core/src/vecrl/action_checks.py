@@ -24,7 +24,7 @@ from vecrl.spaces import ARRAY_SPACES
 def value_range(space: Space) -> tuple[Any, Any]:
     """The lowest and highest valid value of a Discrete, MultiDiscrete or MultiBinary space's entries.
 
-    Example:
+    Examples:
         >>> value_range(Discrete(3, start=-1))
         (-1, 1)
     """
@@ -41,7 +41,7 @@ def array_problem(
     """What is wrong with ``actions``, the batched actions of the array space ``space`` (None: nothing); the
     values are checked in ``rows`` only, if given (the sub-envs that use their action).
 
-    Example:
+    Examples:
         >>> array_problem(MultiDiscrete([2, 3]), np.array([[1, 3]]), 1)
         'values outside [[0 0], [1 2]] for sub-envs [0]: [[1, 3]]'
         >>> array_problem(Box(-1.0, 1.0, (1,)), np.array([[0.5], [np.nan]]), 2)
@@ -78,7 +78,7 @@ def checked_tree(
     """The batched actions ``actions`` of the Tuple or Dict space ``space`` as numpy arrays nested alike; a
     ValueError that names the part at fault otherwise (values are checked in ``rows`` only, if given).
 
-    Example:
+    Examples:
         >>> import torch
         >>> space = Dict({"move": Box(-1.0, 1.0, (2,)), "grip": Discrete(2)})
         >>> tree = checked_tree(space, {"move": torch.zeros(3, 2), "grip": [0, 1, 1]}, 3)
@@ -127,7 +127,7 @@ def _finite(values: np.ndarray) -> bool:
     against numpy's 0.85 us, which cost Pendulum at 1 sub-env 9% of its rate in bench/gym_sync.py),
     numpy's from ``_NUMPY_FINITE_FROM`` on. Any numeric dtype (integers are finite).
 
-    Example:
+    Examples:
         >>> _finite(np.array([[0.5], [np.inf]])), _finite(np.zeros((64, 3)))
         (False, True)
     """
@@ -145,7 +145,7 @@ class ActionCheck:
     Box action (one ``isfinite`` reduction per step: 0.2 to 1 us). ``owner`` names the env in the
     messages.
 
-    Example:
+    Examples:
         >>> check = ActionCheck(Discrete(2), 3, "SyncVectorEnv")
         >>> check([0, 1, 1])
         array([0, 1, 1])

@@ -15,7 +15,7 @@ def random_action_sampler(space: Space, num_envs: int, seed: int = 0) -> Callabl
     Box actions are uniform within the bounds (within [-1, 1] along unbounded dimensions); Discrete
     actions are uniform over the ``n`` choices. Reproducible by ``seed``.
 
-    Example:
+    Examples:
         >>> sample = random_action_sampler(Discrete(3), num_envs=4, seed=0)
         >>> sample().shape
         torch.Size([4])

@@ -22,7 +22,7 @@ MaskOrIndices: TypeAlias = "torch.Tensor | np.ndarray | Iterable[int] | Iterable
 def is_jax_array(x: Any) -> bool:
     """True when ``x`` is a jax array; never imports jax to find out.
 
-    Example:
+    Examples:
         >>> is_jax_array(np.zeros(3))
         False
     """
@@ -35,7 +35,7 @@ def array_type(x: Any, fallback: ArrayType | None = None) -> ArrayType:
 
     Unknown types give ``fallback``, or a TypeError when no fallback is given.
 
-    Example:
+    Examples:
         >>> array_type(torch.zeros(2)), array_type([1, 2], fallback="numpy")
         ('torch', 'numpy')
     """
@@ -60,7 +60,7 @@ def convert_to_torch(x: Any) -> torch.Tensor:
     DLPack, both without a copy (a read-only numpy array is copied, since torch tensors are writable);
     numbers and other iterables through ``torch.as_tensor``.
 
-    Example:
+    Examples:
         >>> a = np.zeros(3, dtype=np.float32)
         >>> convert_to_torch(a).data_ptr() == a.ctypes.data
         True
@@ -89,7 +89,7 @@ def convert_from_torch(x: torch.Tensor, array_type: ArrayType) -> Any:
     The numpy result shares memory with a CPU tensor; the jax result is made through DLPack, on the
     tensor's device, without a host copy.
 
-    Example:
+    Examples:
         >>> convert_from_torch(torch.ones(2), "numpy")
         array([1., 1.], dtype=float32)
     """
@@ -132,7 +132,7 @@ def convert_to_numpy(x: Any) -> np.ndarray:
     """``x`` as a numpy array: a torch tensor through ``convert_from_torch`` (on any device, even one that
     needs grad), anything else (jax arrays, nested lists) through ``numpy.asarray``.
 
-    Example:
+    Examples:
         >>> convert_to_numpy(torch.ones(2, requires_grad=True))
         array([1., 1.], dtype=float32)
     """
@@ -145,7 +145,7 @@ def tree_to_torch(x: Any) -> Any:
     """``x`` (an array, or tuples and mappings of arrays, nested) with every array as a torch tensor, each
     through ``convert_to_torch``; mappings become dicts.
 
-    Example:
+    Examples:
         >>> tree_to_torch((np.zeros(2), {"a": np.ones(1)}))
         (tensor([0., 0.], dtype=torch.float64), {'a': tensor([1.], dtype=torch.float64)})
     """
@@ -160,7 +160,7 @@ def tree_from_torch(x: Any, array_type: ArrayType) -> Any:
     """``x`` (a tensor, or tuples and mappings of tensors, nested) with every tensor turned into an array
     of ``array_type`` through ``convert_from_torch``; other leaves (numpy arrays, lists) are left alone.
 
-    Example:
+    Examples:
         >>> tree_from_torch({"a": torch.ones(2), "b": (torch.zeros(1),)}, "numpy")
         {'a': array([1., 1.], dtype=float32), 'b': (array([0.], dtype=float32),)}
     """
@@ -177,7 +177,7 @@ def first_leaf(x: Any) -> Any:
     """The first array of ``x`` (an array, or tuples and mappings of arrays, nested); ``x`` itself when it
     holds none.
 
-    Example:
+    Examples:
         >>> first_leaf(({"a": np.zeros(1)}, np.ones(2)))
         array([0.])
     """
@@ -189,7 +189,7 @@ def first_leaf(x: Any) -> Any:
 def convert_to_torch_bool(x: Any) -> torch.Tensor:
     """Turn ``x`` into a bool tensor: bools as they are, floats as ``abs(x) > 1e-4``, integers as ``x != 0``.
 
-    Example:
+    Examples:
         >>> convert_to_torch_bool(np.array([0.0, 1e-5, 0.5]))
         tensor([False, False,  True])
     """
@@ -209,7 +209,7 @@ def reset_tensors(x: Any, indices: MaskOrIndices) -> None:
     ``x`` is a tensor or any nesting of lists, tuples and mappings of tensors (strings and bytes are
     left alone); ``indices`` is a list or tensor of row indices, or a boolean mask over the rows.
 
-    Example:
+    Examples:
         >>> h = (torch.ones(3, 2), {"c": torch.ones(3)})
         >>> reset_tensors(h, [True, False, True])
         >>> h[1]["c"]

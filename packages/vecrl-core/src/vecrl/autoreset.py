@@ -13,7 +13,7 @@ They mean what gymnasium's ``gymnasium.vector.AutoresetMode`` (gymnasium >= 1.1)
 On gymnasium 0.29 and 1.0, which have no ``AutoresetMode``, ``metadata["autoreset_mode"]`` holds the
 mode's name as a string instead of the enum.
 
-Example:
+Examples:
     >>> autoreset_mode_name("next_step"), autoreset_mode_name("SameStep")
     ('next_step', 'same_step')
 """
@@ -43,7 +43,7 @@ def autoreset_mode_name(mode: Any) -> AutoresetModeName:
     """The vecrl name of ``mode``: one of ``"same_step"``, ``"next_step"``, ``"disabled"``, gymnasium's
     spelling of them (``"SameStep"``, ...) or a ``gymnasium.vector.AutoresetMode``; else a ValueError.
 
-    Example:
+    Examples:
         >>> autoreset_mode_name("disabled")
         'disabled'
     """
@@ -63,7 +63,7 @@ def autoreset_mode_name(mode: Any) -> AutoresetModeName:
 def autoreset_metadata(mode: Any) -> dict[str, Any]:
     """The ``metadata`` entry that declares ``mode``: gymnasium's enum where it exists, else the name.
 
-    Example:
+    Examples:
         >>> mode = autoreset_metadata("next_step")["autoreset_mode"]
         >>> mode == "next_step" if AutoresetMode is None else mode is AutoresetMode.NEXT_STEP
         True
@@ -76,7 +76,7 @@ def autoreset_mode_value(mode: Any) -> Any:
     what a vector env's ``autoreset_mode`` attribute holds (TorchRL and gymnasium's wrappers compare it
     with the enum).
 
-    Example:
+    Examples:
         >>> value = autoreset_mode_value("disabled")
         >>> value == "disabled" if AutoresetMode is None else value is AutoresetMode.DISABLED
         True
@@ -92,7 +92,7 @@ def declared_autoreset_mode(env: Any, default: AutoresetModeName = "same_step") 
 
     vecrl's backends reset in the same step unless asked otherwise, hence the default.
 
-    Example:
+    Examples:
         >>> class Env:
         ...     metadata = {"autoreset_mode": "next_step"}
         >>> declared_autoreset_mode(Env())
@@ -111,7 +111,7 @@ def checked_reset_mask(mask: Any, num_envs: int) -> np.ndarray:
 
     A numpy array, a torch tensor (on any device) or a list of bools is accepted.
 
-    Example:
+    Examples:
         >>> checked_reset_mask([True, False], 2)
         array([ True, False])
     """
@@ -134,7 +134,7 @@ def checked_reset_mask(mask: Any, num_envs: int) -> np.ndarray:
 def finished_sub_envs_error(finished: list[int]) -> RuntimeError:
     """The error for stepping sub-envs whose episodes ended while autoreset is disabled.
 
-    Example:
+    Examples:
         >>> str(finished_sub_envs_error([3])).split(",")[0]
         'The episodes of sub-envs [3] have ended and autoreset is disabled'
     """

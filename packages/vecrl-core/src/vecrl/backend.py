@@ -20,7 +20,7 @@ class Backend:
     ``make(env_name, *, num_envs=None, force_classic_api=False, discrete_to_continuous_act=False,
     clip_actions=False, **kwargs)`` returns a ``vecrl.TorchWrapper``.
 
-    Example:
+    Examples:
         >>> Backend(prefix="toy", make=lambda name, **kw: None, description="Toy envs").prefix
         'toy'
     """

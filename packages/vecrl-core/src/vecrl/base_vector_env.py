@@ -27,7 +27,7 @@ class BaseVectorEnv(gymnasium.vector.VectorEnv):
     reads to type its reward spec; its shape ``(num_envs, 1)`` is the reward spec TorchRL gives batched
     envs, which it would take a scalar Box to be at ``num_envs=1`` only.
 
-    Example:
+    Examples:
         >>> from gymnasium.spaces import Box, Discrete
         >>> class Idle(BaseVectorEnv):
         ...     pass

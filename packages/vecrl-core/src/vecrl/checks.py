@@ -4,7 +4,7 @@ One home for each rule: an option that must be a bool, a number of sub-envs, key
 itself, a device that must exist, a batch that must fit in memory, the "did you mean" hint of an unknown
 name, and the errors of a closed env and of a sub-env that raised.
 
-Example:
+Examples:
     >>> checked_flag(True, "empty_info")
     True
 """
@@ -29,7 +29,7 @@ class SubEnvError(RuntimeError):
     ``reset()``. In ``vecrl_policy.evaluate``, ``row`` names the population row the sub-env ran (the
     sub-env may be one of a worker's env).
 
-    Example:
+    Examples:
         >>> error = SubEnvError(3, "step()", ValueError("bad action"))
         >>> error.index, str(error).split(":")[0]
         (3, 'Sub-env 3 raised ValueError in step()')
@@ -71,7 +71,7 @@ def _sub_env_error(index: int, during: str, message: str, row: int | None = None
 def failed_env_error(reason: str) -> RuntimeError:
     """The error of ``step()`` on an env that an earlier error left half-applied.
 
-    Example:
+    Examples:
         >>> str(failed_env_error("sub-env 2 raised")).split(";")[0]
         'step() refused: sub-env 2 raised'
     """
@@ -84,7 +84,7 @@ def failed_env_error(reason: str) -> RuntimeError:
 def closed_env_error(method: str, env: object) -> RuntimeError:
     """The error of ``step()`` or ``reset()`` on a closed env.
 
-    Example:
+    Examples:
         >>> str(closed_env_error("step", "env")).split(".")[0]
         "step() was called on 'env', which is closed"
     """
@@ -97,7 +97,7 @@ def closed_env_error(method: str, env: object) -> RuntimeError:
 def checked_flag(value: Any, name: str) -> bool:
     """``value`` if it is a bool (numpy's too); a TypeError otherwise, so that ``"no"`` is never True.
 
-    Example:
+    Examples:
         >>> checked_flag("no", "empty_info")
         Traceback (most recent call last):
         ...
@@ -111,7 +111,7 @@ def checked_flag(value: Any, name: str) -> bool:
 def checked_num_envs(num_envs: Any) -> int:
     """``num_envs`` as an int if it is a positive int; a ValueError otherwise.
 
-    Example:
+    Examples:
         >>> checked_num_envs(0)
         Traceback (most recent call last):
         ...
@@ -126,7 +126,7 @@ def checked_seed(seed: Any) -> int | None:
     """``seed`` as an int if it is None or an int >= 0; a ValueError otherwise (a bool or a string is not a
     seed).
 
-    Example:
+    Examples:
         >>> checked_seed("3")
         Traceback (most recent call last):
         ...
@@ -143,7 +143,7 @@ def check_reserved_kwargs(owner: str, kwargs: Mapping[str, Any], reserved: Mappi
     """A ValueError if ``kwargs`` holds a keyword that ``owner`` sets itself (``reserved`` maps each to why,
     and what to use instead), before the keywords reach the library that ``owner`` wraps.
 
-    Example:
+    Examples:
         >>> check_reserved_kwargs("Env", {"batch_size": 4}, {"batch_size": "give num_envs= instead"})
         Traceback (most recent call last):
         ...
@@ -158,7 +158,7 @@ def did_you_mean(name: str, known: Iterable[str], prefix: str = "") -> str:
     """``" Did you mean 'CLOSEST'?"`` for the name in ``known`` closest to ``name`` (written after ``prefix``),
     or ``""`` when none is close: the hint an error about an unknown name ends its sentence with.
 
-    Example:
+    Examples:
         >>> did_you_mean("Cartpole-v1", ["CartPole-v1", "Pendulum-v1"])
         " Did you mean 'CartPole-v1'?"
     """
@@ -170,7 +170,7 @@ def checked_callables(values: Sequence[Any], name: str, hint: str) -> tuple[Any,
     """``values`` as a tuple once every item is callable; else a TypeError naming the first that is not,
     with ``hint`` (what to give instead) after it. Checked before any is called, so none is half-applied.
 
-    Example:
+    Examples:
         >>> checked_callables([len, 3], "wrappers", "Give functions.")
         Traceback (most recent call last):
         TypeError: wrappers[1] is 3, which is not callable. Give functions.
@@ -184,7 +184,7 @@ def checked_callables(values: Sequence[Any], name: str, hint: str) -> tuple[Any,
 def checked_device(device: Any) -> torch.device:
     """``device`` as a ``torch.device`` that this torch can allocate on; a ValueError otherwise.
 
-    Example:
+    Examples:
         >>> checked_device("cpu")
         device(type='cpu')
     """
@@ -209,7 +209,7 @@ def check_fits_in_memory(what: str, num_envs: int, bytes_per_env: int) -> None:
     """Raise a MemoryError naming the size needed when ``num_envs * bytes_per_env`` exceeds the memory
     this machine has available, before anything that large is allocated.
 
-    Example:
+    Examples:
         >>> check_fits_in_memory("CartPole-v1", 8, 1_000)
     """
     available = available_memory()

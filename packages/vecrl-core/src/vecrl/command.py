@@ -4,7 +4,7 @@ helpers that the built-in and the plugins' commands share.
 A package adds a subcommand with a ``vecrl_commands`` hookimpl returning ``Command`` objects, in a module
 published under the ``vecrl.commands`` entry-point group (vecrl-policy adds ``vecrl evaluate`` so).
 
-Example:
+Examples:
     >>> seed_int("7"), finite_positive_float("0.5")
     (7, 0.5)
 """
@@ -31,7 +31,7 @@ class CommandError(Exception):
 class Command:
     """A ``vecrl`` subcommand: ``add_arguments`` fills its parser, ``run`` does the work (returns the exit code).
 
-    Example:
+    Examples:
         >>> Command("hello", "Say hello.", lambda parser: None, lambda args: print("hello") or 0).name
         'hello'
     """
@@ -100,7 +100,7 @@ def warm_up(env: TorchWrapper, env_name: str, seed: int) -> None:
     """Reset ``env`` and step it once with random actions, so that a rate measured afterwards leaves out
     the first call's compile; says so first on stderr when the env is jit-compiled.
 
-    Example:
+    Examples:
         >>> import vecrl
         >>> warm_up(vecrl.make_vector_env("gym::CartPole-v1", num_envs=2), "gym::CartPole-v1", seed=0)
     """

@@ -1,6 +1,6 @@
 """What differs between gymnasium 0.29.1 and 1.x, named once for every backend.
 
-Example:
+Examples:
     >>> from vecrl import compat
     >>> compat.FINAL_OBS_KEY in ("final_obs", "final_observation")
     True
@@ -37,7 +37,7 @@ FINAL_OBS_IN_OBJECT_ARRAY = Version("1.1.0") <= GYMNASIUM_VERSION
 def same_step_metadata() -> dict[str, Any]:
     """The ``metadata`` entries that declare eager (same-step) autoreset on the installed gymnasium.
 
-    Example:
+    Examples:
         >>> isinstance(same_step_metadata(), dict)
         True
     """

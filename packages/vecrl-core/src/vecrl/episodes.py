@@ -8,7 +8,7 @@ would start one episode too many is not taken. With ``autoreset_mode="disabled"`
 ValueError, since the user starts every episode. Stepping a finished sub-env while autoreset is disabled
 is ``vecrl.autoreset.finished_sub_envs_error``.
 
-Example:
+Examples:
     >>> checked_episode_budget(2, "next_step")
     (2, 'next_step')
 """
@@ -28,7 +28,7 @@ def checked_episode_budget(num_episodes: Any, autoreset_mode: Any) -> tuple[int 
     """``num_episodes`` (a positive int, or None: autoreset forever) and the name of ``autoreset_mode``,
     checked together; a ValueError saying how to fix them otherwise.
 
-    Example:
+    Examples:
         >>> checked_episode_budget(None, "disabled")
         (None, 'disabled')
         >>> checked_episode_budget(1, "disabled")
@@ -58,7 +58,7 @@ def spent_observation(space: Space) -> Any:
     """What a sub-env whose episode budget is spent reports as its observation: NaN (0 for integer dtypes),
     nested as ``space`` is.
 
-    Example:
+    Examples:
         >>> from gymnasium.spaces import Box, Discrete
         >>> spent_observation(Box(-1.0, 1.0, (2,))), spent_observation(Discrete(3))
         (array([nan, nan], dtype=float32), array(0))

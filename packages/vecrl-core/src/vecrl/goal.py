@@ -64,7 +64,7 @@ class GoalEnvWrapper:
     Goal arrays are never modified in place: ``set_goal`` and ``reset_done`` make new ones, so
     observations kept from earlier steps stay valid.
 
-    Example:
+    Examples:
         >>> import gymnasium, torch
         >>> from gymnasium.spaces import Box
         >>> from vecrl import TorchWrapper
@@ -242,7 +242,7 @@ class GoalEnvWrapper:
         """Set the desired goal of every sub-env, or only of the rows ``indices`` selects (a bool mask or
         a list of row indices). ``goal`` is one goal for all those rows, or one row per selected sub-env.
 
-        Example:
+        Examples:
             >>> env.set_goal(torch.zeros(1), indices=[0, 2])  # doctest: +SKIP
         """
         if self._desired_goal is None:

@@ -32,7 +32,7 @@ def vecrl_backends() -> list[Backend]:  # type: ignore[empty-body]
     cheap: import heavy libraries (jax, brax, simulators) inside ``Backend.make``, never here or at the
     plugin's import time. Each backend's prefix must be unique across all installed plugins.
 
-    Example:
+    Examples:
         >>> @hookimpl
         ... def vecrl_backends():
         ...     return [Backend(prefix="toy", make=make_toy_env)]  # doctest: +SKIP

@@ -3,7 +3,7 @@
 A backend package (vecrl-brax, vecrl-envpool, vecrl-playground) must not import jax, brax or envpool when
 its plugin is discovered; its ``__init__`` names its public classes and the modules that define them.
 
-Example:
+Examples:
     >>> namespace = {"__name__": "demo"}
     >>> getattr_, dir_ = lazy_attributes(namespace, {"OrderedDict": "collections"})
     >>> getattr_("OrderedDict").__name__, dir_()

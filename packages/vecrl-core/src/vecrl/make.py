@@ -20,7 +20,7 @@ def split_env_name(env_name: str) -> tuple[str, str]:
     ``"gym:CartPole-v1"`` (one colon after a backend's prefix) is refused with a hint that ``::`` was
     meant; any other ``"module:EnvId"`` is gymnasium's own form and goes to the gym backend.
 
-    Example:
+    Examples:
         >>> split_env_name("brax::old::ant"), split_env_name("CartPole-v1")
         (('brax', 'old::ant'), ('gym', 'CartPole-v1'))
     """
@@ -71,7 +71,7 @@ def make_vector_env(
     They cannot be combined with ``num_episodes``, whose spent sub-envs' NaN rows they would take in.
     The env keeps these arguments as its ``recipe`` (a ``VectorEnvRecipe``), to be made again elsewhere.
 
-    Example:
+    Examples:
         >>> env = make_vector_env("gym::CartPole-v1", num_envs=4)  # doctest: +SKIP
         >>> obs, info = env.reset(seed=0)  # doctest: +SKIP
         >>> obs.shape  # doctest: +SKIP
@@ -146,7 +146,7 @@ class VectorEnvRecipe:
     process can make the same env (``vecrl_policy.evaluate(..., num_workers=K)`` does). It pickles with
     cloudpickle (lambdas among the arguments included).
 
-    Example:
+    Examples:
         >>> recipe = VectorEnvRecipe("gym::CartPole-v1", {"num_envs": 8})
         >>> recipe.with_changes(num_envs=2).kwargs
         {'num_envs': 2}

@@ -26,7 +26,7 @@ class NumpyView(SubEnvAccess, VECTOR_WRAPPER_BASE):
     """The torch-speaking vector env ``env`` (a ``TorchWrapper``), speaking numpy: observations, rewards,
     flags and the tensors in ``info`` come back as numpy arrays (on the host), actions may be numpy.
 
-    Example:
+    Examples:
         >>> import vecrl
         >>> env = NumpyView(vecrl.make_vector_env("gym::CartPole-v1", num_envs=2))
         >>> obs, info = env.reset(seed=0)
@@ -62,7 +62,7 @@ def with_vector_wrappers(
     """``env`` with gymnasium's numpy vector ``wrappers`` applied in order between a ``NumpyView`` and an
     outer ``TorchWrapper`` (made with ``options``); the result speaks torch, on the CPU.
 
-    Example:
+    Examples:
         >>> import vecrl
         >>> from gymnasium.wrappers.vector import RecordEpisodeStatistics
         >>> env = with_vector_wrappers(vecrl.make_vector_env("CartPole-v1", num_envs=2), [RecordEpisodeStatistics])

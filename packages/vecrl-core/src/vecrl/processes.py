@@ -40,7 +40,7 @@ class WorkerProcess:
     ``target`` (importable: it is spawned) reads its work with ``messages(connection)`` and sends its
     replies on ``connection``.
 
-    Example:
+    Examples:
         >>> worker = WorkerProcess(echo, (), name="echo")  # doctest: +SKIP
         >>> worker.connection.send("hi"); worker.connection.recv()  # doctest: +SKIP
         'hi'
@@ -107,7 +107,7 @@ class RemoteFailure:
     """An exception raised in a worker: the sub-env at fault (None: not one sub-env's) and the population
     row it ran (in evaluate), what was running, and the exception (pickled when it pickles) with its type, message and formatted traceback.
 
-    Example:
+    Examples:
         >>> failure = RemoteFailure.of(ValueError("bad"), offset=0)
         >>> error = failure.exception()
         >>> type(error).__name__, str(error), type(error.__cause__).__name__
@@ -156,7 +156,7 @@ def pickled(dumps: Callable[[Any], bytes], message: Any, parts: dict[str, Any], 
     of ``parts`` (names of what ``message`` holds: a maker, a policy) that does not pickle, and how to fix it.
     ``where`` says what would run it elsewhere.
 
-    Example:
+    Examples:
         >>> import threading
         >>> lock = threading.Lock()
         >>> pickled(pickle.dumps, [lock], {"the maker": lock}, "worker processes")

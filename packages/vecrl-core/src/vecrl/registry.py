@@ -35,7 +35,7 @@ WELL_KNOWN_BACKENDS: dict[str, str] = {
 def install_hint(distribution: str) -> str:
     """The command that installs one of our packages (from the vecrl repository, through its constraints).
 
-    Example:
+    Examples:
         >>> install_hint("vecrl-gym")
         'pip install -c constraints.txt packages/vecrl-gym (in the vecrl repository)'
     """
@@ -53,7 +53,7 @@ def isolated_registry() -> Iterator[None]:
 
     For tests that register in-process backends, whatever plugins earlier tests loaded.
 
-    Example:
+    Examples:
         >>> with isolated_registry():
         ...     backend_prefixes()
         []
@@ -88,7 +88,7 @@ def autoload_enabled() -> bool:
 class BackendRegistration:
     """The handle ``register_backend`` returns; ``unregister()`` (or leaving a ``with`` block) undoes it.
 
-    Example:
+    Examples:
         >>> with register_backend(Backend("toy", make=lambda name, **kw: None)):
         ...     "toy" in backend_prefixes()
         True
@@ -123,7 +123,7 @@ def register_backend(backend: Backend) -> BackendRegistration:
 
     Raises ValueError, and registers nothing, when its prefix is already taken.
 
-    Example:
+    Examples:
         >>> registration = register_backend(Backend("toy", make=lambda name, **kw: None))
         >>> registration.unregister()
     """
@@ -164,7 +164,7 @@ def get_backend(prefix: str) -> Backend:
     Raises ValueError naming the known prefixes, a close match, and for ``gym`` / ``brax`` the package
     to install, when no backend serves ``prefix``.
 
-    Example:
+    Examples:
         >>> get_backend("gym").prefix  # with vecrl-gym installed  # doctest: +SKIP
         'gym'
     """
@@ -189,7 +189,7 @@ def list_backends() -> list[Backend]:
 def installed_backends() -> tuple[list[Backend], dict[str, ImportError]]:
     """Every backend that loads (sorted by prefix), and for each entry point that fails to load, its error.
 
-    Example:
+    Examples:
         >>> backends, broken = installed_backends()  # doctest: +SKIP
         >>> broken  # a plugin whose import raised  # doctest: +SKIP
         {'toy': ImportError("The vecrl plugin 'toy' from vecrl-toy 0.1.0 (vecrl_toy) failed to load: ...")}
@@ -216,7 +216,7 @@ def backend_distribution(prefix: str) -> tuple[str, str] | None:
     """``(name, version)`` of the installed distribution whose plugin provides ``prefix``; None for
     in-process backends.
 
-    Example:
+    Examples:
         >>> backend_distribution("gym")  # doctest: +SKIP
         ('vecrl-gym', '0.1.0')
     """

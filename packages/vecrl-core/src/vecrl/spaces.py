@@ -20,7 +20,7 @@ def check_supported_space(space: object, what: str) -> None:
     """Raise a TypeError naming ``space`` (or the part of it at fault) unless gymnasium batches it densely:
     a Box, Discrete, MultiDiscrete or MultiBinary, or a Tuple or Dict of these, nested.
 
-    Example:
+    Examples:
         >>> check_supported_space(Tuple((Discrete(3), Dict({"a": Box(0.0, 1.0, (2,))}))), "observation space")
         >>> from gymnasium.spaces import Text
         >>> check_supported_space(Text(5), "observation space")  # doctest: +ELLIPSIS
@@ -61,7 +61,7 @@ def batched_space(space: Space, num_envs: int, what: str) -> Space:
     makes it (Box gains a leading batch dimension, Discrete becomes MultiDiscrete, Tuple and Dict batch
     each part), once ``check_supported_space`` has accepted ``space``.
 
-    Example:
+    Examples:
         >>> batched_space(Discrete(2), 3, "action space")
         MultiDiscrete([2 2 2])
     """
@@ -72,7 +72,7 @@ def batched_space(space: Space, num_envs: int, what: str) -> Space:
 def unbatched_space(space: Space, what: str) -> Space:
     """The space of one sub-environment, given the batched space of a vector env.
 
-    Example:
+    Examples:
         >>> unbatched_space(MultiDiscrete([2, 2, 2]), "action space")
         Discrete(2)
     """

@@ -56,7 +56,7 @@ def child_processes() -> set[int]:
 
     A backend's tests count them before and after closing an env with worker processes: none may be left.
 
-    Example:
+    Examples:
         >>> child_processes()  # doctest: +SKIP
         set()
     """
@@ -77,7 +77,7 @@ def no_process_left() -> Iterator[None]:
     """Check that the code in the ``with`` block leaves no process of its own running (after a garbage
     collection, which closes the envs nobody holds): a ``BackendCheckError`` names those left.
 
-    Example:
+    Examples:
         >>> with no_process_left():
         ...     pass
     """
@@ -96,7 +96,7 @@ def _expect(condition: bool, message: str) -> None:
 def random_actions(env: TorchWrapper, seed: int = 0) -> torch.Tensor:
     """A batch of valid random actions for the vector env ``env``, as a tensor (reproducible by ``seed``).
 
-    Example:
+    Examples:
         >>> actions = random_actions(env, seed=1)  # doctest: +SKIP
     """
     return random_action_sampler(env.single_action_space, env.num_envs, seed=seed)()
@@ -113,7 +113,7 @@ def check_backend(
 ) -> None:
     """Run every contract check on ``make(env_name, num_envs=..., **kwargs)``; raise BackendCheckError.
 
-    Example:
+    Examples:
         >>> check_backend(make_gym_env, "CartPole-v1", num_envs=2)  # doctest: +SKIP
     """
     first = check_reset_and_step(make, env_name, num_envs=num_envs, num_steps=num_steps, seed=seed, **kwargs)
@@ -190,7 +190,7 @@ def check_autoreset_modes(
     - ``num_episodes=1`` (same_step and next_step): once every sub-env's episode ended, every step reports
       NaN rewards and both flags True; with ``disabled`` it is a ValueError.
 
-    Example:
+    Examples:
         >>> check_autoreset_modes(make_gym_env, "CartPole-v1", max_episode_steps=5)  # doctest: +SKIP
     """
     for mode in AUTORESET_MODES:

@@ -56,7 +56,7 @@ class TorchWrapper:
         device: move the observations, rewards and flags to this device (by default they stay where the
             env made them: on the CPU for numpy, on the jax array's device for jax).
 
-    Example:
+    Examples:
         >>> import gymnasium
         >>> env = TorchWrapper(gymnasium.make("CartPole-v1"), discrete_to_continuous_act=True)
         >>> obs, info = env.reset(seed=0)
@@ -148,7 +148,7 @@ class TorchWrapper:
         """The wrapped vector env's autoreset mode, as gymnasium's ``AutoresetMode`` where gymnasium has it
         (>= 1.1), else its name (``"same_step"``, ...); None when the env declares none.
 
-        Example:
+        Examples:
             >>> from vecrl.compat import AutoresetMode
             >>> env = TorchWrapper(gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")]))
             >>> env.autoreset_mode == (AutoresetMode.NEXT_STEP if AutoresetMode else None)
@@ -296,7 +296,7 @@ class TorchWrapper:
         """Close ``companion`` (anything with ``close()``, such as worker processes serving this env) when
         this env is closed.
 
-        Example:
+        Examples:
             >>> import io
             >>> env = TorchWrapper(gymnasium.make("CartPole-v1"))
             >>> log = io.StringIO(); env.close_with_env(log); env.close()
@@ -333,7 +333,7 @@ class TorchVectorWrapper(SubEnvAccess, TorchWrapper, VECTOR_WRAPPER_BASE):
 
     ``TorchWrapper(vector_env)`` makes one; there is no need to name this class.
 
-    Example:
+    Examples:
         >>> env = TorchWrapper(gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2))
         >>> isinstance(env, gymnasium.vector.VectorEnv), env.get_attr("gravity")
         (True, (9.8, 9.8))

@@ -3,7 +3,7 @@
 envpool is imported on first use of ``EnvpoolVectorEnv`` or ``make_envpool_env``, not by
 ``import vecrl_envpool``.
 
-Example:
+Examples:
     >>> import vecrl
     >>> env = vecrl.make_vector_env("envpool::CartPole-v1", num_envs=8)
     >>> obs, info = env.reset(seed=0)

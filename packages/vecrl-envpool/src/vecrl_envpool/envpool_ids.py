@@ -12,7 +12,7 @@ INSTALL_HINT = "pip install envpool (wheels for Linux on x86_64 and aarch64), or
 def import_envpool() -> ModuleType:
     """The ``envpool`` module; an ImportError saying how to install it when it is missing.
 
-    Example:
+    Examples:
         >>> import_envpool().__name__
         'envpool'
     """
@@ -29,7 +29,7 @@ def import_envpool() -> ModuleType:
 def checked_env_id(envpool: ModuleType, env_id: str) -> str:
     """``env_id`` if envpool has it; else a ValueError with the closest ids and how to list them all.
 
-    Example:
+    Examples:
         >>> checked_env_id(import_envpool(), "CartPole-v1")
         'CartPole-v1'
         >>> checked_env_id(import_envpool(), "Cartpole-v1")  # doctest: +ELLIPSIS

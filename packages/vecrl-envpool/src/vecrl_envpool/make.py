@@ -29,7 +29,7 @@ def make_envpool_env(
     ``EnvpoolVectorEnv`` for ``autoreset_mode``, masked resets, ``num_episodes`` and seeding. ``device``
     moves the results to that torch device.
 
-    Example:
+    Examples:
         >>> env = make_envpool_env("CartPole-v1", num_envs=8, num_threads=1)
         >>> obs, info = env.reset(seed=0)
         >>> obs.shape, obs.dtype

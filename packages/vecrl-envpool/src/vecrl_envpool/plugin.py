@@ -21,7 +21,7 @@ def make_envpool_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
 def vecrl_backends() -> list[vecrl.Backend]:
     """The ``envpool`` backend: ``vecrl.make_vector_env("envpool::CartPole-v1", num_envs=256)``.
 
-    Example:
+    Examples:
         >>> [backend.prefix for backend in vecrl_backends()]
         ['envpool']
     """

@@ -125,7 +125,7 @@ class EnvpoolVectorEnv(BaseVectorEnv):
       ``array_type="torch"`` returns observations, rewards and flags as torch tensors sharing envpool's
       result memory (what ``make_envpool_env`` uses); ``"numpy"`` returns numpy arrays.
 
-    Example:
+    Examples:
         >>> env = EnvpoolVectorEnv("CartPole-v1", num_envs=4)
         >>> obs, info = env.reset(seed=0)
         >>> obs.shape, obs.dtype
@@ -235,7 +235,7 @@ class EnvpoolVectorEnv(BaseVectorEnv):
         up to 2**32, as on every backend) one drawn from ``numpy.random.SeedSequence(seed + i)``: no seed wraps
         around onto a small one, and sub-env ``i``'s seed depends on ``seed + i`` alone, whatever the pool.
 
-        Example:
+        Examples:
             >>> EnvpoolVectorEnv("CartPole-v1", num_envs=3).sub_env_seeds(7)
             [7, 8, 9]
         """
@@ -272,7 +272,7 @@ class EnvpoolVectorEnv(BaseVectorEnv):
         masked reset keeps the pool, so it takes no seed, and the other rows of the returned observation are
         those last returned.
 
-        Example:
+        Examples:
             >>> env = EnvpoolVectorEnv("CartPole-v1", num_envs=3)
             >>> first, _ = env.reset(seed=1)
             >>> again, _ = env.reset(seed=1)
@@ -366,7 +366,7 @@ class EnvpoolVectorEnv(BaseVectorEnv):
         Returns ``(observation, reward, terminated, truncated, info)``. A bad action (shape, dtype, a
         discrete value out of range) is a ValueError before anything steps: envpool itself would take it.
 
-        Example:
+        Examples:
             >>> env = EnvpoolVectorEnv("CartPole-v1", num_envs=2)
             >>> _ = env.reset(seed=0)
             >>> obs, reward, terminated, truncated, info = env.step(np.array([0, 1]))

@@ -1,6 +1,6 @@
 """vecrl_evotorch: EvoTorch's searchers on vecrl's engines, through the ``VecrlNE`` problem.
 
-Example:
+Examples:
     >>> from vecrl_evotorch import VecrlNE
     >>> problem = VecrlNE("gym::CartPole-v1", "Linear(obs_length, act_length)")
     >>> problem.solution_length

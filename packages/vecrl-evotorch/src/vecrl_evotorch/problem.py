@@ -50,7 +50,7 @@ class VecrlNE(BaseNEProblem):
     ``with_executor``); EvoTorch's own Ray actors (``num_actors``) are not used: give ``num_workers`` or
     an ``executor``.
 
-    Example:
+    Examples:
         >>> from evotorch.algorithms import PGPE  # doctest: +SKIP
         >>> problem = VecrlNE("gym::CartPole-v1", "Linear(obs_length, 16) >> Tanh() >> Linear(16, act_length)")  # doctest: +SKIP
         >>> searcher = PGPE(problem, popsize=64, center_learning_rate=0.1, stdev_learning_rate=0.1,

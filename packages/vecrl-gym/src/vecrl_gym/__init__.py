@@ -1,6 +1,6 @@
 """vecrl-gym: the ``gym`` backend of vecrl, gymnasium environments batched (same-step autoreset by default).
 
-Example:
+Examples:
     >>> import vecrl
     >>> env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=8)
     >>> obs, info = env.reset(seed=0)

@@ -21,7 +21,7 @@ def auto_num_workers(make_env: Callable[[], gymnasium.Env], num_envs: int, cores
     machine has several cores and one batch step takes at least ``MIN_BATCH_STEP_S`` in one process (timed
     on one sub-env made for the purpose); else one per core (at most one per sub-env).
 
-    Example:
+    Examples:
         >>> auto_num_workers(lambda: gymnasium.make("CartPole-v1"), 4)  # 4 CartPoles step in ~0.1 ms
         1
     """

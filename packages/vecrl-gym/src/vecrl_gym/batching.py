@@ -21,7 +21,7 @@ class TreeRows:
     ``rows[i] = observation`` writes sub-env ``i``'s observation into every leaf array, so the step loop
     reads the same for array observations (a numpy array) and composite ones.
 
-    Example:
+    Examples:
         >>> from gymnasium.spaces import Box, Dict, Discrete, Tuple
         >>> space = Dict({"a": Box(0.0, 1.0, (2,)), "b": Tuple((Discrete(3), Box(0.0, 1.0, ())))})
         >>> rows = TreeRows(allocate_observations(space, 2))
@@ -42,7 +42,7 @@ class TreeRows:
 def allocate_observations(space: Space, num_envs: int) -> Any:
     """Uninitialised arrays for ``num_envs`` observations of ``space`` (gymnasium's own layout).
 
-    Example:
+    Examples:
         >>> from gymnasium.spaces import Box
         >>> allocate_observations(Box(0.0, 1.0, (3,)), 2).shape
         (2, 3)
@@ -53,7 +53,7 @@ def allocate_observations(space: Space, num_envs: int) -> Any:
 def copy_observations(observations: Any) -> Any:
     """A copy of batched observations (an array, or tuples and dicts of arrays).
 
-    Example:
+    Examples:
         >>> copy_observations({"a": (np.zeros(2),)})["a"]
         (array([0., 0.]),)
     """
@@ -68,7 +68,7 @@ def observations_to_torch(observations: Any, device: torch.device) -> Any:
     """Batched observations as torch tensors on ``device`` (sharing memory on the CPU), tuples and dicts
     kept.
 
-    Example:
+    Examples:
         >>> observations_to_torch({"a": np.zeros(2)}, torch.device("cpu"))
         {'a': tensor([0., 0.], dtype=torch.float64)}
     """

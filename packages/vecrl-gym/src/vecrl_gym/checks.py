@@ -25,7 +25,7 @@ SEED_RULES: tuple[SeedRule, ...] = ("evotorch", "gymnasium")
 def checked_seed_rule(seed_rule: Any) -> SeedRule:
     """``seed_rule`` if it is one of ``SEED_RULES``; a ValueError otherwise.
 
-    Example:
+    Examples:
         >>> checked_seed_rule("gymnasium")
         'gymnasium'
     """
@@ -45,7 +45,7 @@ def checked_seeds(seed: Any, num_envs: int, rule: SeedRule = "evotorch") -> list
     under the ``"evotorch"`` rule, and for ``S, S + 1, ..., S + num_envs - 1`` under the ``"gymnasium"``
     rule; a list or tuple gives one seed (an int or None) per sub-env.
 
-    Example:
+    Examples:
         >>> checked_seeds([3, None], 2), checked_seeds(None, 2), checked_seeds(5, 3, "gymnasium")
         ([3, None], None, [5, 6, 7])
     """
@@ -95,7 +95,7 @@ def checked_observation_mode(mode: Any) -> ObservationMode:
     space), ``"different"`` (the same shape and dtype, bounds of their own; gymnasium >= 1.0) or a tuple
     ``(batched space, single space)``; a ValueError or TypeError saying what is expected otherwise.
 
-    Example:
+    Examples:
         >>> checked_observation_mode("same")
         'same'
     """
@@ -139,7 +139,7 @@ def check_same_spaces(envs: Sequence[Any], observation_mode: ObservationMode = "
     ``observation_mode="different"`` (or a tuple of spaces: its single space stands for sub-env 0's),
     observation spaces need only the same shape and dtype, as in gymnasium.
 
-    Example:
+    Examples:
         >>> import gymnasium
         >>> check_same_spaces([gymnasium.make("CartPole-v1"), gymnasium.make("CartPole-v1")])
     """
@@ -182,7 +182,7 @@ def attribute_values(name: str, values: Any, num_envs: int) -> list[Any]:
     """``set_attr(name, values)``'s values, one per sub-env: a list or tuple gives one value per sub-env,
     any other value is given to all; a ValueError for a list of the wrong length.
 
-    Example:
+    Examples:
         >>> attribute_values("gravity", 9.8, 2), attribute_values("gravity", (1.0, 2.0), 2)
         ([9.8, 9.8], [1.0, 2.0])
     """
@@ -200,7 +200,7 @@ def checked_env_makers(env_makers: Any, owner: str) -> Sequence[Any]:
     """``env_makers`` as a sequence (a sequence is kept as it is, so a lazy one of any length works); a
     ValueError naming ``owner`` when it is empty.
 
-    Example:
+    Examples:
         >>> len(checked_env_makers(iter([list, list]), "SyncVectorEnv"))
         2
     """

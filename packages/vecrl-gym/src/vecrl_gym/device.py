@@ -16,7 +16,7 @@ def info_to_device(info: dict[str, Any], device: torch.device) -> dict[str, Any]
     EvoTorch moves only numeric info): converting those item by item would cost time at every episode
     end, for values that few users read.
 
-    Example:
+    Examples:
         >>> info_to_device({"x": np.ones(2), "_x": np.ones(2, dtype=bool)}, torch.device("cpu"))["x"]
         tensor([1., 1.], dtype=torch.float64)
     """

@@ -30,7 +30,7 @@ def add_final_infos(
     which keeps episode ends cheap. Older gymnasium batches a final observation like any info value, so
     there ``add_info`` batches both, one sub-env at a time.
 
-    Example:
+    Examples:
         >>> import gymnasium
         >>> env = gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 3)
         >>> def new_masks():

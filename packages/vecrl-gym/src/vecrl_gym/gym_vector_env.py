@@ -71,7 +71,7 @@ class GymVectorEnv(vecrl.BaseVectorEnv):
     def sub_env_seeds(self, seed: int) -> list[int | None]:
         """The seed each sub-env gets from ``reset(seed=seed)``, by the env's ``seed_rule``.
 
-        Example:
+        Examples:
             >>> import gymnasium
             >>> from vecrl_gym import SyncVectorEnv
             >>> SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2, seed_rule="gymnasium").sub_env_seeds(4)
@@ -127,7 +127,7 @@ class GymVectorEnv(vecrl.BaseVectorEnv):
         """The seed of every sub-env's ``np_random`` (-1 where it was not seeded by an int), as gymnasium 1.x's
         vector envs give it.
 
-        Example:
+        Examples:
             >>> import gymnasium
             >>> from vecrl_gym import SyncVectorEnv
             >>> env = SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 3, seed_rule="gymnasium")
@@ -149,7 +149,7 @@ class GymVectorEnv(vecrl.BaseVectorEnv):
         num_envs)`` (with ``seed_rule="gymnasium"``: ``S + i`` for sub-env ``i``); a list gives one seed (or
         None) per sub-env. ``seed(S); reset()`` is the same as ``reset(seed=S)``.
 
-        Example:
+        Examples:
             >>> import gymnasium
             >>> from vecrl_gym import SyncVectorEnv
             >>> env = SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2)

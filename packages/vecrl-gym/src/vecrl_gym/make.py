@@ -60,7 +60,7 @@ def make_gym_env(
     gymnasium-robotics, so ``make_vector_env("gym::gymnasium_robotics:PointMaze_UMaze-v3", num_envs=4)``
     needs no import of its own.
 
-    Example:
+    Examples:
         >>> env = make_gym_env("CartPole-v1", num_envs=4, num_episodes=1)
         >>> obs, info = env.reset(seed=0)
         >>> obs.shape

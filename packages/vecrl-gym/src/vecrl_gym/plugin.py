@@ -10,7 +10,7 @@ from vecrl_gym.make import make_gym_env
 def vecrl_backends() -> list[vecrl.Backend]:
     """The ``gym`` backend: ``vecrl.make_vector_env("gym::CartPole-v1", num_envs=8)``.
 
-    Example:
+    Examples:
         >>> [backend.prefix for backend in vecrl_backends()]
         ['gym']
     """

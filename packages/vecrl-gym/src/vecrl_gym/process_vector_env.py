@@ -62,9 +62,11 @@ class ProcessVectorEnv(GymVectorEnv):
             lambdas work).
         num_workers: processes that step sub-envs, the calling process included (default: the number of
             cores, at most one per sub-env). 1 steps everything in the calling process.
-        empty_info, num_episodes, device, autoreset_mode, seed_rule: as for ``SyncVectorEnv``.
 
-    Example:
+    The other keywords (``empty_info``, ``num_episodes``, ``device``, ``autoreset_mode``, ``seed_rule``,
+    ``observation_mode``) are those of ``SyncVectorEnv``.
+
+    Examples:
         >>> import gymnasium, numpy as np
         >>> env = ProcessVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 4, num_workers=2)
         >>> obs, info = env.reset(seed=0)
@@ -152,7 +154,7 @@ class ProcessVectorEnv(GymVectorEnv):
         """Reset as ``SyncVectorEnv.reset`` does (seeds, ``options``, ``options["reset_mask"]``); a full reset
         also starts new workers for any that died.
 
-        Example:
+        Examples:
             >>> import gymnasium
             >>> env = ProcessVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2, num_workers=2)
             >>> env.reset(seed=[1, 2])[0].shape
@@ -189,7 +191,7 @@ class ProcessVectorEnv(GymVectorEnv):
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         """Step as ``SyncVectorEnv.step`` does: bad actions are refused before any sub-env steps.
 
-        Example:
+        Examples:
             >>> import gymnasium, numpy as np
             >>> env = ProcessVectorEnv([lambda: gymnasium.make("Pendulum-v1")] * 2, num_workers=2, device="cpu")
             >>> _ = env.reset(seed=0)
@@ -356,7 +358,7 @@ class ProcessVectorEnv(GymVectorEnv):
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Call the method ``name`` of every sub-env (or read the attribute ``name``); one result each.
 
-        Example:
+        Examples:
             >>> import gymnasium
             >>> env = ProcessVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2, num_workers=2)
             >>> env.call("get_wrapper_attr", "gravity")
@@ -370,7 +372,7 @@ class ProcessVectorEnv(GymVectorEnv):
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """The attribute ``name`` of every sub-env (looked up through its wrappers).
 
-        Example:
+        Examples:
             >>> import gymnasium
             >>> env = ProcessVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2, num_workers=2)
             >>> env.set_attr("gravity", [9.8, 1.6]); env.get_attr("gravity")
@@ -392,7 +394,7 @@ class ProcessVectorEnv(GymVectorEnv):
     def render(self) -> tuple[Any, ...]:
         """The frames the sub-envs render (their ``render_mode`` is set when they are made).
 
-        Example:
+        Examples:
             >>> import gymnasium
             >>> maker = lambda: gymnasium.make("CartPole-v1", render_mode="rgb_array")
             >>> env = ProcessVectorEnv([maker] * 2, num_workers=2)
@@ -539,7 +541,7 @@ def checked_num_workers(num_workers: Any, num_envs: int) -> int:
     """``num_workers`` for ``num_envs`` (>= 1) sub-envs: None means the number of cores (at most ``num_envs``);
     else a ValueError unless it is an int in ``[1, num_envs]``.
 
-    Example:
+    Examples:
         >>> checked_num_workers(2, 8), checked_num_workers(None, 1)
         (2, 1)
     """

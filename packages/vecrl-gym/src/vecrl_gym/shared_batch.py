@@ -30,7 +30,7 @@ class SharedBatch:
     It pickles (to hand it to a new process) as the handles of its memory; ``views()`` gives numpy arrays
     over it in any process.
 
-    Example:
+    Examples:
         >>> import multiprocessing
         >>> from gymnasium.spaces import Box, Discrete
         >>> batch = SharedBatch(Box(-1.0, 1.0, (3,)), Discrete(2), 4, multiprocessing.get_context("spawn"))
@@ -66,7 +66,7 @@ def write_rows(target: Any, source: Any, start: int, stop: int) -> None:
     """Write the batched ``source`` (an array, or tuples and dicts of arrays) into rows ``start:stop`` of
     ``target``, nested alike.
 
-    Example:
+    Examples:
         >>> target = {"a": np.zeros(3)}
         >>> write_rows(target, {"a": np.ones(2)}, 1, 3); target["a"].tolist()
         [0.0, 1.0, 1.0]
@@ -84,7 +84,7 @@ def write_rows(target: Any, source: Any, start: int, stop: int) -> None:
 def rows_of(batch: Any, start: int, stop: int) -> Any:
     """Rows ``start:stop`` of the batched ``batch`` (an array, or tuples and dicts of arrays), as views.
 
-    Example:
+    Examples:
         >>> rows_of((np.arange(4),), 1, 3)
         (array([1, 2]),)
     """

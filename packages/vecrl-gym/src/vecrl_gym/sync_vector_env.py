@@ -107,7 +107,7 @@ class SyncVectorEnv(GymVectorEnv):
     CPU, ``step()``'s tensors are rows of small blocks made for several steps at once, each row given
     out once: see ``TensorRows``.)
 
-    Example:
+    Examples:
         >>> import gymnasium, numpy as np
         >>> env = SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 3)
         >>> obs, info = env.reset(seed=0)
@@ -211,7 +211,7 @@ class SyncVectorEnv(GymVectorEnv):
         except ``options["reset_mask"]``: a bool array of length ``num_envs`` choosing the sub-envs to
         reset (and to seed); the other rows keep the observations last returned.
 
-        Example:
+        Examples:
             >>> import gymnasium, numpy as np
             >>> env = SyncVectorEnv([lambda: gymnasium.make("Pendulum-v1")] * 2)
             >>> obs, info = env.reset(seed=[1, 2], options={"x_init": 0.5})
@@ -260,7 +260,7 @@ class SyncVectorEnv(GymVectorEnv):
         *single_action_space.shape)``; for a Tuple or Dict action space, a tuple or dict of such batches.
         Finished episodes are handled as ``autoreset_mode`` says.
 
-        Example:
+        Examples:
             >>> import gymnasium, torch
             >>> env = SyncVectorEnv([lambda: gymnasium.make("Pendulum-v1")] * 2, device="cpu")
             >>> _ = env.reset(seed=0)
@@ -412,7 +412,7 @@ class SyncVectorEnv(GymVectorEnv):
         """The sub-envs whose action the next ``step()`` uses (None: all of them): not those of a spent budget,
         nor, in next_step mode, those it resets. Only their actions are checked.
 
-        Example:
+        Examples:
             >>> import gymnasium
             >>> env = SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2, num_episodes=1)
             >>> _ = env.reset(seed=0)
@@ -519,7 +519,7 @@ class SyncVectorEnv(GymVectorEnv):
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Call the method ``name`` of every sub-env (or read the attribute ``name``); one result each.
 
-        Example:
+        Examples:
             >>> import gymnasium
             >>> SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2).call("get_wrapper_attr", "gravity")
             (9.8, 9.8)
@@ -533,7 +533,7 @@ class SyncVectorEnv(GymVectorEnv):
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """The attribute ``name`` of every sub-env (looked up through its wrappers).
 
-        Example:
+        Examples:
             >>> import gymnasium
             >>> SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2).get_attr("gravity")
             (9.8, 9.8)
@@ -544,7 +544,7 @@ class SyncVectorEnv(GymVectorEnv):
         """Set the attribute ``name`` of every sub-env: a list or tuple gives one value per sub-env, any
         other value is given to all.
 
-        Example:
+        Examples:
             >>> import gymnasium
             >>> env = SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2)
             >>> env.set_attr("gravity", [9.8, 1.6]); env.get_attr("gravity")

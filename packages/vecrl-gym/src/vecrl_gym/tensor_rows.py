@@ -38,7 +38,7 @@ class TensorRows:
     Args:
         initial: one array per entry of a row: its shape, dtype and first values.
 
-    Example:
+    Examples:
         >>> rows = TensorRows([np.zeros((2, 3), np.float32), np.array([True, False])])
         >>> (observations, flags), (observations_tensor, flags_tensor) = rows.next_row()
         >>> observations[1] = 7.0

@@ -3,7 +3,7 @@
 jax and playground are imported on first use of ``PlaygroundVectorEnv`` or ``make_playground_env``, not by
 ``import vecrl_playground``.
 
-Example:
+Examples:
     >>> import vecrl
     >>> env = vecrl.make_vector_env("playground::CartpoleBalance", num_envs=8, episode_length=200)
     >>> obs, info = env.reset(seed=0)

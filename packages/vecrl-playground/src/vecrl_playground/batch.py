@@ -28,7 +28,7 @@ def default_impl() -> str:
     """MJX's implementation for the device jax computes on: ``"jax"`` on CPU (about 17x faster there than
     ``"warp"``, and compiled in a fraction of the time), ``"warp"`` (playground's default) on a GPU.
 
-    Example:
+    Examples:
         >>> default_impl()  # on a machine without a GPU
         'jax'
     """
@@ -40,7 +40,7 @@ def default_impl() -> str:
 def checked_env_name(env_name: str) -> str:
     """``env_name`` if playground registers it; else a ValueError listing its envs, with a close match.
 
-    Example:
+    Examples:
         >>> checked_env_name("CartpoleBalance")
         'CartpoleBalance'
     """
@@ -133,7 +133,7 @@ def action_space(env: Any) -> Box:
     """``[-1, 1]`` per actuator: playground's envs map actions from that range to their controls (its own
     training code gives them tanh-squashed actions).
 
-    Example:
+    Examples:
         >>> action_space(make_playground_batch("CartpoleBalance", 2, {}))
         Box(-1.0, 1.0, (1,), float32)
     """

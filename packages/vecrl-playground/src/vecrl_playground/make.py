@@ -25,7 +25,7 @@ def make_playground_env(
     ``kwargs``: ``episode_length``, ``action_repeat`` and overrides of the env's config (``impl``,
     ``ctrl_dt``, ...). See ``PlaygroundVectorEnv``.
 
-    Example:
+    Examples:
         >>> env = make_playground_env("CartpoleBalance", num_envs=8, episode_length=200)
         >>> obs, info = env.reset(seed=0)
         >>> obs.shape, obs.dtype

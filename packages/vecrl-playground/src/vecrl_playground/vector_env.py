@@ -32,7 +32,7 @@ class PlaygroundVectorEnv(VectorEnvFromBrax):
     faster than MJX's ``"warp"`` and compiled in a fraction of the time, and to ``"warp"`` on a GPU.
     Actions are in ``[-1, 1]`` per actuator.
 
-    Example:
+    Examples:
         >>> env = PlaygroundVectorEnv("CartpoleBalance", num_envs=4, episode_length=100)
         >>> obs, info = env.reset(seed=0)
         >>> obs.shape

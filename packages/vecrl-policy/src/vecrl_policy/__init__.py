@@ -1,6 +1,6 @@
 """vecrl_policy: batches of neural-network policies driven by flat parameter vectors.
 
-Example:
+Examples:
     >>> import torch
     >>> from vecrl_policy import Policy
     >>> policy = Policy("Linear(obs, 16) >> Tanh() >> LSTM(16, act)", obs=4, act=2)

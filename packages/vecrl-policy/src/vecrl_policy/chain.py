@@ -15,7 +15,7 @@ class Chain(nn.Sequential):
     call. The chain's state is a tuple with one entry per layer (``()`` for a non-recurrent layer), so
     ``state[i]`` belongs to ``chain[i]``. A chain without recurrent layers returns just ``y``.
 
-    Example:
+    Examples:
         >>> from vecrl_policy import LSTM
         >>> net = Chain(nn.Linear(4, 8), nn.Tanh(), LSTM(8, 2))
         >>> y, state = net(torch.zeros(4))

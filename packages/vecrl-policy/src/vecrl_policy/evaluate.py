@@ -31,7 +31,7 @@ class EvaluationResult:
     """Per-row results of ``evaluate``: ``total_return`` summed over the row's episodes, the number of
     ``episodes`` it finished, and the env ``steps`` it took.
 
-    Example:
+    Examples:
         >>> result.mean_return  # total_return / episodes  # doctest: +SKIP
     """
 
@@ -97,7 +97,7 @@ def evaluate(
     ``progress``, if given, is called with the number of rows done so far: after each chunk in one
     process, once all parts are back with an executor.
 
-    Example:
+    Examples:
         >>> env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=64, num_episodes=1)  # doctest: +SKIP
         >>> policy = Policy("Linear(4, 2)")  # doctest: +SKIP
         >>> evaluate(policy, env, torch.randn(256, policy.parameter_length)).mean_return.shape  # doctest: +SKIP

@@ -30,7 +30,7 @@ def checked_num_workers(num_workers: Any, env: Any) -> int:
     """``num_workers`` if it is an int >= 1 and (for more than one) ``env`` can be made again in a worker;
     else a ValueError saying why.
 
-    Example:
+    Examples:
         >>> import vecrl
         >>> checked_num_workers(2, vecrl.make_vector_env("gym::CartPole-v1", num_envs=2))
         2

@@ -35,7 +35,7 @@ class Part:
     """Rows ``start:stop`` of the population, run on an env of ``num_envs`` sub-envs in chunks of that
     many rows, chunk ``i`` reset with ``chunk_seeds[i]``.
 
-    Example:
+    Examples:
         >>> Part(0, 6, num_envs=4, chunk_seeds=(10, 11)).chunk_seeds[1]
         11
     """
@@ -77,7 +77,7 @@ def split_population(env: Any, num_rows: int, seed: int | None, num_parts: int) 
     ``seed + c``. A gym env knows the seed of every sub-env, so its parts may cut through a chunk and run on
     envs of their own size; others are split between whole chunks.
 
-    Example:
+    Examples:
         >>> import vecrl
         >>> env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=4, seed_rule="gymnasium")
         >>> [part.chunk_seeds for part in split_population(env, 6, seed=10, num_parts=2)]
@@ -129,7 +129,7 @@ class PartSender:
     """The caller's side of one worker: builds each part's message, leaving out the recipe and the policy
     the worker already holds (by identity).
 
-    Example:
+    Examples:
         >>> sender = PartSender()
         >>> sender.fresh("policy", policy) is policy, sender.fresh("policy", policy)  # doctest: +SKIP
         (True, None)

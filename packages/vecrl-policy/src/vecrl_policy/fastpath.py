@@ -342,7 +342,7 @@ _CELLS: dict[type[nn.Module], type[_Cell]] = {layers.RNN: _RNN, layers.LSTM: _LS
 class FastNet:
     """A module compiled for the fast path; ``FastNet.compile`` returns None when nothing would be fast.
 
-    Example:
+    Examples:
         >>> net = nn.Sequential(nn.Linear(3, 4), nn.Tanh())
         >>> fast = FastNet.compile(net, ParameterLayout(net))
         >>> forward = fast.bind(torch.zeros(5, 16))  # 5 networks

@@ -26,7 +26,7 @@ class Slot:
 class ParameterLayout:
     """The order of ``module.named_parameters()`` flattened one after the other (as ``parameters_to_vector``).
 
-    Example:
+    Examples:
         >>> layout = ParameterLayout(nn.Linear(3, 2))
         >>> layout.length, layout.slots["bias"]
         (8, Slot(start=6, stop=8, shape=(2,)))

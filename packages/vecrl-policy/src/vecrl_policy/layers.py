@@ -103,7 +103,7 @@ def gru_update(gi: torch.Tensor, gh: torch.Tensor | None, h: torch.Tensor | None
 class RNN(_RecurrentCell):
     """Single-step Elman RNN: ``h' = act(W_ih x + b_ih + W_hh h + b_hh)``; output and state are ``h'``.
 
-    Example:
+    Examples:
         >>> rnn = RNN(4, 8)
         >>> y, h = rnn(torch.zeros(4))
         >>> y, h = rnn(torch.zeros(4), h)
@@ -140,7 +140,7 @@ class RNN(_RecurrentCell):
 class LSTM(_RecurrentCell):
     """Single-step LSTM; the state is the pair ``(h, c)`` and the output is ``h``.
 
-    Example:
+    Examples:
         >>> lstm = LSTM(4, 8)
         >>> y, (h, c) = lstm(torch.zeros(4))
         >>> y, state = lstm(torch.zeros(4), (h, c))
@@ -167,7 +167,7 @@ class LSTM(_RecurrentCell):
 class GRU(_RecurrentCell):
     """Single-step GRU; the output and the state are the new ``h``.
 
-    Example:
+    Examples:
         >>> gru = GRU(4, 8)
         >>> y, h = gru(torch.zeros(4))
         >>> y, h = gru(torch.zeros(4), h)
@@ -193,7 +193,7 @@ class GRU(_RecurrentCell):
 class Clip(nn.Module):
     """Clamp every value into ``[lb, ub]``.
 
-    Example:
+    Examples:
         >>> Clip(-1, 1)(torch.tensor([-3.0, 0.5, 2.0]))
         tensor([-1.0000,  0.5000,  1.0000])
     """
@@ -215,7 +215,7 @@ class Clip(nn.Module):
 class Bin(nn.Module):
     """Snap every value to ``lb`` or ``ub``, whichever side of their midpoint it lies on.
 
-    Example:
+    Examples:
         >>> Bin(-1, 1)(torch.tensor([-0.2, 0.3]))
         tensor([-1.,  1.])
     """
@@ -239,7 +239,7 @@ class Bin(nn.Module):
 class Slice(nn.Module):
     """Keep the entries ``from_index:to_index`` of the last dimension.
 
-    Example:
+    Examples:
         >>> Slice(1, 3)(torch.arange(5.0))
         tensor([1., 2.])
     """
@@ -259,7 +259,7 @@ class Slice(nn.Module):
 class Round(nn.Module):
     """Round every value to ``ndigits`` decimal digits.
 
-    Example:
+    Examples:
         >>> Round(1)(torch.tensor([0.26, -1.04]))
         tensor([ 0.3000, -1.0000])
     """

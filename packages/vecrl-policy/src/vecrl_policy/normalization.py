@@ -39,7 +39,7 @@ class ObsNorm:
     ``torch.save(stats)`` or ``stats.state_dict()``; set ``policy.obs_norm = stats.copy()`` to make a
     policy that normalizes on its own (a saved champion runs without the training loop).
 
-    Example:
+    Examples:
         >>> stats = ObsNorm()
         >>> stats.update(torch.tensor([[0.0, 10.0], [2.0, 30.0]]))
         >>> stats.count, stats.mean.tolist(), stats.std.tolist()
@@ -166,7 +166,7 @@ class ObsNorm:
     def state_dict(self) -> dict[str, Any]:
         """The statistics and settings as plain values and tensors (for ``torch.save``).
 
-        Example:
+        Examples:
             >>> stats = ObsNorm(2)
             >>> ObsNorm.from_state_dict(stats.state_dict()).size
             2
@@ -202,7 +202,7 @@ class ObsNorm:
 class Normalize(nn.Module):
     """``(x - mean) / std`` clipped to ``[-clip, clip]``, with fixed ``mean`` and ``std`` (None: identity).
 
-    Example:
+    Examples:
         >>> Normalize(torch.tensor([1.0]), torch.tensor([2.0]), clip=1.0)(torch.tensor([[2.0], [9.0]])).tolist()
         [[0.5], [1.0]]
     """

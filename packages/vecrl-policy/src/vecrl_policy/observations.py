@@ -20,7 +20,7 @@ def observation_flattener(space: Space, dtype: torch.dtype, device: torch.device
     entry, a MultiBinary its bits, and a Dict or Tuple the concatenation of its parts in the space's
     order. NaN (the observation of a sub-env whose episode budget is spent) becomes 0.
 
-    Example:
+    Examples:
         >>> flatten = observation_flattener(Discrete(3), torch.float32, "cpu")
         >>> flatten(torch.tensor([0, 2]))
         tensor([[1., 0., 0.],
@@ -54,7 +54,7 @@ def observation_flattener(space: Space, dtype: torch.dtype, device: torch.device
 def flat_observation_length(space: Space) -> int:
     """The length of one flattened observation of ``space`` (``gymnasium.spaces.flatdim``).
 
-    Example:
+    Examples:
         >>> flat_observation_length(Discrete(16)), flat_observation_length(Box(0, 1, (2, 3)))
         (16, 6)
     """

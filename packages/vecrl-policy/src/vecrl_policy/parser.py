@@ -61,7 +61,7 @@ def str_to_net(text: str, *, max_parameters: int = MAX_PARAMETERS, **constants: 
     parameters (10 million by default) is refused before it is built: the layers are first made on
     torch's meta device, which allocates nothing, and counted.
 
-    Example:
+    Examples:
         >>> net = str_to_net(
         ...     '''
         ...     Linear(obs_length, 16) >> Tanh()  # hidden layer

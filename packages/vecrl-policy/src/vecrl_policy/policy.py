@@ -37,7 +37,7 @@ class Policy:
     A policy pickles (``pickle``, ``torch.save``; load the latter with ``torch.load(path,
     weights_only=False)``) with its parameters, hidden state, path and :attr:`obs_norm`.
 
-    Example:
+    Examples:
         >>> policy = Policy("Linear(3, 8) >> Tanh() >> LSTM(8, 2)")
         >>> policy.set_parameters(torch.randn(10, policy.parameter_length))  # 10 networks
         >>> actions = policy(torch.randn(10, 3))
@@ -90,7 +90,7 @@ class Policy:
         """What ``pickle`` and ``torch.save`` keep: the module, the parameters, the hidden state and the
         choice of path; the compiled forward functions are rebuilt on load.
 
-        Example:
+        Examples:
             >>> import pickle
             >>> policy = Policy("Linear(2, 1)")
             >>> policy.set_parameters(torch.ones(3, policy.parameter_length))
@@ -133,7 +133,7 @@ class Policy:
         here (the fast path packs a batch once, per layer): after changing the tensor in place, call
         set_parameters again.
 
-        Example:
+        Examples:
             >>> policy = Policy(nn.Linear(3, 2))
             >>> policy.set_parameters(torch.zeros(4, 8))
             >>> policy.set_parameters(torch.ones(2, 8), [1, 3])
@@ -285,7 +285,7 @@ class Policy:
         saved policy runs on its own as it was evaluated. ``evaluate(..., obs_norm=...)`` refuses a policy
         that carries one (the observations would be normalized twice).
 
-        Example:
+        Examples:
             >>> stats = ObsNorm()
             >>> stats.update(torch.tensor([[0.0], [4.0]]))
             >>> policy = Policy("Linear(1, 1)")
@@ -321,7 +321,7 @@ class Policy:
         part of the state (an RNN's ``y`` is its ``h``) is not changed behind your back; ``copy=False``
         zeroes them in place.
 
-        Example:
+        Examples:
             >>> policy = Policy("RNN(2, 3)")
             >>> policy.set_parameters(torch.randn(4, policy.parameter_length))
             >>> y = policy(torch.ones(4, 2))
@@ -350,7 +350,7 @@ class Policy:
         ``evaluate`` drops the rows whose episodes are over this way, so that each step runs the network on
         the rows still playing only.
 
-        Example:
+        Examples:
             >>> policy = Policy("RNN(2, 3)")
             >>> policy.set_parameters(torch.randn(4, policy.parameter_length))
             >>> y = policy(torch.ones(4, 2))
@@ -385,7 +385,7 @@ class Policy:
         """A standalone copy of the network with the parameters ``vector`` (1-D), on its device (behind
         the normalization of :attr:`obs_norm`, in a ``NormalizedNet``, when the policy carries one).
 
-        Example:
+        Examples:
             >>> policy = Policy(nn.Linear(3, 2))
             >>> net = policy.to_torch_module(torch.zeros(8))
             >>> net(torch.ones(3)).tolist()

@@ -23,7 +23,7 @@ class Shaping:
     - ``action_noise_stdev``: Gaussian noise of that standard deviation added to continuous actions, drawn
       from the call's seed.
 
-    Example:
+    Examples:
         >>> shaping = Shaping.checked(decrease_rewards_by=1.0, alive_bonus_schedule=(2, 4, 1.0))
         >>> shaping.shaped(torch.ones(5), torch.arange(1, 6)).tolist()
         [0.0, 0.0, 0.5, 1.0, 1.0]

@@ -18,7 +18,7 @@ def one_torch_thread() -> Iterator[None]:
     Hopper, and 8% slower only on CartPole with 256 policies of 64-64 (a quiet machine); on a busy machine
     the spinning threads stall (a tiny matmul: 12 us to milliseconds at load 8).
 
-    Example:
+    Examples:
         >>> with one_torch_thread():
         ...     torch.get_num_threads()
         1

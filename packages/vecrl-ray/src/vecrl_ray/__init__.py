@@ -1,6 +1,6 @@
 """vecrl_ray: evaluate populations of vecrl policies on Ray actors, on one machine or across a cluster.
 
-Example:
+Examples:
     >>> from vecrl_ray import RayExecutor
     >>> with RayExecutor(num_actors=2) as executor:  # doctest: +SKIP
     ...     result = evaluate(policy, env, population, seed=0, executor=executor)

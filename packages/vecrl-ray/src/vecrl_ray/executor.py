@@ -73,7 +73,7 @@ class RayExecutor:
     one; a part that fails ``max_tries`` times raises ``EvaluationError`` naming its rows. ``close()`` (or
     leaving a ``with`` block) kills the actors, and shuts Ray down if it was started here.
 
-    Example:
+    Examples:
         >>> with RayExecutor(num_actors=2) as executor:  # doctest: +SKIP
         ...     result = evaluate(policy, env, population, seed=0, executor=executor)
     """
@@ -234,7 +234,7 @@ def _check_address(address: Any) -> None:
     """A ValueError, before Ray is touched, for an ``address`` that names no cluster: ``"auto"``,
     ``"local"``, ``"host:port"`` or ``"ray://host:port"`` are what Ray takes.
 
-    Example:
+    Examples:
         >>> _check_address("127.0.0.1:6379")
         >>> _check_address("127.0.0.1")
         Traceback (most recent call last):

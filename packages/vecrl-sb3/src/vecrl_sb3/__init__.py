@@ -1,6 +1,6 @@
 """vecrl-sb3: any vecrl vector env as a stable-baselines3 ``VecEnv``.
 
-Example:
+Examples:
     >>> import vecrl
     >>> from vecrl_sb3 import SB3VecEnv
     >>> env = SB3VecEnv(vecrl.make_vector_env("gym::CartPole-v1", num_envs=8))

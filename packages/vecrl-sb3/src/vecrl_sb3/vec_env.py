@@ -40,7 +40,7 @@ class SB3VecEnv(VecEnv):
     The env must autoreset in the same step (vecrl's default) and run without an episode budget
     (``num_episodes``), since SB3 resets nothing itself.
 
-    Example:
+    Examples:
         >>> import vecrl
         >>> env = SB3VecEnv(vecrl.make_vector_env("gym::CartPole-v1", num_envs=4))
         >>> env.seed(0)
