@@ -57,7 +57,11 @@ def install_packages(
     session: nox.Session, packages: tuple[str, ...], *extra: str, editable: bool, for_tests: bool = True
 ) -> None:
     """torch first (from the pinned wheel), then the packages (and, ``for_tests``, what their tests need)
-    in one resolve."""
+    in one resolve; says first how long that takes, since pip works in silence."""
+    session.log(
+        f"installing torch and {len(packages)} package(s) with their dependencies: about a minute the first time"
+        " (pip's cache makes later installs faster); `nox -v` shows pip's own progress"
+    )
     install(session, TORCH)
     targets: list[str] = []
     for package in packages:

@@ -238,3 +238,24 @@ def test_makers_that_return_one_shared_env_are_refused():
     shared = gym.make("CartPole-v1")
     with pytest.raises(ValueError, match=r"env_makers\[0\] and env_makers\[1\] returned the same env object"):
         SyncVectorEnv([lambda: shared] * 3)
+
+
+class _OwnSpace(gym.Space):
+    """A space of the user's own: gymnasium batches it as a tuple of samples."""
+
+    def sample(self, mask=None, probability=None):
+        return 0
+
+    def contains(self, x):
+        return True
+
+
+class _OwnSpaceEnv(gym.Env):
+    observation_space = _OwnSpace()
+    action_space = gym.spaces.Discrete(2)
+
+
+@pytest.mark.parametrize("num_envs", [2, 3])  # from 3 on, the memory check runs before the space check
+def test_a_space_vecrl_cannot_batch_is_its_type_error_whatever_the_number_of_sub_envs(num_envs):
+    with pytest.raises(TypeError, match="The observation space is .* a _OwnSpace space"):
+        SyncVectorEnv([_OwnSpaceEnv] * num_envs)

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from vecrl.backend import Backend
     from vecrl.base_vector_env import BaseVectorEnv
     from vecrl.checks import SubEnvError
+    from vecrl.errors import VecrlError
     from vecrl.goal import GoalEnvWrapper
     from vecrl.hookspecs import hookimpl
     from vecrl.make import make_vector_env, split_env_name
@@ -54,6 +55,7 @@ __all__ = [
     "GoalEnvWrapper",
     "SubEnvError",
     "TorchWrapper",
+    "VecrlError",
     "array_type",
     "backend_distribution",
     "backend_prefixes",
@@ -80,6 +82,7 @@ _LAZY = {
     "GoalEnvWrapper": "vecrl.goal",
     "SubEnvError": "vecrl.checks",
     "TorchWrapper": "vecrl.torch_wrapper",
+    "VecrlError": "vecrl.errors",
     "array_type": "vecrl.arrays",
     "backend_distribution": "vecrl.registry",
     "backend_prefixes": "vecrl.registry",

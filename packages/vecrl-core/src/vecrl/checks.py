@@ -20,8 +20,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from vecrl.errors import VecrlError
 
-class SubEnvError(RuntimeError):
+
+class SubEnvError(VecrlError, RuntimeError):
     """A sub-environment raised while the vector env was stepping or resetting it.
 
     ``index`` names the sub-env and ``during`` what it was doing; the original exception is chained as

@@ -19,11 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from vecrl.errors import VecrlError
+
 if TYPE_CHECKING:
     from vecrl.torch_wrapper import TorchWrapper
 
 
-class CommandError(Exception):
+class CommandError(VecrlError):
     """A user-facing error: ``vecrl`` prints its message on one line and exits with status 2."""
 
 

@@ -28,6 +28,7 @@ from vecrl.actions import random_action_sampler
 from vecrl.arrays import convert_to_numpy
 from vecrl.autoreset import AUTORESET_MODES, declared_autoreset_mode
 from vecrl.compat import FINAL_OBS_KEY
+from vecrl.errors import VecrlError
 from vecrl.registry import isolated_registry
 from vecrl.torch_wrapper import TorchWrapper
 
@@ -45,7 +46,7 @@ __all__ = [
 ]
 
 
-class BackendCheckError(AssertionError):
+class BackendCheckError(VecrlError, AssertionError):
     """A backend broke the vecrl contract; the message says which check and what was seen."""
 
 

@@ -24,7 +24,7 @@ from vecrl.checks import (
 )
 from vecrl.compat import GYMNASIUM_1
 from vecrl.episodes import spent_observation
-from vecrl.spaces import ARRAY_SPACES
+from vecrl.spaces import ARRAY_SPACES, check_supported_space
 from vecrl_gym.batching import (
     TreeRows,
     allocate_observations,
@@ -594,6 +594,8 @@ def _make_sub_envs(makers: Sequence[EnvMaker]) -> list[gymnasium.Env]:
                     " gymnasium.make('CartPole-v1'), not a lambda returning an env made beforehand."
                 )
             if measured:
+                # a space vecrl cannot batch is its TypeError here, not flatdim's error for that space
+                check_supported_space(env.observation_space, "observation space")
                 arrays = (
                     4 * 8 * gymnasium.spaces.flatdim(env.observation_space) + 64
                 )  # obs, last, final; flags

@@ -17,12 +17,13 @@ from typing import Any
 import cloudpickle
 import torch
 
+from vecrl.errors import VecrlError
 from vecrl.processes import RemoteFailure, WorkerProcess, ignore_interrupts, messages
 from vecrl_policy.executor import Evaluation, Part, PartRunner, PartSender
 from vecrl_policy.threads import one_torch_thread
 
 
-class WorkerError(RuntimeError):
+class WorkerError(VecrlError, RuntimeError):
     """An evaluation worker died before sending its results."""
 
 

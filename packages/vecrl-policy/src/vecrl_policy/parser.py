@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from vecrl.checks import did_you_mean
+from vecrl.errors import VecrlError
 from vecrl_policy import layers
 from vecrl_policy.chain import Chain
 
@@ -38,7 +39,7 @@ _Layer: TypeAlias = tuple[ast.Call, type[nn.Module], list[Any], dict[str, Any]]
 _PREFIX_LINES = 1
 
 
-class NetParsingError(ValueError):
+class NetParsingError(VecrlError, ValueError):
     """A network string could not be turned into a module; ``line`` and ``column`` are 1-based."""
 
     def __init__(self, message: str, text: str, line: int | None = None, column: int | None = None) -> None:

@@ -23,6 +23,7 @@ import ray
 import torch
 from ray.exceptions import GetTimeoutError, RayActorError, RayError, RayTaskError
 
+from vecrl.errors import VecrlError
 from vecrl_policy.executor import Evaluation, Part, PartRunner, PartSender
 
 #: How long a cluster's address may take to accept a connection.
@@ -33,7 +34,7 @@ FREE_WAIT_S = 5.0
 START_TIMEOUT_S = 120.0
 
 
-class EvaluationError(RuntimeError):
+class EvaluationError(VecrlError, RuntimeError):
     """A part of the population failed on every try; ``rows`` is its ``range`` of population rows, and the
     last failure (the Ray error with the actor's traceback) is chained as ``__cause__``."""
 
