@@ -38,7 +38,6 @@ from vecrl_brax.brax_versions import env_keywords, resolve_create
 from vecrl_brax.compile_ahead import CompileAhead
 from vecrl_brax.packing import Packer
 
-#: Keywords VectorEnvFromBrax sets itself; passing them through would break its autoreset or batch size.
 #: make_vector_env keywords of other backends that a jax env does not take, each with why (vecrl-playground's
 #: env refuses them too).
 OTHER_BACKENDS_KWARGS = {
@@ -47,6 +46,8 @@ OTHER_BACKENDS_KWARGS = {
     "num_workers": "worker processes are the gym backend's; a jax env already steps all its sub-envs in one"
     " jitted call: give more sub-envs (num_envs=) instead",
 }
+#: Keywords VectorEnvFromBrax sets itself (passing them through would break its autoreset or batch size),
+#: and those of other backends.
 _RESERVED_KWARGS = {
     "batch_size": "give the number of sub-environments as num_envs=",
     "auto_reset": "VectorEnvFromBrax always resets finished episodes itself, from a fresh random state",
@@ -317,9 +318,8 @@ class VectorEnvFromBrax(BaseVectorEnv):
             finished = torch.nonzero(self._ended).flatten().tolist()
             raise finished_sub_envs_error(finished)
         action, borrowed = self._as_jax_input(action)
-        if (
-            isinstance(action, np.ndarray) and not np.isfinite(action).all()
-        ):  # one reduction; on the host only
+        # NaN or inf actions: one reduction, for actions on the host only (a device's would cost a sync)
+        if isinstance(action, np.ndarray) and not np.isfinite(action).all():
             self._refuse_non_finite(action)
         self._step_ahead.wait()  # the compile reset() started
         carry, self._carry = self._carry, None  # donated to the step: if it raises, only reset() helps
