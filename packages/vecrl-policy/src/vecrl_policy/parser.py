@@ -233,12 +233,12 @@ class _Builder:
         """Refuse True or False where the layer's signature says int (torch takes ``Linear(True, 2)`` as a
         layer of input size 1)."""
         try:
-            bound = inspect.signature(cls).bind_partial(*args, **kwargs).arguments
-            parameters = inspect.signature(cls).parameters
+            signature = inspect.signature(cls)
+            bound = signature.bind_partial(*args, **kwargs).arguments
         except (TypeError, ValueError):  # no signature, or arguments it does not bind: torch's error follows
             return
         for name, value in bound.items():
-            if isinstance(value, bool) and parameters[name].annotation in (int, "int"):
+            if isinstance(value, bool) and signature.parameters[name].annotation in (int, "int"):
                 raise self.error(
                     f"{cls.__name__}'s {name} must be an int, but got {value}; write the number"
                     " (e.g. the observation length).",
