@@ -1,7 +1,8 @@
 """vecrl's sessions.
 
     nox -s tests        every package and every test, newest dependencies (README's test command)
-    nox -s isolation    each install combination alone in a fresh env (what a user who installs one backend gets)
+    nox -s isolation    each install combination alone in a fresh env (what a user who installs one backend gets):
+                        a README's rows install by its install line and run its code blocks (tests/readme_blocks.py)
     nox -s plugins      wheels (no editable installs) of our packages and a third-party plugin, discovered
     nox -s torchrl      TorchRL's GymWrapper on vecrl envs (torchrl is a test-only dependency, kept apart)
     nox -s ray          vecrl-ray installed alone (with the gym backend) in a fresh env: its tests on a local
@@ -13,20 +14,25 @@
     nox -s demo         the main job (README's other command)
     nox -s bench        everything in bench/ (off by default: slow, and numbers want a quiet machine)
 
-CI (.ci/run) runs tests, lint, typecheck, deps, plugins, torchrl, ray, evotorch, the isolation rows but `all` (`tests`
-installs everything together already), and the matrix rows gym029-numpy1, gym10, brax-oldest and
-envpool-oldest (the newest row is `tests`): about 36 minutes on 2 cores, within CI's 45. Run the rest with
-`nox -s "isolation(all)" "matrix(gymlatest-numpy1)"`, or every row with `nox -s isolation matrix`.
+CI (.ci/run) runs tests, lint, typecheck, deps, docs, plugins, torchrl, ray, evotorch, the isolation rows but `all`
+(`tests` installs everything together already) and `core+sb3` (vecrl-sb3 without the gym backend), and the matrix rows
+gym029-numpy1, gym10, brax-oldest and envpool-oldest (the newest row is `tests`): about 40 minutes on 2 cores, within
+CI's 45. Run the rest with `nox -s "isolation(all)" "isolation(core+sb3)" "matrix(gymlatest-numpy1)"`, or every row
+with `nox -s isolation matrix`.
 Every install goes through constraints.txt, which pins torch to the CPU wheel this machine ships.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import nox
 
 ROOT = Path(__file__).parent
+sys.path.insert(0, str(ROOT / "tests"))
+import readme_blocks  # noqa: E402  (the README parsing the block runner uses: one home)
+
 CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
 PYTHON = "3.11"  # the only Python with the pinned torch wheel on this machine
 TORCH = "torch==2.13.0"
@@ -98,27 +104,58 @@ def tests(session: nox.Session) -> None:
     )
 
 
-# vecrl-ray's row is the `ray` session.
+def readme_row(*readmes: str, tests: bool = True) -> nox.param:
+    """The isolation row of READMEs with the same install line: the venv it makes, named by its packages."""
+    packages = readme_blocks.packages_installed_by(ROOT / readmes[0])
+    lines = {tuple(readme_blocks.install_arguments(ROOT / readme)) for readme in readmes}
+    assert len(lines) == 1, f"one row, one install line: {readmes} have {lines}"
+    return nox.param(packages, readmes, tests, id="+".join(p.removeprefix("vecrl-") for p in packages))
+
+
+# vecrl-ray's and vecrl-evotorch's README rows are the `ray` and `evotorch` sessions.
 ISOLATION_ROWS = [
-    nox.param((CORE,), id="core"),
-    nox.param((CORE, GYM), id="core+gym"),
-    nox.param((CORE, POLICY), id="core+policy"),
-    nox.param((CORE, BRAX), id="core+brax"),
-    nox.param((CORE, SB3), id="core+sb3"),
-    nox.param((CORE, ENVPOOL), id="core+envpool"),
-    nox.param((CORE, BRAX, PLAYGROUND), id="core+brax+playground"),  # vecrl-playground needs vecrl-brax
-    nox.param(ALL_PACKAGES, id="all"),
+    nox.param((CORE,), (), True, id="core"),
+    readme_row("packages/vecrl-core/README.md", "packages/vecrl-gym/README.md"),
+    readme_row("packages/vecrl-policy/README.md"),
+    readme_row("packages/vecrl-brax/README.md"),
+    readme_row("packages/vecrl-sb3/README.md"),
+    readme_row("packages/vecrl-envpool/README.md"),
+    readme_row("packages/vecrl-playground/README.md"),  # vecrl-playground needs vecrl-brax
+    # its packages' tests run in the rows above and in the matrix rows: this row runs its blocks only
+    readme_row("README.md", tests=False),
+    nox.param((CORE, SB3), (), True, id="core+sb3"),  # vecrl-sb3 without the gym backend
+    nox.param(ALL_PACKAGES, (), True, id="all"),
 ]
 
 
+def install_and_check(
+    session: nox.Session, packages: tuple[str, ...], readmes: tuple[str, ...]
+) -> tuple[str, ...]:
+    """The packages alone (by the READMEs' own install line, if any), the smoke check with nothing else
+    installed (no pytest, which brings packaging along), then the READMEs' blocks as their reader runs them
+    (with their later install lines); the vecrl packages installed then."""
+    if not readmes:
+        install_packages(session, packages, editable=False, for_tests=False)
+    else:
+        session.log(
+            f"installing {readmes[0]}'s install line: about a minute the first time; `nox -v` shows pip"
+        )
+        install(session, *readme_blocks.install_arguments(ROOT / readmes[0])[2:])
+    session.run("python", str(ROOT / "tests" / "smoke_check.py"), *packages, env=RAY_LOCAL_ONLY)
+    if readmes:
+        session.run("python", str(ROOT / "tests" / "readme_blocks.py"), *readmes)
+    every_line = (readme_blocks.packages_installed_by(ROOT / r, every_line=True) for r in readmes)
+    return tuple(dict.fromkeys([*packages, *(p for line in every_line for p in line)]))
+
+
 @nox.session(python=PYTHON, reuse_venv=False)
-@nox.parametrize("packages", ISOLATION_ROWS)
-def isolation(session: nox.Session, packages: tuple[str, ...]) -> None:
-    """One install combination alone in a fresh env (non-editable): first a smoke check with nothing but the
-    packages and their declared dependencies installed (no pytest, which brings packaging along), then
-    its tests, and what must be absent."""
-    install_packages(session, packages, editable=False, for_tests=False)
-    session.run("python", str(ROOT / "tests" / "smoke_check.py"), *packages)
+@nox.parametrize(("packages", "readmes", "tests"), ISOLATION_ROWS)
+def isolation(session: nox.Session, packages: tuple[str, ...], readmes: tuple[str, ...], tests: bool) -> None:
+    """One install combination alone in a fresh env (non-editable): a README's reader's, or one more: the
+    smoke check and the README's blocks, then its tests and what must be absent."""
+    installed = install_and_check(session, packages, readmes)
+    if not tests:
+        return
     install(session, *TEST_TOOLS, *(extra for package in packages for extra in TEST_EXTRAS.get(package, ())))
     session.run(
         "pytest",
@@ -126,7 +163,7 @@ def isolation(session: nox.Session, packages: tuple[str, ...]) -> None:
         *session.posargs,
         *test_paths(packages),
         "tests/test_install_isolation.py",
-        env={"VECRL_ISOLATION": ",".join(packages)},
+        env={"VECRL_ISOLATION": ",".join(installed)},
     )
 
 
@@ -138,19 +175,19 @@ def torchrl(session: nox.Session) -> None:
     session.run("pytest", *session.posargs, "tests/test_torchrl.py")
 
 
-def alone_with_the_gym_backend(session: nox.Session, package: str) -> None:
-    """``package`` as its users install it (with the gym backend its tests evaluate on), non-editable in a
-    fresh env: the smoke check, then its own tests and what must be absent."""
-    packages = (CORE, GYM, POLICY, package)
-    install_packages(session, packages, editable=False, for_tests=False)
-    session.run("python", str(ROOT / "tests" / "smoke_check.py"), *packages, env=RAY_LOCAL_ONLY)
+def alone_with_the_gym_backend(session: nox.Session, readme: str) -> None:
+    """A package as its README installs it (with the gym backend its tests evaluate on), non-editable in a
+    fresh env: the smoke check and the README's blocks, then its own tests and what must be absent."""
+    package = Path(readme).parent.name
+    packages = readme_blocks.packages_installed_by(ROOT / readme)
+    installed = install_and_check(session, packages, (readme,))
     install(session, *TEST_TOOLS, *TEST_EXTRAS[GYM], "matplotlib")  # matplotlib: the examples' plots
     session.run(
         "pytest",
         *session.posargs,
         *test_paths((package,)),
         "tests/test_install_isolation.py",
-        env={"VECRL_ISOLATION": ",".join(packages), **RAY_LOCAL_ONLY},
+        env={"VECRL_ISOLATION": ",".join(installed), **RAY_LOCAL_ONLY},
     )
 
 
@@ -158,13 +195,13 @@ def alone_with_the_gym_backend(session: nox.Session, package: str) -> None:
 def ray(session: nox.Session) -> None:
     """vecrl-ray as a Ray user installs it: its tests on a local Ray and a head and two worker nodes started
     with ray.cluster_utils.Cluster (listening on 127.0.0.1 only), and the example."""
-    alone_with_the_gym_backend(session, RAY)
+    alone_with_the_gym_backend(session, "packages/vecrl-ray/README.md")
 
 
 @nox.session(python=PYTHON, reuse_venv=False)
 def evotorch(session: nox.Session) -> None:
     """vecrl-evotorch as an EvoTorch user installs it: EvoTorch's searchers on VecrlNE."""
-    alone_with_the_gym_backend(session, EVOTORCH)
+    alone_with_the_gym_backend(session, "packages/vecrl-evotorch/README.md")
 
 
 @nox.session(python=PYTHON, reuse_venv=False)

@@ -1,8 +1,8 @@
 """SB3VecEnv on vecrl's backends against stable-baselines3 itself: DummyVecEnv's results step for step,
 PPO training, the VecEnv surface, brax, and the mistakes a new user makes.
 
-These need the gym backend (vecrl-gym), which the `tests` session installs; the `isolation(core+sb3)`
-row, with vecrl-sb3 alone, runs test_sb3_alone.py.
+These need the gym backend (vecrl-gym), which the `tests` session and the `isolation(core+gym+sb3)` row
+(the README's install) install; the `isolation(core+sb3)` row, with vecrl-sb3 alone, runs test_sb3_alone.py.
 """
 
 from __future__ import annotations
