@@ -104,12 +104,11 @@ def tests(session: nox.Session) -> None:
     )
 
 
-def readme_row(*readmes: str, tests: bool = True) -> nox.param:
-    """The isolation row of READMEs with the same install line: the venv it makes, named by its packages."""
-    packages = readme_blocks.packages_installed_by(ROOT / readmes[0])
-    lines = {tuple(readme_blocks.install_arguments(ROOT / readme)) for readme in readmes}
-    assert len(lines) == 1, f"one row, one install line: {readmes} have {lines}"
-    return nox.param(packages, readmes, tests, id="+".join(p.removeprefix("vecrl-") for p in packages))
+def readme_row(*documents: str, tests: bool = True) -> nox.param:
+    """The isolation row made by the first document's install line (a README's, or an example's), named by
+    its packages; the documents' blocks run there."""
+    packages = readme_blocks.packages_installed_by(ROOT / documents[0])
+    return nox.param(packages, documents, tests, id="+".join(p.removeprefix("vecrl-") for p in packages))
 
 
 # vecrl-ray's and vecrl-evotorch's README rows are the `ray` and `evotorch` sessions.
@@ -122,38 +121,40 @@ ISOLATION_ROWS = [
     readme_row("packages/vecrl-envpool/README.md"),
     readme_row("packages/vecrl-playground/README.md"),  # vecrl-playground needs vecrl-brax
     # its packages' tests run in the rows above and in the matrix rows: this row runs its blocks only
-    readme_row("README.md", tests=False),
+    readme_row("README.md", "examples/evolve_cartpole.py", tests=False),
     nox.param((CORE, SB3), (), True, id="core+sb3"),  # vecrl-sb3 without the gym backend
     nox.param(ALL_PACKAGES, (), True, id="all"),
 ]
 
 
 def install_and_check(
-    session: nox.Session, packages: tuple[str, ...], readmes: tuple[str, ...]
+    session: nox.Session, packages: tuple[str, ...], documents: tuple[str, ...]
 ) -> tuple[str, ...]:
-    """The packages alone (by the READMEs' own install line, if any), the smoke check with nothing else
-    installed (no pytest, which brings packaging along), then the READMEs' blocks as their reader runs them
-    (with their later install lines); the vecrl packages installed then."""
-    if not readmes:
+    """The packages alone (by the first document's own install line, if any), the smoke check with nothing
+    else installed (no pytest, which brings packaging along), then the documents' blocks as their reader runs
+    them (with their other install lines); the vecrl packages installed then."""
+    if not documents:
         install_packages(session, packages, editable=False, for_tests=False)
     else:
         session.log(
-            f"installing {readmes[0]}'s install line: about a minute the first time; `nox -v` shows pip"
+            f"installing by {documents[0]}'s install line: about a minute the first time; `nox -v` shows pip"
         )
-        install(session, *readme_blocks.install_arguments(ROOT / readmes[0])[2:])
+        install(session, *readme_blocks.install_arguments(ROOT / documents[0])[2:])
     session.run("python", str(ROOT / "tests" / "smoke_check.py"), *packages, env=RAY_LOCAL_ONLY)
-    if readmes:
-        session.run("python", str(ROOT / "tests" / "readme_blocks.py"), *readmes)
-    every_line = (readme_blocks.packages_installed_by(ROOT / r, every_line=True) for r in readmes)
+    if documents:
+        session.run("python", str(ROOT / "tests" / "readme_blocks.py"), *documents)
+    every_line = (readme_blocks.packages_installed_by(ROOT / d, every_line=True) for d in documents)
     return tuple(dict.fromkeys([*packages, *(p for line in every_line for p in line)]))
 
 
 @nox.session(python=PYTHON, reuse_venv=False)
-@nox.parametrize(("packages", "readmes", "tests"), ISOLATION_ROWS)
-def isolation(session: nox.Session, packages: tuple[str, ...], readmes: tuple[str, ...], tests: bool) -> None:
+@nox.parametrize(("packages", "documents", "tests"), ISOLATION_ROWS)
+def isolation(
+    session: nox.Session, packages: tuple[str, ...], documents: tuple[str, ...], tests: bool
+) -> None:
     """One install combination alone in a fresh env (non-editable): a README's reader's, or one more: the
     smoke check and the README's blocks, then its tests and what must be absent."""
-    installed = install_and_check(session, packages, readmes)
+    installed = install_and_check(session, packages, documents)
     if not tests:
         return
     install(session, *TEST_TOOLS, *(extra for package in packages for extra in TEST_EXTRAS.get(package, ())))
@@ -175,12 +176,13 @@ def torchrl(session: nox.Session) -> None:
     session.run("pytest", *session.posargs, "tests/test_torchrl.py")
 
 
-def alone_with_the_gym_backend(session: nox.Session, readme: str) -> None:
+def alone_with_the_gym_backend(session: nox.Session, readme: str, *examples: str) -> None:
     """A package as its README installs it (with the gym backend its tests evaluate on), non-editable in a
-    fresh env: the smoke check and the README's blocks, then its own tests and what must be absent."""
+    fresh env: the smoke check, the README's blocks and the examples' commands, then its own tests and what
+    must be absent."""
     package = Path(readme).parent.name
     packages = readme_blocks.packages_installed_by(ROOT / readme)
-    installed = install_and_check(session, packages, (readme,))
+    installed = install_and_check(session, packages, (readme, *examples))
     install(session, *TEST_TOOLS, *TEST_EXTRAS[GYM], "matplotlib")  # matplotlib: the examples' plots
     session.run(
         "pytest",
@@ -201,7 +203,7 @@ def ray(session: nox.Session) -> None:
 @nox.session(python=PYTHON, reuse_venv=False)
 def evotorch(session: nox.Session) -> None:
     """vecrl-evotorch as an EvoTorch user installs it: EvoTorch's searchers on VecrlNE."""
-    alone_with_the_gym_backend(session, "packages/vecrl-evotorch/README.md")
+    alone_with_the_gym_backend(session, "packages/vecrl-evotorch/README.md", "examples/evolve_hopper.py")
 
 
 @nox.session(python=PYTHON, reuse_venv=False)

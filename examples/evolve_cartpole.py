@@ -6,6 +6,10 @@ better ones. It stops when the mean policy scores >= 475 (CartPole's solved scor
 episodes, and saves a plot of the best and mean return per generation. The run's state (the search
 distribution, the random generator, the histories) is saved to `--state` after every generation, so
 Ctrl-C loses at most one: `--resume` goes on from it, exactly as the uninterrupted run would have.
+`nox -s demo` installs what it needs and runs it; by hand, from the root of the repository:
+
+    python3.11 -m pip install -c constraints.txt packages/vecrl-core packages/vecrl-gym packages/vecrl-policy matplotlib
+    python examples/evolve_cartpole.py --generations 3  # a first look in seconds; without it, on until solved
 
     python examples/evolve_cartpole.py [--popsize 64] [--generations 100] [--out evolve_cartpole.png]
                                        [--state evolve_cartpole.state] [--resume]

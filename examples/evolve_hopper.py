@@ -11,6 +11,10 @@ The run's state (the searcher, with the observation statistics, the generation, 
 the history) is saved to `--state` after every generation: Ctrl-C or a crash loses at most one, and
 `--resume` goes on from it. At the end it saves a plot of the population's mean and best return per
 generation, and a video of the final center policy (`--video DIR`, MuJoCo rendering through EGL).
+From the root of the repository (add packages/vecrl-ray for `--ray`, moviepy for `--video`):
+
+    python3.11 -m pip install -c constraints.txt packages/vecrl-core "packages/vecrl-gym[mujoco]" packages/vecrl-policy packages/vecrl-evotorch matplotlib
+    python examples/evolve_hopper.py --generations 2 --popsize 16  # a first look in seconds; 50 generations by default
 
     python examples/evolve_hopper.py [--generations 50] [--popsize 64] [--workers 2 | --ray [ADDRESS]]
                                      [--state evolve_hopper.state] [--resume] [--video videos]

@@ -1,16 +1,22 @@
-"""The code blocks of a README, run as its reader runs them: after its install line, in a venv made by that
-line and nothing else (`nox -s isolation`, `ray` and `evotorch` make it, then run this).
+"""The code blocks of a README, and the commands of an example's docstring, run as their reader runs them:
+after the document's install line, in a venv made by that line and nothing else (`nox -s isolation`,
+`ray` and `evotorch` make it, then run this).
 
-A README's install line is its first ``python3.11 -m pip install -c constraints.txt ...`` line. After it,
-in the README's order: every Python block runs in a fresh interpreter (no block leans on an earlier one),
-and in shell blocks the ``vecrl ...`` lines run, as do later install lines (what a block needs beyond
-the first, e.g. gymnasium-robotics), from the root of the repository as the READMEs say.
+A document's install line is its first ``python3.11 -m pip install -c constraints.txt ...`` line. After
+it, in the document's order: every Python block runs in a fresh interpreter (no block leans on an
+earlier one); in shell blocks and docstrings the ``vecrl ...`` lines and the ``python examples/...``
+lines run (those with ``[options]`` show a syntax, not a command), as do later install lines (what a
+block needs beyond the first, e.g. gymnasium-robotics), from the root of the repository as the documents
+say. The caller made the venv by the first document's install line; the later documents' install lines
+run here.
 
     python tests/readme_blocks.py packages/vecrl-gym/README.md
+    python tests/readme_blocks.py packages/vecrl-evotorch/README.md examples/evolve_hopper.py
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shlex
@@ -23,6 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 READMES = [ROOT / "README.md", *sorted(ROOT.glob("packages/*/README.md"))]
+EXAMPLES = sorted((ROOT / "examples").glob("evolve_*.py"))
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 INSTALL = "python3.11 -m pip install -c constraints.txt "
 PACKAGE = re.compile(r"^packages/(vecrl-[a-z0-9]+)(\[[\w,]+\])?$")
@@ -40,7 +47,11 @@ class Command:
 
 def install_lines(readme: Path) -> list[list[str]]:
     """What each of the README's install lines hands to ``pip install``: ``[["-c", "constraints.txt", ...]]``."""
-    lines = [shlex.split(line)[4:] for line in readme.read_text().splitlines() if line.startswith(INSTALL)]
+    lines = [
+        shlex.split(line, comments=True)[4:]
+        for line in text_of(readme).splitlines()
+        if line.lstrip().startswith(INSTALL)
+    ]
     if not lines:
         raise ValueError(f"{readme} has no install line (a line starting with {INSTALL!r})")
     return lines
@@ -58,23 +69,47 @@ def packages_installed_by(readme: Path, *, every_line: bool = False) -> tuple[st
     return tuple(dict.fromkeys(match[1] for argument in arguments if (match := PACKAGE.match(argument))))
 
 
-def commands(readme: Path) -> list[Command]:
-    """What runs after the README's install line, in the README's order."""
+def text_of(document: Path) -> str:
+    """A README's text, or an example's docstring."""
+    if document.suffix == ".py":
+        return ast.get_docstring(ast.parse(document.read_text())) or ""
+    return document.read_text()
+
+
+def sections(document: Path) -> list[tuple[str, str, str]]:
+    """``(name, language, code)`` of each code block of a README; an example's docstring is one shell block."""
+    name = str(document.relative_to(ROOT))
+    if document.suffix == ".py":
+        return [(name, "bash", text_of(document))]
+    found = FENCE.finditer(document.read_text())
+    return [(f"{name}#{number}", *match.groups()) for number, match in enumerate(found, start=1)]
+
+
+def commands(document: Path, *, venv_made_by_it: bool = True) -> list[Command]:
+    """What runs after the document's install line (all of them, unless ``venv_made_by_it``), in order."""
     vecrl = str(Path(sys.executable).parent / "vecrl")
-    install_seen = False
+    install_seen = not venv_made_by_it
     found = []
-    for number, match in enumerate(FENCE.finditer(readme.read_text()), start=1):
-        language, code = match.groups()
-        name = f"{readme.relative_to(ROOT)}#{number}"
+    for name, language, code in sections(document):
         if language == "python":
             found.append(Command(name, [sys.executable, "-c", code], code))
         elif language == "bash":
-            for line in code.splitlines():
+            for line in map(str.strip, code.splitlines()):
                 if line.startswith("vecrl "):
-                    found.append(Command(name, [vecrl, *shlex.split(line)[1:]], line))
+                    found.append(Command(name, [vecrl, *shlex.split(line, comments=True)[1:]], line))
+                elif line.startswith("python examples/") and "[" not in line:
+                    script, *arguments = shlex.split(line, comments=True)[1:]
+                    found.append(Command(name, [sys.executable, str(ROOT / script), *arguments], line))
                 elif line.startswith(INSTALL):
                     if install_seen:  # the first is the caller's: it made this venv
-                        pip = [sys.executable, "-m", "pip", "install", "--quiet", *shlex.split(line)[4:]]
+                        pip = [
+                            sys.executable,
+                            "-m",
+                            "pip",
+                            "install",
+                            "--quiet",
+                            *shlex.split(line, comments=True)[4:],
+                        ]
                         found.append(Command(name, pip, line, from_root=True))
                     install_seen = True
     return found
@@ -93,11 +128,13 @@ def environment(scratch: Path) -> dict[str, str]:
     }
 
 
-def run(readme: Path) -> bool:
-    """Run every command of ``readme``, saying how long each took; whether all of them passed."""
+def run(documents: list[Path]) -> bool:
+    """Run every command of the documents, in order, saying how long each took; whether all of them passed.
+    The venv was made by the first one's install line."""
     passed = True
+    everything = [c for i, d in enumerate(documents) for c in commands(d, venv_made_by_it=i == 0)]
     with tempfile.TemporaryDirectory() as scratch:
-        for command in commands(readme):
+        for command in everything:
             start = time.perf_counter()
             result = subprocess.run(
                 command.argv,
@@ -119,4 +156,4 @@ def run(readme: Path) -> bool:
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    sys.exit(0 if all([run(Path(readme).resolve()) for readme in sys.argv[1:]]) else 1)
+    sys.exit(0 if run([Path(document).resolve() for document in sys.argv[1:]]) else 1)

@@ -1,23 +1,24 @@
-"""Every README's code blocks run as its reader runs them: `readme_blocks.py` runs them in a venv made by
-the README's own install line (the nox sessions named here make it). These tests check that each README
-has that line and such a session, and that the docs site shows no block that runs nowhere."""
+"""Every README's code blocks and every example's docstring commands run as their reader runs them:
+`readme_blocks.py` runs them in a venv made by the document's own install line (the nox sessions named
+here make it). These tests check that each document has that line and such a session, and that the docs
+site shows no block that runs nowhere."""
 
 import re
 
-from readme_blocks import READMES, ROOT, commands, install_arguments, packages_installed_by
+from readme_blocks import EXAMPLES, READMES, ROOT, commands, install_arguments, packages_installed_by
 
 NOXFILE = (ROOT / "noxfile.py").read_text()
 
 
-def test_every_readme_has_an_install_line_and_commands_to_run_after_it():
-    for readme in READMES:
+def test_every_readme_and_example_has_an_install_line_and_commands_to_run_after_it():
+    for readme in [*READMES, *EXAMPLES]:
         assert install_arguments(readme)[:2] == ["-c", "constraints.txt"], readme
         assert "vecrl-core" in packages_installed_by(readme), readme
         assert commands(readme), f"{readme} has no block to run"
 
 
-def test_every_readme_is_run_by_a_nox_session_made_by_its_install_line():
-    for readme in READMES:
+def test_every_readme_and_example_is_run_by_a_nox_session_made_by_its_install_line():
+    for readme in [*READMES, *EXAMPLES]:
         assert f'"{readme.relative_to(ROOT)}"' in NOXFILE, f"no nox session runs the blocks of {readme}"
 
 
