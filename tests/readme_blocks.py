@@ -17,6 +17,7 @@ run here.
 from __future__ import annotations
 
 import ast
+import importlib.metadata
 import os
 import re
 import shlex
@@ -128,11 +129,25 @@ def environment(scratch: Path) -> dict[str, str]:
     }
 
 
+def editable_installs() -> list[str]:
+    """The distributions installed in this venv from a working tree (``pip install -e``)."""
+    return [
+        dist.metadata["Name"]
+        for dist in importlib.metadata.distributions()
+        if '"editable": true' in (dist.read_text("direct_url.json") or "")
+    ]
+
+
 def run(documents: list[Path]) -> bool:
     """Run every command of the documents, in order, saying how long each took; whether all of them passed.
     The venv was made by the first one's install line."""
     passed = True
     everything = [c for i, d in enumerate(documents) for c in commands(d, venv_made_by_it=i == 0)]
+    if any(command.from_root for command in everything) and (editable := editable_installs()):
+        sys.exit(
+            f"readme_blocks.py: this venv has editable installs ({', '.join(editable)}), which the documents'"
+            " install lines would replace; run it in a venv made for it (nox -s isolation does)"
+        )
     with tempfile.TemporaryDirectory() as scratch:
         for command in everything:
             start = time.perf_counter()
