@@ -35,11 +35,14 @@ def load(path: str | Path) -> dict[str, Any]:
         sys.exit(f"--resume: {path} is not a saved run of this example ({type(error).__name__}: {error}).")
 
 
-def interrupted(path: str | Path, generation: int) -> None:
-    """End the script after Ctrl-C, saying what was kept and how to go on (exit status 130, no traceback)."""
-    print(
-        f"\ninterrupted during generation {generation}; generations 1-{generation - 1} are saved in {path}:"
-        " run again with --resume to go on.",
-        file=sys.stderr,
-    )
+def interrupted(path: str | Path, saved: int) -> None:
+    """End the script after Ctrl-C, saying what was kept (``saved``: the last generation saved) and how to go
+    on (exit status 130, no traceback)."""
+    if saved:
+        print(
+            f"\ninterrupted; generations 1-{saved} are saved in {path}: run again with --resume to go on.",
+            file=sys.stderr,
+        )
+    else:
+        print("\ninterrupted before the first generation ended; nothing was saved.", file=sys.stderr)
     sys.exit(130)

@@ -90,7 +90,7 @@ def main() -> None:
         state["history"] = {"best": [], "mean": [], "center": []}
     history = state["history"]
     start = time.perf_counter()
-    generation = state["generation"]
+    generation = saved = state["generation"]  # saved: what Ctrl-C keeps (a printed generation is saved)
     try:
         while generation < args.generations and not state["solved"] >= SOLVED:
             generation += 1
@@ -107,6 +107,7 @@ def main() -> None:
                 mean=mean, sigma=sigma, generation=generation, solved=score, rng=torch.get_rng_state()
             )
             checkpoint.save(state, args.state)
+            saved = generation
             print(
                 f"gen {generation:3d}  best {history['best'][-1]:6.1f}  mean {history['mean'][-1]:6.1f}"
                 f"  center policy on {args.test_episodes} fresh episodes {score:6.1f}"
@@ -114,7 +115,7 @@ def main() -> None:
                 flush=True,
             )
     except KeyboardInterrupt:
-        checkpoint.interrupted(args.state, generation)
+        checkpoint.interrupted(args.state, saved)
     if state["solved"] >= SOLVED:
         print(
             f"solved: mean return {state['solved']:.1f} >= {SOLVED} after {state['generation']} generations"

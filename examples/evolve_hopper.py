@@ -109,7 +109,7 @@ def new_run(args: argparse.Namespace, executor: Any) -> dict[str, Any]:
 def run(searcher: Any, state: dict[str, Any], args: argparse.Namespace) -> None:
     """Generations until ``args.generations``, the state saved after each; Ctrl-C ends the script."""
     start = time.perf_counter()
-    generation = state["generation"]
+    generation = saved = state["generation"]  # saved: what Ctrl-C keeps (a printed generation is saved)
     try:
         while generation < args.generations:
             generation += 1
@@ -121,13 +121,14 @@ def run(searcher: Any, state: dict[str, Any], args: argparse.Namespace) -> None:
             state["best"] = (best.values.clone(), float(best.evals[0]))
             state["generation"] = generation
             checkpoint.save(state, args.state)
+            saved = generation
             print(
                 f"gen {generation:3d}  mean {status['mean_eval']:7.1f}  best {status['pop_best_eval']:7.1f}"
                 f"  {status['total_interaction_count']:9,d} env-steps  ({time.perf_counter() - start:6.1f} s)",
                 flush=True,
             )
     except KeyboardInterrupt:
-        checkpoint.interrupted(args.state, generation)
+        checkpoint.interrupted(args.state, saved)
 
 
 def ray_executor(address: str, num_actors: int | None) -> Any:

@@ -69,7 +69,9 @@ def test_an_interrupted_run_loses_at_most_one_generation_and_resumes(tmp_path):
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr and "run again with --resume" in stderr
     done = max(int(line.split()[1]) for line in lines if line.startswith("gen "))
-    assert f"generations 1-{done} are saved" in stderr
+    saved = int(stderr.split("generations 1-")[1].split()[0])
+    assert saved >= done  # every generation printed is saved; Ctrl-C may come after the next one's save
+    done = saved
 
     resumed = subprocess.run(
         hopper(tmp_path, "--generations", str(done + 2), "--resume"),
