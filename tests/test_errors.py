@@ -19,6 +19,8 @@ from vecrl_policy import NetParsingError, WorkerError, str_to_net
         (NetParsingError, ValueError),
         (CommandError, Exception),
         (BackendCheckError, AssertionError),
+        (vecrl.UnknownEnvError, ValueError),
+        (vecrl.UnknownKeywordError, TypeError),
     ],
 )
 def test_each_error_is_a_vecrl_error_and_its_builtin_type(error, builtin):
@@ -34,3 +36,58 @@ def test_the_ray_evaluation_error_is_one_too():
 def test_except_vecrl_error_catches_what_vecrl_raises():
     with pytest.raises(vecrl.VecrlError, match="unknown layer 'Linearr'"):
         str_to_net("Linearr(4, 2)")
+
+
+# An unknown name on each backend that is installed, and the name it is closest to.
+UNKNOWN_NAMES = [
+    ("gym::Hoper-v5", "Hopper-v5", None),
+    ("gym::CartPole-v9", "CartPole-v1", None),
+    ("brax::antt", "ant", "vecrl_brax"),
+    ("envpool::Hoper-v5", "Hopper-v5", "vecrl_envpool"),
+    ("playground::CartpoleBalanc", "CartpoleBalance", "vecrl_playground"),
+]
+
+
+@pytest.mark.parametrize(("env_name", "closest", "package"), UNKNOWN_NAMES)
+def test_an_unknown_env_name_is_the_same_error_on_every_backend_with_the_closest_name(
+    env_name, closest, package
+):
+    if package:
+        pytest.importorskip(package)
+    with pytest.raises(vecrl.UnknownEnvError, match=f"Did you mean '{closest}'") as caught:
+        vecrl.make_vector_env(env_name, num_envs=2)
+    assert isinstance(caught.value, ValueError)
+
+
+def test_the_gym_backend_chains_gymnasiums_own_error_and_workers_change_nothing():
+    import gymnasium
+
+    for workers in (None, 2):
+        with pytest.raises(vecrl.UnknownEnvError) as caught:
+            vecrl.make_vector_env("gym::Hoper-v5", num_envs=2, num_workers=workers)
+        assert isinstance(caught.value.__cause__, gymnasium.error.NameNotFound)
+
+
+@pytest.mark.parametrize(
+    ("env_name", "package"),
+    [("gym::CartPole-v1", None), ("brax::fast", "vecrl_brax"), ("envpool::CartPole-v1", "vecrl_envpool")],
+)
+@pytest.mark.parametrize(("keyword", "meant"), [("num_env", "num_envs"), ("num_episode", "num_episodes")])
+def test_a_near_miss_of_a_vecrl_keyword_gets_a_did_you_mean_on_every_backend(
+    env_name, package, keyword, meant
+):
+    if package:
+        pytest.importorskip(package)
+    with pytest.raises(vecrl.UnknownKeywordError, match=f"got {keyword}=2, .* Did you mean '{meant}'"):
+        vecrl.make_vector_env(env_name, num_envs=2, **{keyword: 2})
+
+
+def test_a_keyword_the_env_takes_is_untouched_and_a_near_miss_can_be_routed_to_the_env():
+    env = vecrl.make_vector_env(
+        "gym::CartPole-v1", num_envs=2, max_episode_steps=5
+    )  # not near a vecrl keyword
+    env.close()
+    # routed to the env on purpose: gymnasium's own error, from the env's constructor
+    with pytest.raises(TypeError, match="unexpected keyword argument 'num_env'") as caught:
+        vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, gym_kwargs={"num_env": 2})
+    assert not isinstance(caught.value, vecrl.VecrlError)

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from vecrl.backend import Backend
     from vecrl.base_vector_env import BaseVectorEnv
     from vecrl.checks import SubEnvError
-    from vecrl.errors import VecrlError
+    from vecrl.errors import UnknownEnvError, UnknownKeywordError, VecrlError
     from vecrl.goal import GoalEnvWrapper
     from vecrl.hookspecs import hookimpl
     from vecrl.make import make_vector_env, split_env_name
@@ -55,6 +55,8 @@ __all__ = [
     "GoalEnvWrapper",
     "SubEnvError",
     "TorchWrapper",
+    "UnknownEnvError",
+    "UnknownKeywordError",
     "VecrlError",
     "array_type",
     "backend_distribution",
@@ -82,6 +84,8 @@ _LAZY = {
     "GoalEnvWrapper": "vecrl.goal",
     "SubEnvError": "vecrl.checks",
     "TorchWrapper": "vecrl.torch_wrapper",
+    "UnknownEnvError": "vecrl.errors",
+    "UnknownKeywordError": "vecrl.errors",
     "VecrlError": "vecrl.errors",
     "array_type": "vecrl.arrays",
     "backend_distribution": "vecrl.registry",

@@ -2,16 +2,37 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from vecrl.errors import UnknownKeywordError
 from vecrl.numpy_view import VectorWrapperMaker, with_vector_wrappers
 from vecrl.registry import WELL_KNOWN_BACKENDS, backend_prefixes, get_backend
 from vecrl.torch_wrapper import TorchWrapper
 
 DEFAULT_PREFIX = "gym"
 _KWARGS_SUFFIX = "_kwargs"
+#: The keywords vecrl's backends share (each takes those that apply to it). Any other keyword goes to the
+#: env's constructor, so a near miss of one of these (``num_env``) is refused before it gets there.
+SHARED_KEYWORDS = (
+    "array_type",
+    "autoreset_mode",
+    "clip_actions",
+    "device",
+    "discrete_to_continuous_act",
+    "empty_info",
+    "episode_length",
+    "force_classic_api",
+    "num_envs",
+    "num_episodes",
+    "num_workers",
+    "observation_mode",
+    "seed_rule",
+    "vector_wrappers",
+    "wrappers",
+)
 
 
 def split_env_name(env_name: str) -> tuple[str, str]:
@@ -91,6 +112,7 @@ def make_vector_env(
         },
     )
     prefix, name = split_env_name(env_name)
+    _refuse_near_misses(env_name, kwargs)
     routed = {"gym": gym_kwargs, "brax": brax_kwargs}
     if any(key.endswith(_KWARGS_SUFFIX) for key in kwargs):
         prefixes = set(WELL_KNOWN_BACKENDS) | set(backend_prefixes())
@@ -138,6 +160,21 @@ def make_vector_env(
     if isinstance(env, TorchWrapper):  # the backends' contract; a test double may return anything
         env.recipe = recipe
     return env
+
+
+def _refuse_near_misses(env_name: str, kwargs: Mapping[str, Any]) -> None:
+    """An UnknownKeywordError for a keyword that is not one of vecrl's shared keywords but nearly is."""
+    for key, value in kwargs.items():
+        if key in SHARED_KEYWORDS or key.endswith(_KWARGS_SUFFIX):
+            continue
+        close = difflib.get_close_matches(key, SHARED_KEYWORDS, n=1, cutoff=0.85)
+        if close:
+            prefix = split_env_name(env_name)[0]
+            raise UnknownKeywordError(
+                f"make_vector_env({env_name!r}) got {key}={value!r}, which is no option of vecrl's. Did you"
+                f" mean {close[0]!r}? (If the env itself takes {key!r}, pass it as {prefix}_kwargs={{{key!r}:"
+                " ...}.)"
+            )
 
 
 @dataclass(frozen=True)

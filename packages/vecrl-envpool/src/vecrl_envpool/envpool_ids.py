@@ -5,6 +5,8 @@ from __future__ import annotations
 import difflib
 from types import ModuleType
 
+from vecrl.errors import UnknownEnvError
+
 #: How to get envpool: its wheels cover Linux x86_64 and aarch64 (CPython 3.11 to 3.13 for 1.2.x).
 INSTALL_HINT = "pip install envpool (wheels for Linux on x86_64 and aarch64), or reinstall vecrl-envpool"
 
@@ -27,7 +29,7 @@ def import_envpool() -> ModuleType:
 
 
 def checked_env_id(envpool: ModuleType, env_id: str) -> str:
-    """``env_id`` if envpool has it; else a ValueError with the closest ids and how to list them all.
+    """``env_id`` if envpool has it; else an UnknownEnvError with the closest ids and how to list them all.
 
     Examples:
         >>> checked_env_id(import_envpool(), "CartPole-v1")
@@ -35,14 +37,14 @@ def checked_env_id(envpool: ModuleType, env_id: str) -> str:
         >>> checked_env_id(import_envpool(), "Cartpole-v1")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: envpool has no environment 'Cartpole-v1'. Did you mean 'CartPole-v1'? ...
+        vecrl.errors.UnknownEnvError: envpool has no environment 'Cartpole-v1'. Did you mean 'CartPole-v1'? ...
     """
     known = list(envpool.list_all_envs())
     if env_id in known:
         return env_id
     close = difflib.get_close_matches(env_id, known, n=6, cutoff=0.5)
     hint = f" Did you mean {close[0]!r}? The closest ids: {', '.join(close)}." if close else ""
-    raise ValueError(
+    raise UnknownEnvError(
         f"envpool has no environment {env_id!r}.{hint} envpool {envpool.__version__} has {len(known)}"
         " environments (classic control, MuJoCo such as Hopper-v5, Atari such as Pong-v5, and more); list"
         " them with: python -c \"import envpool; print('\\n'.join(envpool.list_all_envs()))\""

@@ -11,7 +11,8 @@ import gymnasium
 import torch
 
 import vecrl
-from vecrl.checks import checked_callables
+from vecrl.checks import checked_callables, did_you_mean
+from vecrl.errors import UnknownEnvError
 from vecrl_gym.auto_workers import auto_num_workers
 from vecrl_gym.checks import ObservationMode, SeedRule
 from vecrl_gym.process_vector_env import ProcessVectorEnv
@@ -53,7 +54,8 @@ def make_gym_env(
     ``num_workers=K`` (K >= 2) steps the sub-envs in K blocks at once, this process and K - 1 worker
     processes (``ProcessVectorEnv``), with the same results; ``"auto"`` does so with one per core only
     where one batch step takes over a millisecond (``vecrl_gym.auto_workers``), which cheap sub-envs in
-    small numbers do not; None or 1 (the default) steps them all here. An unknown id raises gymnasium's own error, which suggests close matches.
+    small numbers do not; None or 1 (the default) steps them all here. An unknown id is a ``vecrl.UnknownEnvError`` with the
+    closest ids gymnasium knows.
 
     ``env_name`` may be gymnasium's ``"module:EnvId"`` (e.g. ``"gymnasium_robotics:PointMaze_UMaze-v3"``):
     gymnasium.make imports ``module`` first, which registers the envs of packages such as
@@ -116,8 +118,16 @@ def make_gym_env(
 
 
 def _make_wrapped(env_name: str, wrappers: Sequence[EnvWrapper], kwargs: dict[str, Any]) -> gymnasium.Env:
-    """``gymnasium.make(env_name, **kwargs)`` with ``wrappers`` applied in order."""
-    env = gymnasium.make(env_name, **kwargs)
+    """``gymnasium.make(env_name, **kwargs)`` with ``wrappers`` applied in order; an id gymnasium does not
+    know is an UnknownEnvError naming the closest one it does (chaining gymnasium's own error)."""
+    try:
+        env = gymnasium.make(env_name, **kwargs)
+    except gymnasium.error.UnregisteredEnv as error:
+        known = list(gymnasium.registry)
+        raise UnknownEnvError(
+            f"gymnasium has no environment {env_name!r}.{did_you_mean(env_name, known)} ({error} List them"
+            ' with: python -c "import gymnasium; gymnasium.pprint_registry()")'
+        ) from error
     for wrap in wrappers:
         env = wrap(env)
     return env

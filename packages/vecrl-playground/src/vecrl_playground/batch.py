@@ -19,6 +19,7 @@ import numpy as np
 from gymnasium.spaces import Box
 
 from vecrl.checks import did_you_mean
+from vecrl.errors import UnknownEnvError
 
 #: Keywords of the episode wrapper (brax's ``EpisodeWrapper``); every other keyword overrides the env's config.
 WRAPPER_KEYWORDS = ("episode_length", "action_repeat")
@@ -38,7 +39,7 @@ def default_impl() -> str:
 
 
 def checked_env_name(env_name: str) -> str:
-    """``env_name`` if playground registers it; else a ValueError listing its envs, with a close match.
+    """``env_name`` if playground registers it; else an UnknownEnvError listing its envs, with a close match.
 
     Examples:
         >>> checked_env_name("CartpoleBalance")
@@ -49,7 +50,7 @@ def checked_env_name(env_name: str) -> str:
     known = list(registry.ALL_ENVS)
     if env_name in known:
         return env_name
-    raise ValueError(
+    raise UnknownEnvError(
         f"MuJoCo Playground has no environment {env_name!r}.{did_you_mean(env_name, known)} Its environments: {', '.join(known)}."
     )
 
