@@ -127,6 +127,38 @@ def test_reset_with_a_seed_reproduces_the_run_including_its_autoresets(pendulum)
     assert not np.array_equal(first[0], rollout(seed=6)[0])
 
 
+def test_a_seed_per_sub_env_starts_each_from_its_own_key_wherever_it_is_in_the_batch(pendulum):
+    first, _ = pendulum.reset(seed=[5, 6, 7, 8])
+    first = np.asarray(first)
+    assert len({tuple(row) for row in first}) == 4
+    swapped, _ = pendulum.reset(seed=np.array([8, 7, 6, 5]))  # numpy arrays and torch tensors work too
+    np.testing.assert_array_equal(np.asarray(swapped), first[::-1])
+    run(pendulum, PUSH, 3)
+    # a masked reset uses the masked rows' seeds only: row 2 is back at seed 7's start
+    obs, _ = pendulum.reset(seed=[1, 2, 7, 3], options={"reset_mask": [False, False, True, False]})
+    np.testing.assert_array_equal(np.asarray(obs)[2], first[2])
+    assert not np.array_equal(np.asarray(obs)[0], first[0])
+
+
+def test_a_seed_list_reproduces_the_run_including_its_autoresets_and_can_be_pending(pendulum):
+    def rollout(**reset_kwargs):
+        obs, _ = pendulum.reset(**reset_kwargs)
+        return [np.asarray(obs)] + [r[0] for r in run(pendulum, PUSH, 2 * PENDULUM_EPISODE_LENGTH)]
+
+    first = rollout(seed=torch.tensor([5, 6, 7, 8]))
+    np.testing.assert_array_equal(first, rollout(seed=[5, 6, 7, 8]))
+    pendulum.seed([5, 6, 7, 8])
+    np.testing.assert_array_equal(first, rollout())
+
+
+@pytest.mark.parametrize("seed", [[1, 2, 3], [1, 2, 3, -1], [1, 2, 3, True], "1234", 1.5, {1: 2}])
+def test_a_seed_that_is_no_int_or_list_of_one_per_sub_env_says_what_is_expected(pendulum, seed):
+    with pytest.raises(ValueError, match=r"an int in \[0, 2\*\*32\) or a list of 4 of them"):
+        pendulum.reset(seed=seed)
+    with pytest.raises(ValueError, match="a list of 4 of them"):
+        pendulum.seed(seed)
+
+
 def test_reset_without_a_seed_draws_a_fresh_one_from_the_env_not_from_pythons_random(pendulum):
     pendulum.seed(7)
     pendulum.seed(None)  # cancels the pending seed

@@ -41,6 +41,10 @@ def test_the_time_limit_is_a_truncation_and_each_episode_starts_fresh():
     final = info[vecrl.compat.FINAL_OBS_KEY]
     assert not torch.equal(obs, final)  # restarted in the same step
     assert not torch.equal(obs, first)  # from a new random state, not the first one again
+    # a seed per sub-env, as on vecrl-brax (whose jitted machinery this is): each row its own key
+    by_row, _ = env.reset(seed=[4, 5, 6])
+    swapped, _ = env.reset(seed=[6, 5, 4])
+    assert torch.equal(swapped, by_row.flip(0)) and not torch.equal(by_row[0], by_row[1])
     env.close()
 
 

@@ -138,6 +138,24 @@ def make_fresh(env_reset: Callable[[jax.Array], Any], packer: Packer) -> Callabl
     return fresh
 
 
+def make_fresh_rows(env: Any, packer: Packer) -> Callable[[Any], Packed] | None:
+    """The function ``seeds -> packed states`` whose row ``i`` is the fresh state of seed ``seeds[i]``
+    alone: the single env's reset from ``jax.random.PRNGKey(seeds[i])`` (to be jitted), so that a sub-env's
+    start depends on its own seed only. None for a batched env that is not brax's ``VmapWrapper`` of one env
+    (its single env's reset is out of reach).
+    """
+    from brax.envs.wrappers.training import VmapWrapper
+
+    if not isinstance(env, VmapWrapper):
+        return None
+    single_reset = env.env.reset
+
+    def fresh_rows(seeds: Any) -> Packed:
+        return packer.pack(jax.vmap(lambda seed: single_reset(jax.random.PRNGKey(seed)))(seeds))
+
+    return fresh_rows
+
+
 def make_start(
     num_envs: int, num_episodes: int | None, mode: AutoresetModeName = "same_step"
 ) -> Callable[[Packed], Carry]:
@@ -324,8 +342,10 @@ class PackedEnv(NamedTuple):
     """The functions VectorEnvFromBrax jits, over carries whose states are packed by ``packer``, and packed
     batches of fresh states (``vecrl_brax.packing``):
 
-    - ``fresh(seed)``: a batch of fresh initial states, ``pool_half(num_envs)`` with autoreset (the only
-      function with brax's reset in it);
+    - ``fresh(seed)``: a batch of fresh initial states, ``pool_half(num_envs)`` with autoreset (with
+      ``fresh_rows``, the only functions with brax's reset in them);
+    - ``fresh_rows(seeds)``: ``num_envs`` fresh states, row ``i`` from ``seeds[i]`` alone (None where the
+      env's single reset is out of reach);
     - ``start(fresh)``: a carry starting episodes from the first ``num_envs`` of them;
     - ``pool(a, b)``: a pool of two such batches; ``refill(pool, fresh, half)`` puts ``fresh`` in its
       ``half`` (0 or 1);
@@ -338,6 +358,7 @@ class PackedEnv(NamedTuple):
 
     packer: Packer  # of the env's states (num_envs rows of the step's shapes and dtypes)
     fresh: Callable[[Any], Packed]
+    fresh_rows: Callable[[Any], Packed] | None
     start: Callable[[Packed], Carry]
     pool: Callable[[Packed, Packed], Packed]
     refill: Callable[[Packed, Packed, int], Packed]
@@ -399,6 +420,7 @@ def make_packed(
     return PackedEnv(
         packer,
         make_fresh(env_reset, packer),
+        make_fresh_rows(env, packer),
         start,
         pool,
         refill,

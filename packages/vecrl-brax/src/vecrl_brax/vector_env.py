@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from numbers import Integral
 from typing import Any, ClassVar, Literal, NamedTuple, NoReturn
 
@@ -107,7 +107,10 @@ class VectorEnvFromBrax(BaseVectorEnv):
       reward, and terminated = truncated = True, until ``reset()`` (in ``next_step`` mode too, where the
       restart that would begin one episode too many is not taken; refused with ``"disabled"``).
     - Seeding: ``reset(seed=S)``, or ``seed(S)`` then ``reset()``, reproduce a run exactly; a reset
-      without a seed draws one from a numpy Generator the env owns.
+      without a seed draws one from a numpy Generator the env owns. A list of ``num_envs`` seeds starts
+      sub-env ``i`` from a key of ``seeds[i]`` alone (the same state wherever in the batch that seed is),
+      in a full reset and in a masked one (only the masked entries are used); the refills of autoreset
+      are then seeded by the whole list.
     - Results stay on jax's device: jax arrays (``array_type="jax"``), or torch tensors viewing the jax
       buffers through DLPack without a copy (``array_type="torch"``, what ``make_brax_env`` uses). Actions
       may be jax or numpy arrays or torch tensors (a CPU tensor reaches the jitted step as a numpy
@@ -194,7 +197,7 @@ class VectorEnvFromBrax(BaseVectorEnv):
             name: math.prod(leaf.shape[1:]) for name, leaf in sorted(self._packer.example.metrics.items())
         }
         self._seed_source: np.random.Generator = np.random.default_rng()
-        self._pending_seed: int | None = None
+        self._pending_seed: int | np.ndarray | None = None
         self._carry: autoreset.Carry | None = None  # its state packed
         # fresh initial states for autoreset (two packed batches end to end), and the source of the keys of its
         # refills (seeded by reset(), so that a seed reproduces a run)
@@ -215,11 +218,31 @@ class VectorEnvFromBrax(BaseVectorEnv):
         """The current brax state (batched pytree of jax arrays); None before the first ``reset()``."""
         return None if self._carry is None else self._packer.unpack(self._carry.state)
 
-    def seed(self, seed: int | None = None) -> None:
-        """Make the next ``reset()`` (without a seed) use ``seed``; ``seed(None)`` cancels that."""
-        self._pending_seed = None if seed is None else _check_seed(seed)
+    def seed(self, seed: int | Sequence[int] | None = None) -> None:
+        """Make the next ``reset()`` (without a seed) use ``seed`` (an int, or one per sub-env);
+        ``seed(None)`` cancels that."""
+        self._pending_seed = None if seed is None else self._checked_seed(seed)
 
-    def reset(self, *, seed: int | None = None, options: Mapping[str, Any] | None = None) -> tuple[Any, dict]:
+    def _checked_seed(self, seed: Any) -> int | np.ndarray:
+        """``seed`` as an int, or a list of them as a uint32 array of ``num_envs``; a ValueError otherwise."""
+        if _is_seed(seed):
+            return int(seed)
+        expected = f"an int in [0, 2**32) or a list of {self.num_envs} of them (one per sub-env)"
+        if isinstance(seed, (str, bytes)) or not isinstance(seed, Sequence | np.ndarray | torch.Tensor):
+            raise ValueError(f"seed must be {expected}, but got {seed!r}.")
+        seeds = seed.tolist() if isinstance(seed, np.ndarray | torch.Tensor) else list(seed)
+        if len(seeds) != self.num_envs or not all(_is_seed(s) for s in seeds):
+            raise ValueError(f"seed must be {expected}, but got {seeds!r}.")
+        if self._jit.fresh_rows is None:
+            raise ValueError(
+                f"seed={seeds!r}: this env ({type(self.brax_env).__name__}) is not brax's VmapWrapper of one"
+                " env, so its sub-envs cannot start from seeds of their own; pass one int seed."
+            )
+        return np.asarray(seeds, dtype=np.uint32)
+
+    def reset(
+        self, *, seed: int | Sequence[int] | None = None, options: Mapping[str, Any] | None = None
+    ) -> tuple[Any, dict]:
         """Start a new episode in every sub-env, or in those chosen by ``options["reset_mask"]``.
 
         Returns ``(observation, info)`` (of ``array_type``). ``options`` may hold only ``"reset_mask"``
@@ -255,24 +278,29 @@ class VectorEnvFromBrax(BaseVectorEnv):
                         " env has not been reset yet (or a failed step left it without a state). Call reset()"
                         " without a mask first."
                     )
+        chosen: int | np.ndarray
         if seed is not None:
-            seed = _check_seed(seed)
+            chosen = self._checked_seed(seed)
         elif self._pending_seed is not None:
-            seed = self._pending_seed
+            chosen = self._pending_seed
         else:
-            seed = int(self._seed_source.integers(0, 2**32))
+            chosen = int(self._seed_source.integers(0, 2**32))
         self._pending_seed = None
-        seeds = np.random.default_rng(seed)
+        seeds = np.random.default_rng(chosen)
         fresh = self._jit.fresh(_next_seed(seeds))
+        rows = fresh
+        if isinstance(chosen, np.ndarray):  # one seed per sub-env: each starts from its own key
+            assert self._jit.fresh_rows is not None  # _checked_seed refused a list otherwise
+            rows = self._jit.fresh_rows(chosen)
         # the step compiles on a worker thread while jax runs brax's reset (the first time only)
         self._step_ahead.start()
         if mask is None:
-            self._carry = self._jit.start(fresh)
+            self._carry = self._jit.start(rows)
             self._refill_seeds = seeds
             self._ended = None
         else:
             assert self._carry is not None  # a masked reset before the first reset was refused above
-            self._carry = self._jit.masked_reset(self._carry, fresh, mask)
+            self._carry = self._jit.masked_reset(self._carry, rows, mask)
             if self._ended is not None:
                 self._ended = self._ended & ~torch.from_numpy(mask)
         observation: Any
@@ -444,13 +472,8 @@ def _next_seed(seeds: np.random.Generator) -> np.uint32:
     return np.uint32(seeds.integers(0, 2**32))
 
 
-def _check_seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, Integral) or not 0 <= int(seed) < 2**32:
-        raise ValueError(
-            f"seed must be an int in [0, 2**32), got {seed!r}. (Per-env seed lists are not supported by the"
-            " brax backend: one key seeds the whole batch.)"
-        )
-    return int(seed)
+def _is_seed(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, Integral) and 0 <= int(value) < 2**32
 
 
 class _CompiledEnv(NamedTuple):
@@ -514,7 +537,8 @@ def _build_compiled_env(
     )
     jitted = {
         name: jax.jit(getattr(packed, name), in_shardings=device, out_shardings=device)
-        for name in ("fresh", "start", "pool", "observe")
+        for name in ("fresh", "fresh_rows", "start", "pool", "observe")
+        if getattr(packed, name) is not None
     }
     # The carry and the pool are donated where they are updated: their buffers never reach the user
     # (results are separate outputs, and VectorEnvFromBrax.state unpacks copies), so XLA may update them
