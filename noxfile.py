@@ -9,12 +9,12 @@
                         Ray and a 3-node cluster on this machine, listening on 127.0.0.1 only
     nox -s evotorch     vecrl-evotorch installed alone (with the gym backend) in a fresh env: its tests
     nox -s matrix       the tests against the oldest/API-break/newest dependency rows
-    nox -s lint typecheck
-    nox -s deps         deptry on every package: each declares what it imports
+    nox -s lint         ruff
+    nox -s typecheck    mypy, and deptry on every package: each declares what it imports
     nox -s demo         the main job (README's other command)
     nox -s bench        everything in bench/ (off by default: slow, and numbers want a quiet machine)
 
-CI (.ci/run) runs tests, lint, typecheck, deps, docs, plugins, torchrl, ray, evotorch, the isolation rows but `all`
+CI (.ci/run) runs tests, lint, typecheck, docs, plugins, torchrl, ray, evotorch, the isolation rows but `all`
 (`tests` installs everything together already) and `core+sb3` (vecrl-sb3 without the gym backend), and the matrix rows
 gym029-numpy1, gym10, brax-oldest and envpool-oldest (the newest row is `tests`): about 40 minutes on 2 cores, within
 CI's 45. Run the rest with `nox -s "isolation(all)" "isolation(core+sb3)" "matrix(gymlatest-numpy1)"`, or every row
@@ -269,17 +269,28 @@ MATRIX_ROWS = [
 ]
 
 
+# The repository's own tests whose branches depend on gymnasium's version (autoreset modes, vector
+# wrappers, Dict observations, worker processes): they run in the gym rows too, and need only core + gym.
+GYM_VERSION_TESTS = (
+    "tests/test_autoreset_modes.py",
+    "tests/test_dict_observations.py",
+    "tests/test_gymnasium_wrappers.py",
+    "tests/test_process_vector_env.py",
+)
+
+
 @nox.session(python=PYTHON)
 @nox.parametrize(("packages", "pins"), MATRIX_ROWS)
 def matrix(session: nox.Session, packages: tuple[str, ...], pins: tuple[str, ...]) -> None:
-    """The package tests against one row of pinned dependency versions."""
+    """The package tests against one row of pinned dependency versions (gym rows: with GYM_VERSION_TESTS)."""
     install_packages(session, packages, *pins, editable=True)
     session.run(
         "python",
         "-c",
         "import gymnasium, numpy; print('gymnasium', gymnasium.__version__, 'numpy', numpy.__version__)",
     )
-    session.run("pytest", *NOT_SLOW, *session.posargs, *test_paths(packages))
+    version_tests = GYM_VERSION_TESTS if GYM in packages else ()
+    session.run("pytest", *NOT_SLOW, *session.posargs, *test_paths(packages), *version_tests)
 
 
 @nox.session(python=PYTHON)
@@ -291,20 +302,15 @@ def lint(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
-def deps(session: nox.Session) -> None:
-    """deptry on each package: everything it imports is declared in its own pyproject (transitive imports
-    included); each pyproject's [tool.deptry] names the imports that are optional by design."""
-    install_packages(session, ALL_PACKAGES, "deptry>=0.25", editable=False, for_tests=False)
+def typecheck(session: nox.Session) -> None:
+    """mypy on every package's src, then deptry on each package: everything it imports is declared in its own
+    pyproject (transitive imports included); each pyproject's [tool.deptry] names the imports that are
+    optional by design. One venv for both (deptry reads editable installs as well)."""
+    install_packages(session, ALL_PACKAGES, "mypy", "deptry>=0.25", editable=True)
+    session.run("mypy", *[f"{path_of(p)}/src" for p in ALL_PACKAGES])
     for package in ALL_PACKAGES:
         with session.chdir(path_of(package)):
             session.run("deptry", "src")
-
-
-@nox.session(python=PYTHON)
-def typecheck(session: nox.Session) -> None:
-    """mypy on every package's src."""
-    install_packages(session, ALL_PACKAGES, "mypy", editable=True)
-    session.run("mypy", *[f"{path_of(p)}/src" for p in ALL_PACKAGES])
 
 
 @nox.session(python=PYTHON)

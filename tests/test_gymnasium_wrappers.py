@@ -151,7 +151,7 @@ def test_wrappers_are_applied_to_each_sub_env_as_make_vec_does():
     env = vecrl.make_vector_env(
         "gym::CartPole-v1",
         num_envs=2,
-        wrappers=[functools.partial(gym.wrappers.TransformReward, func=lambda reward: 10 * reward)],
+        wrappers=[lambda env: gym.wrappers.TransformReward(env, lambda reward: 10 * reward)],  # 0.29 and 1.x
     )
     env.reset(seed=0)
     assert env.step(torch.zeros(2, dtype=torch.int64))[1].tolist() == [10.0, 10.0]
