@@ -39,6 +39,7 @@ __all__ = [
     "check_classic_api",
     "check_close",
     "check_reset_and_step",
+    "check_seed_lists",
     "child_processes",
     "isolated_registry",
     "no_process_left",
@@ -319,6 +320,70 @@ def check_classic_api(
         _check_tensor(result[2], (num_envs,), torch.bool, "step() done under force_classic_api")
     finally:
         check_close(env)
+
+
+def check_seed_lists(
+    make: Callable[..., TorchWrapper],
+    env_name: str,
+    *,
+    num_envs: int = 3,
+    seed: int = 0,
+    seeded_masked_reset: bool = True,
+    **kwargs: Any,
+) -> None:
+    """Check per-sub-env seeds on ``make(env_name, num_envs=..., **kwargs)``: ``reset(seed=[...])`` (one seed
+    per sub-env, as gymnasium takes them) starts sub-env ``i`` from ``seeds[i]`` alone, so the same seeds in
+    another order give the same rows in that order; it reproduces; and a masked reset with a list restarts
+    each masked sub-env from its own seed's start, or, for a backend that cannot reseed some sub-envs alone
+    (``seeded_masked_reset=False``: envpool fixes seeds when its pool is built), is a ValueError. Raise
+    BackendCheckError.
+
+    Examples:
+        >>> check_seed_lists(make_gym_env, "CartPole-v1")  # doctest: +SKIP
+    """
+    seeds = [seed + 11 * i + 1 for i in range(num_envs)]
+    order = [*range(1, num_envs), 0]  # each seed one place further on
+    env = make(env_name, num_envs=num_envs, **kwargs)
+    try:
+        first = _rows(env.reset(seed=seeds)[0])
+        moved = _rows(env.reset(seed=[seeds[i] for i in order])[0])
+        _expect(
+            all(torch.equal(moved[row], first[i]) for row, i in enumerate(order)),
+            f"{env_name}: reset(seed=seeds) and reset(seed=<the same seeds in another order>) must give each"
+            " sub-env the start of its own seed: the rows of the second are not those of the first, moved.",
+        )
+        _expect(
+            all(torch.equal(a, b) for a, b in zip(_rows(env.reset(seed=seeds)[0]), first, strict=True)),
+            f"{env_name}: reset(seed=<a list>) twice gave different observations: it must reproduce.",
+        )
+        for step in range(2):
+            env.step(random_actions(env, seed=seed + step))
+        mask = torch.zeros(num_envs, dtype=torch.bool)
+        mask[-1] = True
+        others = [s + 1000 for s in seeds[:-1]]
+        if not seeded_masked_reset:
+            try:
+                env.reset(seed=[*others, seeds[-1]], options={"reset_mask": mask})
+            except ValueError:
+                return
+            raise BackendCheckError(
+                f"{env_name}: a masked reset with a seed list must restart the masked sub-envs from their"
+                " seeds, or, where the backend cannot, be a ValueError; it was neither."
+            )
+        restarted = _rows(env.reset(seed=[*others, seeds[-1]], options={"reset_mask": mask})[0])
+        _expect(
+            torch.equal(restarted[-1], first[-1]),
+            f"{env_name}: a masked reset with a seed list must restart each masked sub-env from its own seed's"
+            " start (the last sub-env, masked, did not start where reset(seed=seeds) started it).",
+        )
+    finally:
+        check_close(env)
+
+
+def _rows(observation: Any) -> list[torch.Tensor]:
+    """Each sub-env's observation as one flat tensor (the leaves of a dict observation, end to end)."""
+    leaves = [leaf.detach().cpu().reshape(leaf.shape[0], -1).double() for leaf in _leaves(observation)]
+    return list(torch.cat(leaves, dim=1))
 
 
 def check_close(env: TorchWrapper) -> None:
