@@ -16,7 +16,7 @@
 
 CI (.ci/run) runs tests, lint, typecheck, docs, plugins, torchrl, ray, evotorch, the isolation rows but `all`
 (`tests` installs everything together already) and `core+sb3` (vecrl-sb3 without the gym backend), and the matrix rows
-gym029-numpy1, gym10, brax-oldest and envpool-oldest (the newest row is `tests`): about 40 minutes on 2 cores, within
+gym029-numpy1, gym10, brax-oldest and envpool-oldest (the newest row is `tests`): about 30 minutes on 2 cores, within
 CI's 45. Run the rest with `nox -s "isolation(all)" "isolation(core+sb3)" "matrix(gymlatest-numpy1)"`, or every row
 with `nox -s isolation matrix`.
 Every install goes through constraints.txt, which pins torch to the CPU wheel this machine ships.
