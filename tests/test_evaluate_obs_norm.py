@@ -1,18 +1,17 @@
 """evaluate(obs_norm=...) on real gymnasium envs: what the policy sees and what the statistics count."""
 
 import gymnasium
-import numpy as np
 import pytest
 import torch
 
 import vecrl
 from vecrl_policy import ObsNorm, Policy, evaluate
+from vecrl_policy.row_loop import row_seeds
 
 
 def hand_collected(policy, rows, seed, normalize=None):
-    """The observations each row sees on its own gymnasium CartPole (sub-env seeds as SyncVectorEnv draws
-    them), with the actions of the policy fed normalized ones: the specification of what evaluate counts."""
-    seeds = np.random.RandomState(seed).randint(0, 2**32, len(rows))
+    """The observations each row sees on its own gymnasium CartPole (each from its row's seed), with the actions of the policy fed normalized ones: the specification of what evaluate counts."""
+    seeds = row_seeds(seed, len(rows))
     seen, returns = [], []
     for row, env_seed in zip(rows, seeds, strict=True):
         net = policy.to_torch_module(row)

@@ -15,6 +15,7 @@ from gymnasium.spaces import Discrete, flatdim, flatten
 import vecrl
 from vecrl_policy import Policy, evaluate
 from vecrl_policy.observations import observation_flattener
+from vecrl_policy.row_loop import row_seeds
 
 VECRL = str(Path(sys.executable).parent / "vecrl")
 
@@ -30,7 +31,7 @@ REAL_TASKS = [
 
 def reference(policy, rows, env_id, max_steps, seed):
     """One gymnasium env and one nn.Module per row, stepped by hand: the specification of evaluate."""
-    seeds = np.random.RandomState(seed).randint(0, 2**32, len(rows))
+    seeds = row_seeds(seed, len(rows))
     totals, steps = [], []
     for row, env_seed in zip(rows, seeds, strict=True):
         module = policy.to_torch_module(row)

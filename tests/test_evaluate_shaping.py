@@ -1,17 +1,17 @@
 """evaluate's reward shaping and action noise (EvoTorch VecGymNE's names), on real gymnasium envs."""
 
 import gymnasium
-import numpy as np
 import pytest
 import torch
 
 import vecrl
 from vecrl_policy import Policy, evaluate
+from vecrl_policy.row_loop import row_seeds
 
 
 def per_row_rewards(policy, rows, seed, env_id="CartPole-v1"):
     """Each row's rewards, one list per row, from a plain gymnasium env stepped by hand."""
-    seeds = np.random.RandomState(seed).randint(0, 2**32, len(rows))
+    seeds = row_seeds(seed, len(rows))
     rewards = []
     for row, env_seed in zip(rows, seeds, strict=True):
         net = policy.to_torch_module(row)

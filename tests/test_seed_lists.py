@@ -27,8 +27,8 @@ def make(prefix: str):
         # the configuration the brax tests compile already (inverted_pendulum starts at random)
         ("brax", "inverted_pendulum", "vecrl_brax", {"episode_length": 8, "backend": "spring"}),
         # envpool fixes each sub-env's seed when its pool is built: a seeded masked reset is refused
-        ("envpool", "CartPole-v1", "vecrl_envpool", {"seeded_masked_reset": False}),
-        ("envpool", "Hopper-v5", "vecrl_envpool", {"seeded_masked_reset": False}),
+        ("envpool", "CartPole-v1", "vecrl_envpool", {}),
+        ("envpool", "Hopper-v5", "vecrl_envpool", {}),
         ("playground", "CartpoleBalance", "vecrl_playground", {"episode_length": 4}),
     ],
 )

@@ -39,6 +39,11 @@ class BaseVectorEnv(gymnasium.vector.VectorEnv):
     #: True where the first ``reset()`` and ``step()`` compile (jax backends): tools such as ``vecrl bench``
     #: then say so before that pause and leave it out of the rates they report.
     jit_compiled: bool = False
+    #: False where ``reset(seed=[...], options={"reset_mask": mask})`` cannot seed the masked sub-envs alone
+    #: (envpool fixes each sub-env's seed when its pool is built) and refuses with a ValueError: seeded
+    #: ``vecrl_policy.evaluate`` calls then start rows with whole-env resets, and ``vecrl.testing`` expects
+    #: the refusal.
+    seeded_masked_reset: bool = True
 
     def __init__(
         self,

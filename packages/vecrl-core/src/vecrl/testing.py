@@ -328,15 +328,14 @@ def check_seed_lists(
     *,
     num_envs: int = 3,
     seed: int = 0,
-    seeded_masked_reset: bool = True,
     **kwargs: Any,
 ) -> None:
     """Check per-sub-env seeds on ``make(env_name, num_envs=..., **kwargs)``: ``reset(seed=[...])`` (one seed
     per sub-env, as gymnasium takes them) starts sub-env ``i`` from ``seeds[i]`` alone, so the same seeds in
     another order give the same rows in that order; it reproduces; and a masked reset with a list restarts
-    each masked sub-env from its own seed's start, or, for a backend that cannot reseed some sub-envs alone
-    (``seeded_masked_reset=False``: envpool fixes seeds when its pool is built), is a ValueError. Raise
-    BackendCheckError.
+    each masked sub-env from its own seed's start, or, for a backend that declares it cannot reseed some
+    sub-envs alone (``seeded_masked_reset = False`` on its vector env: envpool fixes seeds when its pool is
+    built), is a ValueError. Raise BackendCheckError.
 
     Examples:
         >>> check_seed_lists(make_gym_env, "CartPole-v1")  # doctest: +SKIP
@@ -361,7 +360,7 @@ def check_seed_lists(
         mask = torch.zeros(num_envs, dtype=torch.bool)
         mask[-1] = True
         others = [s + 1000 for s in seeds[:-1]]
-        if not seeded_masked_reset:
+        if not getattr(env.unwrapped, "seeded_masked_reset", True):
             try:
                 env.reset(seed=[*others, seeds[-1]], options={"reset_mask": mask})
             except ValueError:

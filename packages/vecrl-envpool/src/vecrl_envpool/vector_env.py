@@ -132,6 +132,8 @@ class EnvpoolVectorEnv(BaseVectorEnv):
         ((4, 4), dtype('float32'))
     """
 
+    seeded_masked_reset = False  # seeds are fixed when the pool is built (see reset)
+
     def __init__(
         self,
         env_id: str,

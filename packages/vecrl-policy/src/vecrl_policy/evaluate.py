@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from numbers import Integral
 from typing import Any
@@ -13,17 +13,15 @@ import torch
 from gymnasium.spaces import Discrete, flatdim
 from torch import nn
 
-from vecrl.checks import SubEnvError, checked_seed
+from vecrl.checks import checked_seed
 from vecrl_policy.evaluate_workers import checked_num_workers, workers_of
-from vecrl_policy.executor import Evaluation, Executor, ResetSeed, split_population
-from vecrl_policy.normalization import Normalize, ObsNorm, checked_obs_norm
-from vecrl_policy.observations import Flattener, observation_flattener
+from vecrl_policy.executor import Evaluation, Executor, split_population
+from vecrl_policy.normalization import ObsNorm, checked_obs_norm
+from vecrl_policy.observations import observation_flattener
 from vecrl_policy.policy import Policy
+from vecrl_policy.row_loop import RowSettings, row_seeds, run_rows
 from vecrl_policy.shaping import Shaping
 from vecrl_policy.threads import one_torch_thread
-
-#: The rewards of this many steps are kept, then summed at once (see _evaluate_chunk).
-FOLD_STEPS = 64
 
 
 @dataclass(frozen=True)
@@ -60,10 +58,15 @@ def evaluate(
     action_noise_stdev: float | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> EvaluationResult:
-    """Run row ``i`` of ``parameters`` on sub-env ``i`` for ``num_episodes`` episodes; no loop over rows.
+    """Run every row of ``parameters`` for ``num_episodes`` episodes, ``env.num_envs`` rows at a time, in
+    one vectorized loop; no loop over rows.
 
-    ``env`` is a vector env made by ``vecrl.make_vector_env`` (``gym::``, ``brax::`` or any backend).
-    A population larger than ``env.num_envs`` is evaluated in chunks of ``num_envs`` rows. Recurrent
+    ``env`` is a vector env made by ``vecrl.make_vector_env`` (``gym::``, ``brax::`` or any backend). The
+    first rows start on the sub-envs together; when a row is done, its sub-env takes the next row at once
+    (a masked reset), so the loop's cost follows the rows still running (see
+    :mod:`vecrl_policy.row_loop`). Row ``r`` is reset with its own seed, drawn from ``seed`` and ``r``
+    (:func:`vecrl_policy.row_loop.row_seeds`), whichever sub-env runs it: a row's result depends on
+    ``(seed, r)`` alone, not on ``num_envs``, ``num_workers`` or the executor. Recurrent
     state is reset for exactly the rows whose episode ended. When the env was made with
     ``num_episodes=``, its budget stops finished sub-envs from stepping; rewards past a row's last
     episode (NaN under a budget) are never counted. Discrete action spaces take the argmax of the
@@ -88,13 +91,13 @@ def evaluate(
       A policy that carries its own (``policy.obs_norm``) normalizes by itself and is not updated.
     - ``decrease_rewards_by`` and ``alive_bonus_schedule`` change each step's reward before it is summed
       (``total_return`` is the shaped return); ``action_noise_stdev`` adds Gaussian noise to continuous
-      actions, drawn per chunk from the chunk's reset seed (the same seed, ``num_envs`` and split give the
-      same noise). See :class:`vecrl_policy.shaping.Shaping`.
+      actions, drawn from each row's seed (a row gets the same noise wherever it runs). See
+      :class:`vecrl_policy.shaping.Shaping`.
 
     The loop runs on one torch thread (see :func:`vecrl_policy.threads.one_torch_thread` for why); the
     count is restored when the call returns.
 
-    ``progress``, if given, is called with the number of rows done so far: after each chunk in one
+    ``progress``, if given, is called with the number of rows done so far: every few dozen steps in one
     process, once all parts are back with an executor.
 
     Examples:
@@ -129,7 +132,7 @@ def evaluate(
             f" {parameters.shape[1]}."
         )
     _check_values(parameters)
-    _check_seed(seed, math.ceil(len(parameters) / num_envs))
+    seeds = row_seeds(checked_seed(seed), len(parameters))
     budget = getattr(env.unwrapped, "num_episodes", None)
     if budget is not None and budget < num_episodes:
         raise ValueError(
@@ -158,13 +161,15 @@ def evaluate(
             " trains, or leave obs_norm out."
         )
     _check_policy_fits_env(policy, env, parameters[:1])
-    run_rows = functools.partial(
-        _evaluate_rows,
-        num_episodes=num_episodes,
-        discrete=discrete,
-        flatten=flatten,
-        shaping=shaping,
-        normalize=None if obs_norm is None else obs_norm.normalizer(parameters.dtype, parameters.device),
+    run = functools.partial(
+        run_rows,
+        settings=RowSettings(
+            num_episodes,
+            discrete,
+            flatten,
+            shaping,
+            None if obs_norm is None else obs_norm.normalizer(parameters.dtype, parameters.device),
+        ),
     )
     if executor is not None and not isinstance(executor, Executor):
         raise TypeError(
@@ -179,16 +184,15 @@ def evaluate(
             )
         executor = workers_of(env, min(int(num_workers), len(parameters)))  # never a process without rows
     if executor is None:
-        (whole,) = split_population(env, len(parameters), seed, num_parts=1)  # chunk c reset with seed + c
         with one_torch_thread():
-            results = [run_rows(policy, env, parameters, whole.chunk_seeds, progress=progress)]
+            results = [run(policy, env, parameters, seeds, progress=progress)]
     else:
-        parts = split_population(env, len(parameters), seed, min(executor.num_parts, len(parameters)))
-        results = executor.run(Evaluation(env, policy, run_rows, parameters), parts)
+        parts = split_population(env, len(parameters), seeds, executor.num_parts)
+        results = executor.run(Evaluation(env, policy, run, parameters), parts)
         if progress is not None:
             progress(len(parameters))
     total_return, episodes, steps, *observed = (torch.cat(column) for column in zip(*results, strict=True))
-    if obs_norm is not None:  # each chunk's (count, sum, sum of squares), merged once the call is done
+    if obs_norm is not None:  # each part's (count, sum, sum of squares), merged once the call is done
         obs_norm.add_partial(*(column.sum(dim=0) for column in observed))
     return EvaluationResult(total_return, episodes, steps)
 
@@ -212,19 +216,9 @@ def _check_values(parameters: torch.Tensor) -> None:
         )
 
 
-def _check_seed(seed: Any, num_chunks: int) -> None:
-    """``seed`` must be None or an int such that every chunk's seed (``seed + c``) is below 2**32."""
-    seed = checked_seed(seed)
-    if seed is not None and seed + num_chunks - 1 >= 2**32:
-        raise ValueError(
-            f"seed={seed} is too large for {num_chunks} chunk(s): evaluate() resets chunk c of the population"
-            f" with seed + c, and seeds must be below 2**32. Use a seed of at most {2**32 - num_chunks}."
-        )
-
-
 def _check_policy_fits_env(policy: Policy, env: Any, row: torch.Tensor) -> None:
     """Run the network once on a zero observation: a ValueError says what does not fit, before any step.
-    (The first chunk's set_parameters clears the state this leaves.)"""
+    (The loop's first set_parameters clears the state this leaves.)"""
     observation_space, action_space = env.single_observation_space, env.single_action_space
     batch_norms = [m for m in policy.wrapped_module.modules() if isinstance(m, _BATCH_NORMS)]
     if batch_norms:
@@ -261,160 +255,3 @@ def _short(space: Any) -> str:
     """``space`` as a short phrase for an error message (a Box's bounds can fill lines)."""
     text = str(space)
     return text if len(text) <= 60 else f"a {type(space).__name__} of shape {space.shape}"
-
-
-def _evaluate_rows(
-    policy: Policy,
-    env: Any,
-    rows: torch.Tensor,
-    chunk_seeds: Sequence[ResetSeed],
-    *,
-    num_episodes: int,
-    discrete: bool,
-    flatten: Flattener,
-    shaping: Shaping,
-    normalize: Normalize | None,
-    progress: Callable[[int], None] | None = None,
-) -> tuple[torch.Tensor, ...]:
-    """Evaluate ``rows`` in chunks of ``env.num_envs``, chunk ``i`` reset with ``chunk_seeds[i]``: each
-    row's ``(total_return, episodes, steps)``, and with ``normalize``, each chunk's observation statistics
-    ``(count, sum, sum of squares)`` (one row per chunk). ``progress`` hears the rows done after each chunk."""
-    num_envs = env.num_envs
-    chunks = []
-    for start, chunk_seed in zip(range(0, len(rows), num_envs), chunk_seeds, strict=True):
-        try:
-            chunk = _evaluate_chunk(
-                policy,
-                env,
-                rows[start : start + num_envs],
-                num_episodes,
-                chunk_seed,
-                discrete,
-                flatten,
-                shaping,
-                normalize,
-            )
-        except SubEnvError as error:  # name the row (spare sub-envs run copies of the chunk's last row)
-            raise error.with_row(start + min(error.index, len(rows) - start - 1)) from error.__cause__
-        chunks.append(chunk)
-        if progress is not None:
-            progress(min(start + num_envs, len(rows)))
-    return tuple(torch.cat(parts) for parts in zip(*chunks, strict=True))
-
-
-def _evaluate_chunk(
-    policy: Policy,
-    env: Any,
-    rows: torch.Tensor,
-    num_episodes: int,
-    seed: ResetSeed,
-    discrete: bool,
-    flatten: Flattener,
-    shaping: Shaping,
-    normalize: Normalize | None,
-) -> tuple[torch.Tensor, ...]:
-    num_rows, num_envs = len(rows), env.num_envs
-    if num_rows < num_envs:  # spare sub-envs run copies of the last row; their results are dropped
-        rows = torch.cat([rows, rows[-1:].expand(num_envs - num_rows, -1)])
-    policy.set_parameters(rows)
-    observation, _ = (
-        env.reset() if seed is None else env.reset(seed=list(seed) if isinstance(seed, tuple) else seed)
-    )
-    device = rows.device
-    total = torch.zeros(num_envs, dtype=torch.float64, device=device)
-    episodes = torch.zeros(num_envs, dtype=torch.int64, device=device)
-    steps = torch.zeros(num_envs, dtype=torch.int64, device=device)
-    active = torch.ones(num_envs, dtype=torch.bool, device=device)
-    # Each step's rewards and the rows they count for (``active``, replaced, never changed in place, when
-    # episodes end) are kept and summed every FOLD_STEPS steps: a step pays no arithmetic for them. With
-    # ``normalize``, the observations the rows saw are kept beside them, for the statistics.
-    fold = _Fold(num_rows, device, observed=normalize is not None)
-    t = torch.zeros(num_envs, dtype=torch.int64, device=device)  # each episode's steps (alive bonus)
-    noise = shaping.noise_generator(seed, device)
-    # Once a quarter of the rows the policy holds are done, it drops them (keep_rows): from then on ``live``
-    # maps its rows to sub-envs, and the dropped sub-envs repeat their last action (their results no longer
-    # count; under a budget the env skips them). The network then costs in proportion to the rows left.
-    live: torch.Tensor | None = None
-    actions: torch.Tensor | None = None
-    with torch.no_grad():
-        while True:
-            features = flatten(observation)
-            if normalize is not None:
-                fold.observed.append(features[:num_rows])
-                features = normalize(features)
-            output = policy(features if live is None else features[live])
-            if noise is not None:
-                output = output + shaping.action_noise_stdev * torch.randn(  # type: ignore[operator]
-                    output.shape, generator=noise, dtype=output.dtype, device=output.device
-                )
-            action = output.argmax(dim=-1) if discrete else output
-            if live is not None:
-                actions[live] = action  # type: ignore[index]
-                action = actions  # type: ignore[assignment]
-            observation, reward, terminated, truncated, _ = env.step(action)
-            done = (terminated | truncated).to(device)
-            if shaping.changes_rewards:
-                t += 1
-                reward = shaping.shaped(reward.to(device=device, dtype=torch.float64), t)
-                t = torch.where(done, 0, t)
-            fold.rewards.append(reward)
-            fold.counted.append(active)
-            ended = done & active
-            if ended.any():
-                episodes += ended
-                active = active & (episodes < num_episodes)
-                if not active[:num_rows].any():
-                    break
-                held = active if live is None else active[live]
-                policy.reset(ended if live is None else ended[live])
-                if 4 * int(held.sum()) <= 3 * len(held):
-                    if live is None:
-                        live, actions = torch.arange(num_envs, device=device), action.clone()
-                    keep = held.nonzero().flatten()
-                    policy.keep_rows(keep)
-                    live = live[keep]
-            if len(fold.rewards) == FOLD_STEPS:
-                fold(total, steps)
-    fold(total, steps)
-    results = (total[:num_rows], episodes[:num_rows], steps[:num_rows])
-    return results if normalize is None else results + fold.statistics()
-
-
-class _Fold:
-    """A chunk's kept rewards, the rows each step counted (and with ``observed``, the observations of its
-    ``num_rows`` real rows), added up every FOLD_STEPS steps."""
-
-    def __init__(self, num_rows: int, device: torch.device, *, observed: bool) -> None:
-        self.num_rows = num_rows
-        self.rewards: list[torch.Tensor] = []
-        self.counted: list[torch.Tensor] = []
-        self.observed: list[torch.Tensor] = []
-        self.count = torch.zeros(1, dtype=torch.int64, device=device)
-        self.sum: torch.Tensor | float = 0.0
-        self.sum_of_squares: torch.Tensor | float = 0.0
-
-    def __call__(self, total: torch.Tensor, steps: torch.Tensor) -> None:
-        """Add the kept ``rewards`` of the rows each step counted to ``total``, the steps counted to
-        ``steps`` and the observations counted to the statistics; empty the lists. (Rewards of rows not
-        counted, NaN under a spent budget, are left out.)"""
-        if not self.rewards:
-            return
-        mask = torch.stack(self.counted)
-        values = torch.stack(self.rewards).to(device=total.device, dtype=total.dtype)
-        # summed step after step (cumsum), as one row alone would be: the same total whatever the batch
-        # width (sum(dim=0) may add in another order for another width, a part run on an env of its size)
-        total += torch.where(mask, values, 0.0).cumsum(dim=0)[-1]
-        steps += mask.sum(dim=0)
-        if self.observed:
-            seen = mask[:, : self.num_rows, None]
-            observations = torch.where(seen, torch.stack(self.observed).to(torch.float64), 0.0)
-            self.count += seen.sum()
-            self.sum = self.sum + observations.sum(dim=(0, 1))
-            self.sum_of_squares = self.sum_of_squares + observations.square().sum(dim=(0, 1))
-        self.rewards.clear()
-        self.counted.clear()
-        self.observed.clear()
-
-    def statistics(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The observations counted so far: ``(count, sum, sum of squares)``, one row each."""
-        return self.count, torch.as_tensor(self.sum)[None], torch.as_tensor(self.sum_of_squares)[None]

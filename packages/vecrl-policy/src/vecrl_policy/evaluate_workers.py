@@ -96,7 +96,7 @@ class EvaluationWorkers:
             own_env = env if first.num_envs == env.num_envs else self._env_of_size(first.num_envs)
             rows = evaluation.parameters[first.start : first.stop]
             with one_torch_thread():  # one core per process
-                results = [evaluation.run_rows(evaluation.policy, own_env, rows, first.chunk_seeds)]
+                results = [evaluation.run_rows(evaluation.policy, own_env, rows, first.seeds)]
             device = evaluation.parameters.device
             results.extend(worker.result(device) for worker in self.workers[: len(others)])
         except BaseException:

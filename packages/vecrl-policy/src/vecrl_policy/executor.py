@@ -2,8 +2,8 @@
 (``evaluate(..., num_workers=K)``), Ray actors across machines (``vecrl_ray.RayExecutor``), or anything
 else that implements ``Executor``.
 
-``evaluate`` splits the population into ``Part``\\ s (``split_population``), each with the reset seeds its
-rows get in the single-process ``evaluate``, and hands them to the executor. An executor sends each part
+``evaluate`` splits the population into ``Part``\\ s (``split_population``), each with its rows' reset
+seeds, and hands them to the executor. An executor sends each part
 to a worker as a ``PartMessage`` (``PartSender`` leaves out what that worker already holds), and the worker
 runs it with a ``PartRunner``, which makes the env from the recipe once and keeps it and the policy for
 the next part. Nothing crosses per step.
@@ -11,7 +11,6 @@ the next part. Nothing crosses per step.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -23,27 +22,24 @@ import torch
 from vecrl.checks import SubEnvError
 from vecrl.processes import pickled
 
-#: What a reset takes: one seed for the whole env, one per sub-env (None: unseeded), or nothing.
-ResetSeed = int | tuple[int | None, ...] | None
-
-#: Evaluates rows chunk by chunk: ``(policy, env, rows, chunk_seeds) -> (total_return, episodes, steps)``.
-RowsEvaluator = Callable[[Any, Any, torch.Tensor, Sequence[ResetSeed]], tuple[torch.Tensor, ...]]
+#: Evaluates rows, each reset with its seed: ``(policy, env, rows, seeds) -> (total_return, episodes, steps)``.
+RowsEvaluator = Callable[[Any, Any, torch.Tensor, Sequence[int] | None], tuple[torch.Tensor, ...]]
 
 
 @dataclass(frozen=True)
 class Part:
-    """Rows ``start:stop`` of the population, run on an env of ``num_envs`` sub-envs in chunks of that
-    many rows, chunk ``i`` reset with ``chunk_seeds[i]``.
+    """Rows ``start:stop`` of the population, run on an env of ``num_envs`` sub-envs, row ``start + i``
+    reset with ``seeds[i]`` (None: unseeded).
 
     Examples:
-        >>> Part(0, 6, num_envs=4, chunk_seeds=(10, 11)).chunk_seeds[1]
+        >>> Part(0, 2, num_envs=2, seeds=(10, 11)).seeds[1]
         11
     """
 
     start: int
     stop: int
     num_envs: int
-    chunk_seeds: tuple[ResetSeed, ...]
+    seeds: tuple[int, ...] | None
 
 
 @dataclass(frozen=True)
@@ -71,45 +67,23 @@ class Executor(Protocol):
     def run(self, evaluation: Evaluation, parts: Sequence[Part]) -> list[tuple[torch.Tensor, ...]]: ...
 
 
-def split_population(env: Any, num_rows: int, seed: int | None, num_parts: int) -> list[Part]:
-    """``num_rows`` rows in at most ``num_parts`` contiguous parts whose rows are reset with the seeds they
-    get in the single-process ``evaluate``, where chunk ``c`` of ``env.num_envs`` rows is reset with
-    ``seed + c``. A gym env knows the seed of every sub-env, so its parts may cut through a chunk and run on
-    envs of their own size; others are split between whole chunks.
+def split_population(env: Any, num_rows: int, seeds: tuple[int, ...] | None, num_parts: int) -> list[Part]:
+    """``num_rows`` rows in at most ``num_parts`` contiguous parts of near-equal size, each with its rows'
+    ``seeds`` (one per row, from ``row_seeds``) and an env of ``env.num_envs`` sub-envs, or fewer for a
+    part with fewer rows. A row's result depends on its seed alone, so a part gives the same results
+    wherever it runs.
 
     Examples:
         >>> import vecrl
-        >>> env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=4, seed_rule="gymnasium")
-        >>> [part.chunk_seeds for part in split_population(env, 6, seed=10, num_parts=2)]
-        [((10, 11, 12),), ((13, 11, 12),)]
+        >>> env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=4)
+        >>> [(part.start, part.stop, part.num_envs) for part in split_population(env, 6, None, num_parts=2)]
+        [(0, 3, 3), (3, 6, 3)]
     """
-    num_envs = env.num_envs
-    num_chunks = math.ceil(num_rows / num_envs)
-    sub_env_seeds = getattr(env.unwrapped, "sub_env_seeds", None)
-    if num_parts == 1 or sub_env_seeds is None:
-        chunk_parts = np.array_split(np.arange(num_chunks), min(num_parts, num_chunks))
-        return [
-            Part(
-                int(chunks[0]) * num_envs,
-                min(int(chunks[-1] + 1) * num_envs, num_rows),
-                num_envs,
-                tuple(None if seed is None else seed + int(chunk) for chunk in chunks),
-            )
-            for chunks in chunk_parts
-        ]
-    row_seeds: list[int | None] = [None] * num_rows
-    if seed is not None:
-        row_seeds = [s for chunk in range(num_chunks) for s in sub_env_seeds(seed + chunk)][:num_rows]
     parts = []
     for rows in np.array_split(np.arange(num_rows), min(num_parts, num_rows)):
         start, stop = int(rows[0]), int(rows[-1]) + 1
-        size = min(num_envs, stop - start)
-        chunk_seeds: list[ResetSeed] = []
-        for chunk_start in range(start, stop, size):
-            seeds = row_seeds[chunk_start : min(chunk_start + size, stop)]
-            # spare sub-envs of the last chunk run copies of its last row, unseeded
-            chunk_seeds.append(None if seed is None else tuple(seeds + [None] * (size - len(seeds))))
-        parts.append(Part(start, stop, size, tuple(chunk_seeds)))
+        part_seeds = None if seeds is None else seeds[start:stop]
+        parts.append(Part(start, stop, min(env.num_envs, stop - start), part_seeds))
     return parts
 
 
@@ -200,7 +174,7 @@ class PartRunner:
             if self._env is None or self._env.num_envs != part.num_envs:
                 self.close()
                 self._env = self._recipe.with_changes(num_envs=part.num_envs).make()
-            results = message.run_rows(self._policy, self._env, message.rows, part.chunk_seeds)
+            results = message.run_rows(self._policy, self._env, message.rows, part.seeds)
         except SubEnvError as error:
             self.close()  # the env may be out of step
             row = part.start + (error.row or 0)  # the row in the part, as a row of the whole population

@@ -1,0 +1,309 @@
+"""The loop behind ``evaluate``: the rows of a population run on the sub-envs of one env, and a sub-env
+whose row is done takes the next row at once (a masked reset of that sub-env, the policy's parameters
+and recurrent state for that slot replaced), so the cost follows the rows still running and only the
+call's last rows form a tail.
+
+Row ``r`` starts from its own reset seed (:func:`row_seeds`), whichever sub-env runs it, and its action
+noise comes from that seed too: its result depends on (the call's seed, ``r``) alone, not on
+``num_envs``, on how the population is split among workers, or on the rows beside it.
+
+A backend whose masked reset cannot take seeds (``seeded_masked_reset = False``: envpool fixes each
+sub-env's seed when its pool is built) runs a seeded call in whole-env resets instead: the next
+``num_envs`` rows start together once every sub-env is done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from vecrl.autoreset import declared_autoreset_mode
+from vecrl.checks import SubEnvError
+from vecrl_policy.normalization import Normalize
+from vecrl_policy.observations import Flattener
+from vecrl_policy.policy import Policy
+from vecrl_policy.shaping import RowNoise, Shaping
+
+#: The rewards of this many steps are kept, then added to their rows at once (see ``_Fold``).
+FOLD_STEPS = 64
+
+#: Seeds every backend takes (envpool's are int32, below 2**31 - 1).
+_SEED_MODULUS = 2**31 - 1
+
+
+def row_seeds(seed: int | None, num_rows: int) -> tuple[int, ...] | None:
+    """The reset seed of each row of an ``evaluate`` call made with ``seed`` (None: unseeded): word ``r``
+    of ``numpy.random.SeedSequence(seed).generate_state(num_rows)``, modulo 2**31 - 1. Row ``r``'s seed is
+    the same whatever ``num_rows``, and seeds of nearby calls (``seed``, ``seed + 1``) do not overlap.
+
+    Examples:
+        >>> row_seeds(7, 3) == row_seeds(7, 5)[:3]
+        True
+    """
+    if seed is None:
+        return None
+    words = np.random.SeedSequence(seed).generate_state(num_rows, np.uint32)
+    return tuple(int(word) % _SEED_MODULUS for word in words)
+
+
+@dataclass(frozen=True)
+class RowSettings:
+    """What every row of one ``evaluate`` call is run with: ``num_episodes`` each, argmax actions where
+    ``discrete``, observations through ``flatten`` (then ``normalize``, if given), and ``shaping``."""
+
+    num_episodes: int
+    discrete: bool
+    flatten: Flattener
+    shaping: Shaping
+    normalize: Normalize | None
+
+
+def run_rows(
+    policy: Policy,
+    env: Any,
+    rows: torch.Tensor,
+    seeds: Sequence[int] | None,
+    settings: RowSettings,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[torch.Tensor, ...]:
+    """Run each of ``rows`` for ``settings.num_episodes`` episodes on ``env``, row ``r`` reset with
+    ``seeds[r]`` (unseeded when ``seeds`` is None): each row's ``(total_return, episodes, steps)`` on the
+    device of ``rows``, and with ``settings.normalize``, the observations the rows saw as ``(count, sum,
+    sum of squares)`` (one row each). ``progress`` hears how many rows are done, every FOLD_STEPS steps
+    and at the end."""
+    loop = _RowLoop(policy, env, rows, seeds, settings)
+    try:
+        return loop.run(progress)
+    except SubEnvError as error:
+        raise error.with_row(int(loop.held[error.index])) from error.__cause__
+
+
+class _RowLoop:
+    """One ``run_rows`` call: which row each sub-env (slot) holds, and the results so far (on the CPU)."""
+
+    def __init__(
+        self, policy: Policy, env: Any, rows: torch.Tensor, seeds: Sequence[int] | None, settings: RowSettings
+    ) -> None:
+        self.policy, self.env, self.rows, self.seeds = policy, env, rows, seeds
+        self.num_episodes, self.discrete, self.flatten = (
+            settings.num_episodes,
+            settings.discrete,
+            settings.flatten,
+        )
+        self.shaping, self.normalize = settings.shaping, settings.normalize
+        self.num_rows, self.num_slots = len(rows), env.num_envs
+        # masked resets start rows one sub-env at a time, where the backend can seed them so
+        self.refills = seeds is None or getattr(env.unwrapped, "seeded_masked_reset", True)
+        self.next_row = 0
+        self.held = torch.zeros(self.num_slots, dtype=torch.int64)  # the row each slot runs (or ran last)
+        self.counting = torch.zeros(self.num_slots, dtype=torch.bool)  # slots whose row is not done
+        # held where counting, else -1 (replaced, never changed in place)
+        self.owner = torch.full((self.num_slots,), -1)
+        self.slot_episodes = torch.zeros(self.num_slots, dtype=torch.int64)
+        self.t = torch.zeros(self.num_slots, dtype=torch.int64)  # each episode's steps (alive bonus)
+        # In next_step mode the step after an episode's end resets that sub-env (its action ignored, reward
+        # 0): not an env step of the row, so it is not counted, draws no noise and is not one of ``t``.
+        self.next_step = declared_autoreset_mode(env.unwrapped) == "next_step"
+        self.no_slots = torch.zeros(self.num_slots, dtype=torch.bool)
+        self.resetting = self.no_slots
+        self.total = torch.zeros(self.num_rows, dtype=torch.float64)
+        self.episodes = torch.zeros(self.num_rows, dtype=torch.int64)
+        self.steps = torch.zeros(self.num_rows, dtype=torch.int64)
+        self.rows_done = 0
+        self.fold = _Fold(self.num_rows, observed=self.normalize is not None)
+        action_shape = () if self.discrete else tuple(env.single_action_space.shape)
+        self.noise = (
+            None
+            if self.shaping.action_noise_stdev is None
+            else RowNoise(
+                self.shaping.action_noise_stdev, self.num_slots, action_shape, rows.dtype, rows.device
+            )
+        )
+        # Once the policy holds a quarter of slots that are done and no row will take them (the tail), it
+        # drops them (keep_rows): from then on ``live`` maps its rows to slots, and the dropped slots
+        # repeat their last action (under a budget the env skips them). The network costs what is left.
+        self.live: torch.Tensor | None = None
+        self.actions: torch.Tensor | None = None  # every slot's last action
+
+    def run(self, progress: Callable[[int], None] | None) -> tuple[torch.Tensor, ...]:
+        features = self._start_together()
+        reported = 0
+        with torch.no_grad():
+            while True:
+                if self.normalize is not None:
+                    self.fold.observed.append(features)
+                    features = self.normalize(features)
+                live, resetting = self.live, self.resetting
+                output = self.policy(features if live is None else features[live])
+                if self.noise is not None:
+                    output = output + self.noise.take(live, resetting)
+                action = output.argmax(dim=-1) if self.discrete else output
+                if live is not None:
+                    assert self.actions is not None
+                    self.actions[live] = action
+                    action = self.actions
+                self.actions = action
+                observation, reward, terminated, truncated, _ = self.env.step(action)
+                done = (terminated | truncated).cpu()
+                reward = reward.to("cpu", torch.float64)
+                if self.shaping.changes_rewards:
+                    self.t += ~resetting
+                    reward = self.shaping.shaped(reward, self.t)
+                    self.t = torch.where(done, 0, self.t)
+                self.fold.rewards.append(reward)
+                self.fold.owners.append(
+                    torch.where(resetting, -1, self.owner) if self.next_step else self.owner
+                )
+                self.resetting = self.no_slots
+                features = self.flatten(observation)
+                ended = done & self.counting
+                if ended.any():
+                    features = self._episodes_ended(ended, features)
+                    if not self.counting.any():
+                        break
+                if len(self.fold.rewards) == FOLD_STEPS:
+                    self.fold(self.total, self.steps)
+                    if progress is not None and self.rows_done != reported:
+                        reported = self.rows_done
+                        progress(reported)
+        self.fold(self.total, self.steps)
+        if progress is not None:
+            progress(self.num_rows)
+        device = self.rows.device
+        results = tuple(result.to(device) for result in (self.total, self.episodes, self.steps))
+        return results if self.normalize is None else results + self.fold.statistics()
+
+    def _episodes_ended(self, ended: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
+        """Count the episodes that ended; a row done with its episodes frees its slot for the next row.
+        Returns the features the policy sees next (new rows' first observations where rows started)."""
+        self.slot_episodes += ended
+        self.episodes[self.held[ended]] += 1
+        finished = ended & (self.slot_episodes >= self.num_episodes)
+        continuing = ended & ~finished
+        if continuing.any():  # their recurrent state starts afresh with the next episode
+            self.policy.reset(continuing if self.live is None else continuing[self.live])
+            if self.next_step:
+                self.resetting = continuing
+        if finished.any():
+            self.rows_done += int(finished.sum())
+            self._set_counting(self.counting & ~finished)
+            if self.next_row < self.num_rows:
+                if self.refills:
+                    return self._refill(finished)
+                if not self.counting.any():
+                    return self._start_together()
+            self._drop_done_rows()
+        return features
+
+    def _start_together(self) -> torch.Tensor:
+        """Start the next ``num_slots`` rows (fewer at the end: spare slots hold copies of the last one,
+        not counted) with one reset of the whole env; the features of its first observations."""
+        start = self.next_row
+        count = min(self.num_slots, self.num_rows - start)
+        self.next_row += count
+        held = torch.arange(start, start + count)
+        self.held = torch.cat([held, held[-1:].expand(self.num_slots - count)])
+        self._set_counting(torch.arange(self.num_slots) < count)
+        self.slot_episodes.zero_()
+        self.t.zero_()
+        self.live = self.actions = None
+        self.policy.set_parameters(self.rows[self.held.to(self.rows.device)])
+        seeds = self._seeds_of(self.held)
+        if self.noise is not None:
+            self.noise.start(list(range(self.num_slots)), seeds)
+        observation, _ = self.env.reset() if seeds is None else self.env.reset(seed=seeds)
+        return self.flatten(observation)
+
+    def _refill(self, finished: torch.Tensor) -> torch.Tensor:
+        """The next rows on the ``finished`` slots (as many as are left), each started by a masked reset
+        with its own seed; the features of the observations the reset returns."""
+        slots = finished.nonzero().flatten()[: self.num_rows - self.next_row]
+        new = torch.arange(self.next_row, self.next_row + len(slots))
+        self.next_row += len(slots)
+        held = self.held.clone()
+        held[slots] = new
+        self.held = held
+        counting = self.counting.clone()
+        counting[slots] = True
+        self._set_counting(counting)
+        self.slot_episodes[slots] = 0
+        self.t[slots] = 0
+        self.policy.set_parameters(self.rows[new.to(self.rows.device)], slots)  # their state cleared
+        if self.noise is not None:
+            self.noise.start(slots.tolist(), self._seeds_of(new))
+        mask = torch.zeros(self.num_slots, dtype=torch.bool)
+        mask[slots] = True
+        seeds = self._seeds_of(held)  # the unmasked slots' seeds are not used
+        options = {"reset_mask": mask}
+        observation, _ = (
+            self.env.reset(options=options) if seeds is None else self.env.reset(seed=seeds, options=options)
+        )
+        self._drop_done_rows()
+        return self.flatten(observation)
+
+    def _seeds_of(self, rows: torch.Tensor) -> list[int] | None:
+        return None if self.seeds is None else [self.seeds[row] for row in rows.tolist()]
+
+    def _set_counting(self, counting: torch.Tensor) -> None:
+        self.counting = counting
+        self.owner = torch.where(counting, self.held, -1)
+
+    def _drop_done_rows(self) -> None:
+        """Drop the rows of done slots from the policy once they are a quarter of what it holds, unless a
+        masked reset may still give those slots new rows."""
+        if self.refills and self.next_row < self.num_rows:
+            return
+        held = self.counting if self.live is None else self.counting[self.live]
+        if 4 * int(held.sum()) > 3 * len(held) or not held.any():
+            return
+        if self.live is None:
+            self.live = torch.arange(self.num_slots)
+            self.actions = self.actions.clone()  # type: ignore[union-attr]
+        keep = held.nonzero().flatten()
+        self.policy.keep_rows(keep)
+        self.live = self.live[keep]
+
+
+class _Fold:
+    """The rewards of the last steps and the row each slot counted them for (-1: none), and with
+    ``observed``, the features the policy saw; added to the rows every FOLD_STEPS steps."""
+
+    def __init__(self, num_rows: int, *, observed: bool) -> None:
+        self.num_rows = num_rows
+        self.rewards: list[torch.Tensor] = []
+        self.owners: list[torch.Tensor] = []
+        self.observed: list[torch.Tensor] = []
+        self.count = torch.zeros(1, dtype=torch.int64)
+        self.sum: torch.Tensor | float = 0.0
+        self.sum_of_squares: torch.Tensor | float = 0.0
+
+    def __call__(self, total: torch.Tensor, steps: torch.Tensor) -> None:
+        """Add each kept reward to its row's ``total`` in step order (one row's sum is the same whichever
+        slots and steps it shared a fold with), count the steps, add the observations counted to the
+        statistics, and empty the lists. (Rewards counted for no row, NaN under a spent budget, are left
+        out.)"""
+        if not self.rewards:
+            return
+        owners = torch.stack(self.owners)
+        counted = owners >= 0
+        rows = owners[counted]  # step by step, in the order the steps came
+        total.index_add_(0, rows, torch.stack(self.rewards)[counted])
+        steps += torch.bincount(rows, minlength=self.num_rows)
+        if self.observed:
+            observed = torch.stack(self.observed)
+            seen = counted.to(observed.device)[:, :, None]
+            observations = torch.where(seen, observed.to(torch.float64), 0.0)
+            self.count += int(counted.sum())
+            self.sum = self.sum + observations.sum(dim=(0, 1)).cpu()
+            self.sum_of_squares = self.sum_of_squares + observations.square().sum(dim=(0, 1)).cpu()
+        self.rewards.clear()
+        self.owners.clear()
+        self.observed.clear()
+
+    def statistics(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The observations counted so far: ``(count, sum, sum of squares)``, one row each."""
+        return self.count, torch.as_tensor(self.sum)[None], torch.as_tensor(self.sum_of_squares)[None]
