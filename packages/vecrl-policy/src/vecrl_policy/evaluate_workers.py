@@ -1,26 +1,40 @@
-"""``evaluate(..., num_workers=K)``: the population split in K parts, each evaluated whole in its own process.
+"""``evaluate(..., num_workers=K)``: the population evaluated in K processes, the caller among them.
 
-The processes are an ``Executor`` (``vecrl_policy.executor``) tied to the env: the first part runs in the
-caller, each other in a worker process that makes the env again (from its ``recipe``) once and keeps it,
-with the policy, for the next call; it runs every episode of its rows and sends back their returns,
-episode counts and step counts: nothing crosses a process per step.
+The processes are an ``Executor`` (``vecrl_policy.executor``) tied to the env. The population is cut into
+batches of rows, BATCHES_PER_PROCESS per process, and each process takes the next batch as soon as it is
+done with one (the caller hands them out between its own steps), so a process whose rows have longer
+episodes does not hold the call. A worker process makes the env again (from its ``recipe``) once and
+keeps it, with the policy, for the next call; it runs every episode of its rows and sends back their
+returns, episode counts and step counts: nothing crosses a process per step. A row's result depends on
+its seed alone, so the batch of a worker that dies runs again elsewhere with the same results.
 """
 
 from __future__ import annotations
 
+import math
+import warnings
 import weakref
+from collections import deque
 from collections.abc import Sequence
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, wait
 from numbers import Integral
 from typing import Any
 
 import cloudpickle
 import torch
 
+from vecrl.checks import SubEnvError
 from vecrl.errors import VecrlError
 from vecrl.processes import RemoteFailure, WorkerProcess, ignore_interrupts, messages
 from vecrl_policy.executor import Evaluation, Part, PartRunner, PartSender
 from vecrl_policy.threads import one_torch_thread
+
+#: Batches of rows per process. One balances least, but measured on 2 cores (bench/gym_workers.py,
+#: Hopper-v5 and CartPole-v1, 256 rows) it was the fastest: 1.75x one process against 1.49x with 2
+#: batches and 1.37x with 4, since each batch runs on an env of its size (fewer sub-envs pay the same
+#: per-step overhead) and has its own last steps. A larger value balances processes whose rows differ
+#: more; a dead worker's batch runs again elsewhere whatever the value.
+BATCHES_PER_PROCESS = 1
 
 
 class WorkerError(VecrlError, RuntimeError):
@@ -55,10 +69,10 @@ def checked_num_workers(num_workers: Any, env: Any) -> int:
 
 class EvaluationWorkers:
     """``num_workers - 1`` worker processes tied to one env, each making that env again (from its recipe)
-    and keeping it; with the caller, they run ``num_workers`` parts at once (an ``Executor``). The caller's
-    part runs on the env itself, or when it has fewer rows than the env has sub-envs, on an env of its
-    size made once from the recipe and kept here: spare sub-envs would step copies of a row, doing work
-    that is thrown away (half of it, with 2 processes and as many rows as sub-envs)."""
+    and keeping it; with the caller, they evaluate a population in batches pulled as each process frees
+    up (an ``Executor``). The caller runs its batches on an env of the batch size, made once from the
+    recipe and kept here where it is not the env itself. A worker that dies mid-call has its batch run
+    elsewhere (a warning says so) and is replaced after the call."""
 
     def __init__(self, recipe: Any, num_workers: int) -> None:
         self._recipe = _in_one_process(recipe)
@@ -87,22 +101,32 @@ class EvaluationWorkers:
         return not self._finalizer.alive
 
     def run(self, evaluation: Evaluation, parts: Sequence[Part]) -> list[tuple[torch.Tensor, ...]]:
-        """The first part here, each other in a worker; a worker's error is raised here (see ``_Worker``)."""
-        first, *others = parts
+        """The rows of ``parts`` in batches, handed to whichever process is free; each batch's results,
+        in the order of the rows. A worker's error is raised here (see ``_Worker``), its death is not."""
+        batches = _batches(parts, evaluation.env.num_envs, self.num_parts * BATCHES_PER_PROCESS)
+        results: dict[int, tuple[torch.Tensor, ...]] = {}
         try:
-            for worker, part in zip(self.workers, others, strict=False):
-                worker.send(evaluation, part)
-            env = evaluation.env
-            own_env = env if first.num_envs == env.num_envs else self._env_of_size(first.num_envs)
-            rows = evaluation.parameters[first.start : first.stop]
-            with one_torch_thread():  # one core per process
-                results = [evaluation.run_rows(evaluation.policy, own_env, rows, first.seeds)]
-            device = evaluation.parameters.device
-            results.extend(worker.result(device) for worker in self.workers[: len(others)])
+            _Dispatch(self, evaluation, batches, results).run()
         except BaseException:
             self.close()  # a worker may be out of step (or Ctrl-C): the next call starts afresh
             raise
-        return results
+        return [results[batch.start] for batch in batches]
+
+    def run_here(self, evaluation: Evaluation, batch: Part, progress: Any) -> tuple[torch.Tensor, ...]:
+        """One batch in this process, on an env of its size."""
+        env = evaluation.env
+        own_env = env if batch.num_envs == env.num_envs else self._env_of_size(batch.num_envs)
+        rows = evaluation.parameters[batch.start : batch.stop]
+        try:
+            with one_torch_thread():  # one core per process
+                return evaluation.run_rows(evaluation.policy, own_env, rows, batch.seeds, progress=progress)
+        except SubEnvError as error:
+            raise error.with_row(batch.start + (error.row or 0)) from error.__cause__
+
+    def replace(self, worker: _Worker) -> None:
+        """A new worker in place of ``worker``, which died."""
+        worker.end()
+        self.workers[self.workers.index(worker)] = _Worker(self._recipe)
 
     def _env_of_size(self, num_envs: int) -> Any:
         """The env made from the recipe with ``num_envs`` sub-envs, made on first use and kept."""
@@ -115,6 +139,80 @@ class EvaluationWorkers:
     def close(self) -> None:
         """End every worker and close the caller's env of another size (at once; a second call does nothing)."""
         self._finalizer()
+
+
+class _Dispatch:
+    """One ``EvaluationWorkers.run`` call: the batches left, the workers busy and with which batch."""
+
+    def __init__(
+        self,
+        workers: EvaluationWorkers,
+        evaluation: Evaluation,
+        batches: list[Part],
+        results: dict[int, tuple[torch.Tensor, ...]],
+    ) -> None:
+        self.workers, self.evaluation, self.results = workers, evaluation, results
+        self.left = deque(batches)
+        self.busy: dict[_Worker, Part] = {}
+        self.idle = list(workers.workers)
+        self.dead: list[_Worker] = []
+        self.device = evaluation.parameters.device
+
+    def run(self) -> None:
+        self.hand_out()
+        while self.left or self.busy:
+            if self.left:
+                batch = self.left.popleft()
+                # the caller hands out batches between its own steps (every few dozen)
+                self.results[batch.start] = self.workers.run_here(self.evaluation, batch, self.collect)
+            else:
+                wait([end for worker in self.busy for end in (worker.connection, worker.process.sentinel)])
+            self.collect()
+        for worker in self.dead:
+            self.workers.replace(worker)
+
+    def collect(self, _rows_done: int = 0) -> None:
+        """Take the results of the workers that are done and give them the next batches."""
+        for worker, batch in list(self.busy.items()):
+            if not worker.ready():
+                continue
+            del self.busy[worker]
+            try:
+                self.results[batch.start] = worker.result(self.device)
+            except WorkerError as death:
+                warnings.warn(f"{death} Its rows {batch.start}-{batch.stop - 1} ran elsewhere.", stacklevel=2)
+                self.left.appendleft(batch)
+                self.dead.append(worker)
+                continue
+            self.idle.append(worker)
+        self.hand_out()
+
+    def hand_out(self) -> None:
+        while self.idle and self.left:
+            worker, batch = self.idle.pop(), self.left.pop()  # workers from the back, the caller the front
+            try:
+                worker.send(self.evaluation, batch)
+            except WorkerError as death:
+                warnings.warn(f"{death} Its rows {batch.start}-{batch.stop - 1} ran elsewhere.", stacklevel=2)
+                self.left.appendleft(batch)
+                self.dead.append(worker)
+                continue
+            self.busy[worker] = batch
+
+
+def _batches(parts: Sequence[Part], num_envs: int, count: int) -> list[Part]:
+    """The rows of ``parts`` (contiguous, in order) in about ``count`` batches of equal size (the last may
+    be short), each run on an env of that size (at most ``num_envs``): one env size for every batch, so
+    that no process makes its env again between batches."""
+    start, stop = parts[0].start, parts[-1].stop
+    seeds = None if parts[0].seeds is None else tuple(s for part in parts for s in part.seeds or ())
+    size = max(1, math.ceil((stop - start) / count))
+    batches = []
+    for first in range(start, stop, size):
+        last = min(first + size, stop)
+        batch_seeds = None if seeds is None else seeds[first - start : last - start]
+        batches.append(Part(first, last, min(size, num_envs), batch_seeds))
+    return batches
 
 
 def _in_one_process(recipe: Any) -> Any:
@@ -182,6 +280,10 @@ class _Worker(WorkerProcess):
             failure: RemoteFailure = value
             raise failure.exception()
         return tuple(torch.from_numpy(array).to(device) for array in value)
+
+    def ready(self) -> bool:
+        """Whether the worker has sent something or has died (``result`` would not block)."""
+        return bool(wait([self.connection, self.process.sentinel], timeout=0))
 
     def _death(self) -> WorkerError:
         """The error for the worker having died before its results came (sending to it, or waiting)."""

@@ -22,8 +22,20 @@ import torch
 from vecrl.checks import SubEnvError
 from vecrl.processes import pickled
 
-#: Evaluates rows, each reset with its seed: ``(policy, env, rows, seeds) -> (total_return, episodes, steps)``.
-RowsEvaluator = Callable[[Any, Any, torch.Tensor, Sequence[int] | None], tuple[torch.Tensor, ...]]
+
+class RowsEvaluator(Protocol):
+    """Evaluates rows, each reset with its seed: ``(policy, env, rows, seeds) -> (total_return, episodes,
+    steps)``; ``progress`` hears how many rows are done as they finish."""
+
+    def __call__(
+        self,
+        policy: Any,
+        env: Any,
+        rows: torch.Tensor,
+        seeds: Sequence[int] | None,
+        *,
+        progress: Callable[[int], None] | None = None,
+    ) -> tuple[torch.Tensor, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -55,9 +67,11 @@ class Evaluation:
 
 @runtime_checkable
 class Executor(Protocol):
-    """Runs the parts of a population evaluation, at once where it can, and returns each part's
-    ``(total_return, episodes, steps)`` in the order of ``parts``, equal to what ``run_rows`` gives
-    for that part in this process."""
+    """Runs the parts of a population evaluation, at once where it can, and returns their results as
+    ``(total_return, episodes, steps)`` tuples (plus the observation statistics, with normalization)
+    whose rows, concatenated in order, are those of ``parts``: one per part, or one per batch for an
+    executor that cuts the parts further. Each equals what ``run_rows`` gives for those rows in this
+    process (a row's result depends on its seed alone)."""
 
     @property
     def num_parts(self) -> int:

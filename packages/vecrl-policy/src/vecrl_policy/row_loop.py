@@ -73,8 +73,8 @@ def run_rows(
     """Run each of ``rows`` for ``settings.num_episodes`` episodes on ``env``, row ``r`` reset with
     ``seeds[r]`` (unseeded when ``seeds`` is None): each row's ``(total_return, episodes, steps)`` on the
     device of ``rows``, and with ``settings.normalize``, the observations the rows saw as ``(count, sum,
-    sum of squares)`` (one row each). ``progress`` hears how many rows are done, every FOLD_STEPS steps
-    and at the end."""
+    sum of squares)`` (one row each). ``progress`` hears how many rows are done whenever rows finish
+    (the worker processes' caller hands out batches then)."""
     loop = _RowLoop(policy, env, rows, seeds, settings)
     try:
         return loop.run(progress)
@@ -114,6 +114,7 @@ class _RowLoop:
         self.episodes = torch.zeros(self.num_rows, dtype=torch.int64)
         self.steps = torch.zeros(self.num_rows, dtype=torch.int64)
         self.rows_done = 0
+        self.progress: Callable[[int], None] | None = None
         self.fold = _Fold(self.num_rows, observed=self.normalize is not None)
         action_shape = () if self.discrete else tuple(env.single_action_space.shape)
         self.noise = (
@@ -130,8 +131,8 @@ class _RowLoop:
         self.actions: torch.Tensor | None = None  # every slot's last action
 
     def run(self, progress: Callable[[int], None] | None) -> tuple[torch.Tensor, ...]:
+        self.progress = progress
         features = self._start_together()
-        reported = 0
         with torch.no_grad():
             while True:
                 if self.normalize is not None:
@@ -167,9 +168,6 @@ class _RowLoop:
                         break
                 if len(self.fold.rewards) == FOLD_STEPS:
                     self.fold(self.total, self.steps)
-                    if progress is not None and self.rows_done != reported:
-                        reported = self.rows_done
-                        progress(reported)
         self.fold(self.total, self.steps)
         if progress is not None:
             progress(self.num_rows)
@@ -190,6 +188,8 @@ class _RowLoop:
                 self.resetting = continuing
         if finished.any():
             self.rows_done += int(finished.sum())
+            if self.progress is not None:
+                self.progress(self.rows_done)
             self._set_counting(self.counting & ~finished)
             if self.next_row < self.num_rows:
                 if self.refills:
