@@ -287,11 +287,11 @@ class VectorEnvFromBrax(BaseVectorEnv):
             chosen = int(self._seed_source.integers(0, 2**32))
         self._pending_seed = None
         seeds = np.random.default_rng(chosen)
-        fresh = self._jit.fresh(_next_seed(seeds))
-        rows = fresh
         if isinstance(chosen, np.ndarray):  # one seed per sub-env: each starts from its own key
             assert self._jit.fresh_rows is not None  # _checked_seed refused a list otherwise
             rows = self._jit.fresh_rows(chosen)
+        else:
+            rows = self._jit.fresh(_next_seed(seeds))
         # the step compiles on a worker thread while jax runs brax's reset (the first time only)
         self._step_ahead.start()
         if mask is None:
@@ -325,6 +325,8 @@ class VectorEnvFromBrax(BaseVectorEnv):
             # only if the first step could reach it (else a step asks for it in time), and after the
             # observation is out: jax computes it (seconds for some envs) while the caller goes on.
             at_reset = autoreset.second_half_at_reset(self.num_envs)
+            # (a masked reset of rows seeded one by one, evaluate's refill, makes no pool: no fresh batch)
+            fresh = self._jit.fresh(_next_seed(seeds)) if isinstance(chosen, np.ndarray) else rows
             second = self._jit.fresh(_next_seed(self._refill_seeds)) if at_reset else fresh
             self._pool = self._jit.pool(fresh, second)
         return observation, info
