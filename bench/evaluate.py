@@ -14,7 +14,12 @@ envs and policies left out); episode lengths differ a little between ways (the e
 are seeded differently), so the figure compared is env-steps per second, printed with the ratio
 vecrl / other (higher is better for vecrl). Targets: >= 3x (a), >= 1.3x (b), >= 0.6x (c).
 
-    python bench/evaluate.py [--quick] [--repeats 3] [--env CartPole-v1 --env Hopper-v5]
+With --beside-a-cpu-hog every way is measured again while one CPU-bound process runs beside it, and the
+fraction of its quiet rate each way keeps is printed: evaluate runs its policy on one torch thread, so
+that it keeps at least the fraction the plain loop (c) keeps (torch's intra-op threads stall when a core
+is taken).
+
+    python bench/evaluate.py [--quick] [--repeats 3] [--env CartPole-v1 --env Hopper-v5] [--beside-a-cpu-hog]
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 
@@ -173,15 +180,27 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="one repeat, for a smoke run")
     parser.add_argument("--repeats", type=int, default=3, help="evaluations per way (best kept)")
     parser.add_argument("--env", action="append", help=f"gymnasium id (repeatable; default {ENV_IDS})")
+    parser.add_argument("--beside-a-cpu-hog", action="store_true", help="measure again beside a busy process")
     args = parser.parse_args()
     repeats = 1 if args.quick else args.repeats
-    torch.set_num_threads(1)
+    torch.set_num_threads(1)  # the per-row loops (a) and (b) too: as evaluate runs its policy
     for env_id in args.env or ENV_IDS:
-        measure(Task.of(env_id), repeats)
+        quiet = measure(Task.of(env_id), repeats)
+        if args.beside_a_cpu_hog:
+            hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            try:
+                print("  again, beside one CPU-bound process:")
+                busy = measure(Task.of(env_id), repeats)
+            finally:
+                hog.kill()
+                hog.wait()
+            for name, rate in busy.items():
+                print(f"  {name:20s} keeps {rate / quiet[name]:5.2f} of its quiet rate beside the hog")
 
 
-def measure(task: Task, repeats: int) -> None:
-    """Every way on the same rows, interleaved, best rate of ``repeats`` kept; ratios printed."""
+def measure(task: Task, repeats: int) -> dict[str, float]:
+    """Every way on the same rows, interleaved, best rate of ``repeats`` kept; ratios printed, rates
+    returned."""
     length = Policy(task.network()).parameter_length
     rows = torch.randn(POPSIZE, length, generator=torch.Generator().manual_seed(0)) * 0.3
     ways = {
@@ -209,6 +228,7 @@ def measure(task: Task, repeats: int) -> None:
         print(f"  {name:20s} {rate:12,.0f} env-steps/s   vecrl is {ratio:5.2f}x this")
     if "(b) evotorch 0.6.1" not in best:
         print("  (b) evotorch 0.6.1   n/a (evotorch not installed)")
+    return best
 
 
 if __name__ == "__main__":
