@@ -180,12 +180,16 @@ class _Dispatch:
             try:
                 self.results[batch.start] = worker.result(self.device)
             except WorkerError as death:
-                warnings.warn(f"{death} Its rows {batch.start}-{batch.stop - 1} ran elsewhere.", stacklevel=2)
-                self.left.appendleft(batch)
-                self.dead.append(worker)
+                self.lost(worker, batch, death)
                 continue
             self.idle.append(worker)
         self.hand_out()
+
+    def lost(self, worker: _Worker, batch: Part, death: WorkerError) -> None:
+        """``worker`` died holding ``batch``: the batch goes back to the front, the worker is replaced later."""
+        warnings.warn(f"{death} Its rows {batch.start}-{batch.stop - 1} ran elsewhere.", stacklevel=3)
+        self.left.appendleft(batch)
+        self.dead.append(worker)
 
     def hand_out(self) -> None:
         while self.idle and self.left:
@@ -193,9 +197,7 @@ class _Dispatch:
             try:
                 worker.send(self.evaluation, batch)
             except WorkerError as death:
-                warnings.warn(f"{death} Its rows {batch.start}-{batch.stop - 1} ran elsewhere.", stacklevel=2)
-                self.left.appendleft(batch)
-                self.dead.append(worker)
+                self.lost(worker, batch, death)
                 continue
             self.busy[worker] = batch
 
