@@ -5,7 +5,6 @@ error after max_tries, and one that fails once is simply run again."""
 from __future__ import annotations
 
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import gymnasium as gym
 import pytest
 import ray
 import torch
+from mid_call import once_it_exists
 from ray.exceptions import RayTaskError
 from ray_processes import everything_started_here_ends
 
@@ -88,18 +88,8 @@ def test_an_actor_killed_mid_evaluation_has_its_part_run_again_with_the_result_u
         victim = executor.actors[0]
         started = tmp_path / victim._actor_id.hex()
 
-        def kill_once_it_runs() -> None:
-            deadline = time.monotonic() + 60
-            while not started.exists() and time.monotonic() < deadline:
-                time.sleep(0.01)
-            ray.kill(victim)
-
-        killer = threading.Thread(target=kill_once_it_runs)
-        killer.start()
-        try:
+        with once_it_exists(started, lambda: ray.kill(victim)):
             result = evaluate(policy, env, rows, num_episodes=2, seed=5, executor=executor)
-        finally:
-            killer.join()
         assert started.exists() and executor.restarts == 1 and victim not in executor.actors
         expected = evaluate(policy, env, rows, num_episodes=2, seed=5)
         assert torch.equal(result.total_return, expected.total_return)  # nothing lost, nothing counted twice

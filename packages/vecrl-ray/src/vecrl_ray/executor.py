@@ -70,9 +70,11 @@ class RayExecutor:
     cluster (``"auto"``, ``"127.0.0.1:6379"``, ``"ray://head:10001"``); a Ray already initialised in this
     process is used as it is. ``num_actors`` defaults to the cluster's free CPUs divided by
     ``num_cpus_per_actor``; the actors are spread over the nodes and started here, once: an evolution loop
-    pays for them on its first line, not each generation. An actor that dies has its part run again on a new
-    one; a part that fails ``max_tries`` times raises ``EvaluationError`` naming its rows. ``close()`` (or
-    leaving a ``with`` block) kills the actors, and shuts Ray down if it was started here.
+    pays for them on its first line, not each generation. An actor that dies (or whose node goes) has its
+    part run again on the next free actor, with the same results, and a new actor takes its place once the
+    cluster has a CPU for it; a part that fails ``max_tries`` times raises ``EvaluationError`` naming its
+    rows. ``close()`` (or leaving a ``with`` block) kills the actors, and shuts Ray down if it was started
+    here.
 
     Examples:
         >>> with RayExecutor(num_actors=2) as executor:  # doctest: +SKIP
@@ -105,6 +107,8 @@ class RayExecutor:
         #: Actors started in place of dead ones, since this executor was made.
         self.restarts: int = 0
         self._num_cpus: float = num_cpus_per_actor
+        #: Replacement actors not yet started (they wait for a free CPU): actor index -> ``ready()``'s ref.
+        self._starting: dict[int, Any] = {}
         started_ray = not ray.is_initialized()
         if started_ray:
             if address is not None:
@@ -165,22 +169,29 @@ class RayExecutor:
         results: list[tuple[np.ndarray, ...] | None] = [None] * len(parts)
         tries = [0] * len(parts)
         waiting = collections.deque(range(len(parts)))
-        idle = collections.deque(range(len(self._actors)))
+        self._note_started(timeout=0)
+        idle = collections.deque(actor for actor in range(len(self._actors)) if actor not in self._starting)
         running: dict[Any, tuple[int, int]] = {}  # task -> (actor, part)
         while waiting or running:
             while waiting and idle:
                 actor, index = idle.popleft(), waiting.popleft()
                 message = self._senders[actor].pickled(evaluation, parts[index], recipe, "Ray actors")
                 running[self._actors[actor].run.remote(message)] = (actor, index)
-            (task,), _ = ray.wait(list(running), num_returns=1)
+            if not running:  # every actor left is starting: wait for one
+                idle.extend(self._note_started(timeout=START_TIMEOUT_S, parts=[parts[i] for i in waiting]))
+                continue
+            starting = {ready: actor for actor, ready in self._starting.items()}
+            (task,), _ = ray.wait([*running, *starting], num_returns=1)
+            if task in starting:  # a replacement is up: it takes the next part
+                idle.extend(self._note_started(timeout=0))
+                continue
             actor, index = running.pop(task)
             try:
                 results[index] = ray.get(task)
                 idle.append(actor)
                 continue
-            except RayActorError as error:  # died: its part runs again on a new actor
-                self._replace(actor)
-                idle.append(actor)
+            except RayActorError as error:  # died (or its node went): its part runs again elsewhere
+                self._replace(actor)  # the new actor joins once it has started (a CPU may be missing)
                 failure: BaseException = error
             except RayError as error:  # its part raised (RayTaskError), or what it raised did not unpickle
                 idle.append(actor)
@@ -193,14 +204,45 @@ class RayExecutor:
         # (copies: Ray hands back read-only arrays)
         return [tuple(torch.tensor(array, device=device) for array in result) for result in results]  # type: ignore[union-attr]
 
+    def _note_started(self, timeout: float, parts: Sequence[Part] = ()) -> list[int]:
+        """The replacement actors that have started within ``timeout`` s (no longer starting); a
+        TimeoutError naming ``parts`` when none has and none of them was ready at once. One that died
+        starting is replaced again."""
+        if not self._starting:
+            return []
+        actor_of = {ready: actor for actor, ready in self._starting.items()}
+        done, _ = ray.wait(list(actor_of), num_returns=len(actor_of), timeout=0)
+        if not done and timeout > 0:
+            done, _ = ray.wait(list(actor_of), num_returns=1, timeout=timeout)
+            if not done:
+                rows = ", ".join(f"{part.start}-{part.stop - 1}" for part in parts)
+                raise TimeoutError(
+                    f"No Ray actor is left to run rows {rows}: the actors replacing those lost did not start"
+                    f" within {timeout:g} s, and the cluster has {ray.available_resources().get('CPU', 0.0):g}"
+                    f" CPUs free for their {self._num_cpus:g} each. Add a node, or make a RayExecutor with"
+                    " fewer actors."
+                )
+        started = []
+        for ready in done:
+            actor = actor_of[ready]
+            del self._starting[actor]
+            try:
+                ray.get(ready)
+            except RayActorError:
+                self._replace(actor)
+                continue
+            started.append(actor)
+        return started
+
     def _new_actor(self) -> Any:
         threads = max(1, math.floor(self._num_cpus))
         return _RemoteActor.options(num_cpus=self._num_cpus, scheduling_strategy="SPREAD").remote(threads)
 
     def _replace(self, actor: int) -> None:
-        """A new actor in place of actor ``actor``, which died."""
+        """A new actor in place of actor ``actor``, which died; it is starting until its ``ready`` answers."""
         ray.kill(self._actors[actor])
         self._actors[actor] = self._new_actor()
+        self._starting[actor] = self._actors[actor].ready.remote()
         self._senders[actor] = PartSender()
         self.restarts += 1
 
