@@ -8,7 +8,10 @@
   evaluate   evaluate(policy, env, 256 MLPs, num_workers=2) against evaluate(...) in one process, one
              episode each, after one call that starts the workers (its time is printed apart); both
              ways evaluate the same seeds, and the ratio is that of their summed times (the spread of
-             the per-seed ratios printed with it)
+             the per-seed ratios printed with it). "longer half last": the last 128 rows act gently
+             (parameters x 0.1) and their Hopper episodes run about 4x longer, so that a fixed split
+             of the population (the first half here, the second in the worker) would leave this
+             process idle most of the call; processes pulling rows as their sub-envs free up do not
 
 Targets on a quiet 2-core machine: Hopper-v5 x 64 >= 1.6x sync, CartPole-v1 x 256 >= 1.3x, evaluate of
 Hopper-v5 >= 1.7x. Where workers cannot win (few cheap sub-envs: CartPole-v1 x 16), num_workers="auto"
@@ -77,7 +80,7 @@ def measure_stepping(env_id: str, num_envs: int, repeats: int, steps: int) -> No
     )
 
 
-def measure_evaluate(env_id: str, repeats: int) -> None:
+def measure_evaluate(env_id: str, repeats: int, longer_half_last: bool = False) -> None:
     env = vecrl.make_vector_env(f"gym::{env_id}", num_envs=256, num_episodes=1, empty_info=True)
     obs_length = gym.spaces.flatdim(env.single_observation_space)
     space = env.single_action_space
@@ -86,6 +89,8 @@ def measure_evaluate(env_id: str, repeats: int) -> None:
         f"Linear({obs_length}, 64) >> Tanh() >> Linear(64, 64) >> Tanh() >> Linear(64, {act_length})"
     )
     rows = torch.randn(256, policy.parameter_length, generator=torch.Generator().manual_seed(0)) * 0.3
+    if longer_half_last:
+        rows[128:] *= 0.1
     start = time.perf_counter()
     evaluate(policy, env, rows, seed=0, num_workers=2)
     first = time.perf_counter() - start
@@ -103,7 +108,7 @@ def measure_evaluate(env_id: str, repeats: int) -> None:
         ratios.append(times["one process"] / times["workers"])
     env.close()
     print(
-        f"  evaluate 256 x {env_id}: workers {totals['workers'] / repeats:.2f} s ="
+        f"  evaluate 256 x {env_id}{', longer half last' if longer_half_last else ''}: workers {totals['workers'] / repeats:.2f} s ="
         f" {totals['one process'] / totals['workers']:.2f}x one process ({totals['one process'] / repeats:.2f} s),"
         f" per seed {min(ratios):.2f}x to {max(ratios):.2f}x; first call, starting the workers: {first:.2f} s"
     )
@@ -120,6 +125,8 @@ def main() -> None:
         measure_stepping(env_id, num_envs, repeats, steps)
     for env_id in ("CartPole-v1",) if args.quick else ("CartPole-v1", "Hopper-v5"):
         measure_evaluate(env_id, repeats)
+    if not args.quick:
+        measure_evaluate("Hopper-v5", repeats, longer_half_last=True)
     print(f"load average {os.getloadavg()}")
 
 

@@ -14,6 +14,7 @@ from gymnasium.spaces import Discrete, flatdim, flatten
 
 import vecrl
 from vecrl_policy import Policy, evaluate
+from vecrl_policy.evaluate_workers import STARTED_SHARE
 from vecrl_policy.observations import observation_flattener
 from vecrl_policy.row_loop import row_seeds
 
@@ -171,11 +172,12 @@ def test_evaluate_with_workers_equals_the_single_process_evaluate(env_id, popsiz
             ):
                 assert torch.equal(ours, theirs)
         workers = env._evaluation_workers.workers
-        # The caller's part (the first, of ceil(popsize / 2) rows) runs on an env of its size when the
-        # user's env is larger, kept with the workers and closed with the env.
+        # Each process starts ceil(popsize / 4) rows on an env of that size (at most num_envs), the others
+        # going to whichever frees a sub-env first; the caller's env is kept with the workers and closed
+        # with the env.
         own_envs = list(env._evaluation_workers._envs)
-        first_part = (popsize + 1) // 2
-        assert [own.num_envs for own in own_envs] == ([first_part] if first_part < num_envs else [])
+        width = -(-popsize // (2 * STARTED_SHARE))
+        assert [own.num_envs for own in own_envs] == ([width] if width < num_envs else [])
     finally:
         env.close()
     assert not any(worker.process.is_alive() for worker in workers)

@@ -1,6 +1,7 @@
 """evaluate(num_workers=2)'s faults with real worker processes: an exception in a worker reaches the caller
 as itself with the worker's traceback, a worker killed from outside (between calls or mid-call) loses
-nothing: its rows run elsewhere with equal results, a warning names it, and a new worker replaces it, and closing the env leaves no process running."""
+nothing: its rows run elsewhere with equal results, a warning names it, and a new worker replaces it;
+a process whose rows run longer takes fewer rows; closing the env leaves no process running."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import vecrl.testing
 from vecrl.checks import SubEnvError
 from vecrl.processes import RemoteTraceback
 from vecrl_policy import Policy, evaluate
+from vecrl_policy.row_loop import row_seeds
 
 
 @pytest.fixture
@@ -48,8 +50,9 @@ def test_an_exception_in_a_worker_is_raised_as_itself_with_the_workers_traceback
             match=r"Population row [4-7] \(on sub-env [0-3] of the env running it\) raised ZeroDivisionError in"
             r" step\(\): boom in a worker",
         ) as caught:
-            evaluate(policy, env, rows, num_workers=2)  # rows 4 to 7 run in the worker
-        assert caught.value.row == 4 + caught.value.index
+            evaluate(policy, env, rows, num_workers=2)
+        # each process has 8 / (2 * 2) sub-envs; the worker starts the last rows, 6 and 7, on its two
+        assert caught.value.row == 6 + caught.value.index
         original = caught.value.__cause__
         assert isinstance(original, ZeroDivisionError) and str(original) == "boom in a worker"
         assert isinstance(original.__cause__, RemoteTraceback)
@@ -70,7 +73,8 @@ def test_a_worker_killed_between_calls_has_its_rows_run_here_and_is_replaced(no_
         os.kill(worker.process.pid, signal.SIGKILL)
         worker.process.join(5)
         with pytest.warns(
-            UserWarning, match=rf"pid {worker.process.pid}\) died \(signal SIGKILL\).*rows 4-7 ran elsewhere"
+            UserWarning,
+            match=rf"pid {worker.process.pid}\) died \(signal SIGKILL\).*The rows meant for it ran elsewhere",
         ):
             result = evaluate(policy, env, rows, seed=3, num_workers=2)
         assert torch.equal(result.total_return, expected.total_return)
@@ -144,3 +148,46 @@ def test_a_failing_sub_env_in_one_process_names_its_population_row():
             evaluate(policy, env, rows)
     finally:
         env.close()
+
+
+class SaysWhoStarts(gym.Wrapper):
+    """CartPole that leaves a file ``<seed>-<pid>`` in ``folder`` for every seeded reset: which process
+    started which row (each row's sub-env is reset once with the row's seed)."""
+
+    def __init__(self, env, folder: str):
+        super().__init__(env)
+        self.folder = folder
+
+    def reset(self, *, seed=None, options=None):
+        if seed is not None:
+            open(os.path.join(self.folder, f"{seed}-{os.getpid()}"), "x").close()
+        return self.env.reset(seed=seed, options=options)
+
+
+def test_a_process_whose_rows_run_longer_takes_fewer_rows(tmp_path, no_process_left):
+    env = vecrl.make_vector_env(
+        "gym::CartPole-v1",
+        num_envs=4,
+        num_episodes=1,
+        wrappers=[lambda env: SaysWhoStarts(env, str(tmp_path))],
+    )
+    policy = Policy("Linear(4, 2)")
+    rows = 0.05 * torch.randn(16, policy.parameter_length, generator=torch.Generator().manual_seed(0))
+    rows[8:, 4:8] += torch.tensor([0.0, 0.0, 1.0, 1.0])  # action 1 when the pole leans right: long episodes
+    try:
+        result = evaluate(policy, env, rows, seed=3, num_workers=2)
+    finally:
+        env.close()
+    plain = vecrl.make_vector_env("gym::CartPole-v1", num_envs=4, num_episodes=1)
+    assert torch.equal(result.total_return, evaluate(policy, plain, rows, seed=3).total_return)
+    plain.close()
+    assert (result.steps[:8] < 50).all() and (result.steps[8:] > 100).all()
+    row_of = {seed: row for row, seed in enumerate(row_seeds(3, 16))}
+    started = [name.split("-") for name in os.listdir(tmp_path)]
+    here = {row_of[int(seed)] for seed, pid in started if int(pid) == os.getpid()}
+    worker = {row_of[int(seed)] for seed, pid in started if int(pid) != os.getpid()}
+    assert len(started) == 16 and here | worker == set(range(16))  # every row started once
+    # A fixed split would have given the worker rows 8-15 (100 to 500 steps each) and this process the short
+    # ones. The worker starts with the last rows and takes more only as its sub-envs free up, while this
+    # process, done with its short rows at once, runs most of the long ones.
+    assert not worker & set(range(8)) and len(worker) < 8

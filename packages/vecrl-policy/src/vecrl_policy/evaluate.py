@@ -77,11 +77,13 @@ def evaluate(
     ``Discrete(n)`` observation (FrozenLake) as a one-hot vector of length n. Size the network's input
     with ``gymnasium.spaces.flatdim(env.single_observation_space)``.
 
-    ``num_workers=K`` splits the population in K parts evaluated at once: the first here, each other in a
-    worker process that makes its own env (from ``env.recipe``, so ``env`` must come from
-    ``make_vector_env``, with a ``gym::`` env) and policy once, runs whole episodes and sends back only
-    the results, which equal those of ``num_workers=None`` for the same ``seed``. Workers are spawned, so
-    a script must guard its entry point with ``if __name__ == "__main__":``.
+    ``num_workers=K`` evaluates the population in K processes at once: this one and K - 1 worker
+    processes that make their own env (from ``env.recipe``, so ``env`` must come from
+    ``make_vector_env``, with a ``gym::`` env) and policy once. Each process's free sub-envs take the
+    rows not yet started (``vecrl_policy.evaluate_workers``), so a process whose rows run longer takes
+    fewer; workers send back only the results, which equal those of ``num_workers=None`` for the same
+    ``seed``. Workers are spawned, so a script must guard its entry point with
+    ``if __name__ == "__main__":``.
 
     The neuroevolution options, named and meant as in EvoTorch's ``VecGymNE``:
 

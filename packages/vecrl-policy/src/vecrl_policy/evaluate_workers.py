@@ -1,12 +1,13 @@
 """``evaluate(..., num_workers=K)``: the population evaluated in K processes, the caller among them.
 
-The processes are an ``Executor`` (``vecrl_policy.executor``) tied to the env. The population is cut into
-batches of rows, BATCHES_PER_PROCESS per process, and each process takes the next batch as soon as it is
-done with one (the caller hands them out between its own steps), so a process whose rows have longer
-episodes does not hold the call. A worker process makes the env again (from its ``recipe``) once and
-keeps it, with the policy, for the next call; it runs every episode of its rows and sends back their
-returns, episode counts and step counts: nothing crosses a process per step. A row's result depends on
-its seed alone, so the batch of a worker that dies runs again elsewhere with the same results.
+The processes are an ``Executor`` (``vecrl_policy.executor``) tied to the env. Each process runs its
+rows on an env of ``num_envs / (K * STARTED_SHARE)`` sub-envs (at most ``num_envs``), whose free sub-envs
+take the next rows as they come: the caller hands them out a few at a time as processes ask (between
+its own steps), so a process whose rows have longer episodes, or dearer steps, takes fewer rows, and all
+finish together. A worker process makes the env again (from its ``recipe``) once and keeps it, with the
+policy, for the next call; it runs every episode of its rows and sends back their returns, episode counts
+and step counts: per step, nothing crosses a process but the odd request for rows. A row's result depends
+on its seed alone, so the rows of a worker that dies run again elsewhere with the same results.
 """
 
 from __future__ import annotations
@@ -29,12 +30,13 @@ from vecrl.processes import RemoteFailure, WorkerProcess, ignore_interrupts, mes
 from vecrl_policy.executor import Evaluation, Part, PartRunner, PartSender
 from vecrl_policy.threads import one_torch_thread
 
-#: Batches of rows per process. One balances least, but measured on 2 cores (bench/gym_workers.py,
-#: Hopper-v5 and CartPole-v1, 256 rows) it was the fastest: 1.75x one process against 1.49x with 2
-#: batches and 1.37x with 4, since each batch runs on an env of its size (fewer sub-envs pay the same
-#: per-step overhead) and has its own last steps. A larger value balances processes whose rows differ
-#: more; a dead worker's batch runs again elsewhere whatever the value.
-BATCHES_PER_PROCESS = 1
+#: A process's env holds 1 / (K * STARTED_SHARE) of the population (at most ``num_envs``): the rows it
+#: starts with, all processes together 1 / STARTED_SHARE of it; the rest go to whichever process frees
+#: sub-envs first.
+STARTED_SHARE = 2
+#: A worker asks for rows in batches of this share of its env's sub-envs (at least one), and asks again as
+#: soon as it holds fewer spare rows than that, so that a sub-env it frees finds one waiting.
+ASKED_SHARE = 0.25
 
 
 class WorkerError(VecrlError, RuntimeError):
@@ -69,10 +71,10 @@ def checked_num_workers(num_workers: Any, env: Any) -> int:
 
 class EvaluationWorkers:
     """``num_workers - 1`` worker processes tied to one env, each making that env again (from its recipe)
-    and keeping it; with the caller, they evaluate a population in batches pulled as each process frees
-    up (an ``Executor``). The caller runs its batches on an env of the batch size, made once from the
-    recipe and kept here where it is not the env itself. A worker that dies mid-call has its batch run
-    elsewhere (a warning says so) and is replaced after the call."""
+    and keeping it; with the caller, they evaluate a population (an ``Executor``), each process's free
+    sub-envs taking the rows no process has started yet. The caller runs its rows on an env of the same
+    size, made once from the recipe and kept here where it is not the env itself. A worker that dies
+    mid-call has its rows run elsewhere (a warning says so) and is replaced after the call."""
 
     def __init__(self, recipe: Any, num_workers: int) -> None:
         self._recipe = _in_one_process(recipe)
@@ -91,7 +93,7 @@ class EvaluationWorkers:
             for worker in self.workers:
                 worker.ping()
             for worker in self.workers:
-                worker.result(torch.device("cpu"))
+                worker.receive()
         except BaseException:
             self.close()
             raise
@@ -101,27 +103,31 @@ class EvaluationWorkers:
         return not self._finalizer.alive
 
     def run(self, evaluation: Evaluation, parts: Sequence[Part]) -> list[tuple[torch.Tensor, ...]]:
-        """The rows of ``parts`` in batches, handed to whichever process is free; each batch's results,
-        in the order of the rows. A worker's error is raised here (see ``_Worker``), its death is not."""
-        batches = _batches(parts, evaluation.env.num_envs, self.num_parts * BATCHES_PER_PROCESS)
-        results: dict[int, tuple[torch.Tensor, ...]] = {}
+        """The rows of ``parts`` (the whole population, contiguous), run by whichever process frees a
+        sub-env; their results as one tuple (each row's, and the observation statistics summed over the
+        processes). A worker's error is raised here (see ``_Worker``), its death is not."""
+        first, stop = parts[0].start, parts[-1].stop
+        seeds = None if parts[0].seeds is None else tuple(s for part in parts for s in part.seeds or ())
+        num_envs = min(evaluation.env.num_envs, math.ceil((stop - first) / (self.num_parts * STARTED_SHARE)))
+        job = Part(first, stop, num_envs, seeds)
+        dispatch = _Dispatch(self, evaluation, job)
         try:
-            _Dispatch(self, evaluation, batches, results).run()
+            dispatch.run()
         except BaseException:
             self.close()  # a worker may be out of step (or Ctrl-C): the next call starts afresh
             raise
-        return [results[batch.start] for batch in batches]
+        return [dispatch.merged()]
 
-    def run_here(self, evaluation: Evaluation, batch: Part, progress: Any) -> tuple[torch.Tensor, ...]:
-        """One batch in this process, on an env of its size."""
+    def run_here(self, evaluation: Evaluation, job: Part, source: Any) -> tuple[torch.Tensor, ...]:
+        """The rows ``source`` gives, in this process, on an env of the job's size."""
         env = evaluation.env
-        own_env = env if batch.num_envs == env.num_envs else self._env_of_size(batch.num_envs)
-        rows = evaluation.parameters[batch.start : batch.stop]
+        own_env = env if job.num_envs == env.num_envs else self._env_of_size(job.num_envs)
+        rows = evaluation.parameters[job.start : job.stop]
         try:
             with one_torch_thread():  # one core per process
-                return evaluation.run_rows(evaluation.policy, own_env, rows, batch.seeds, progress=progress)
+                return evaluation.run_rows(evaluation.policy, own_env, rows, job.seeds, source=source)
         except SubEnvError as error:
-            raise error.with_row(batch.start + (error.row or 0)) from error.__cause__
+            raise error.with_row(job.start + (error.row or 0)) from error.__cause__
 
     def replace(self, worker: _Worker) -> None:
         """A new worker in place of ``worker``, which died."""
@@ -142,79 +148,163 @@ class EvaluationWorkers:
 
 
 class _Dispatch:
-    """One ``EvaluationWorkers.run`` call: the batches left, the workers busy and with which batch."""
+    """One ``EvaluationWorkers.run`` call: the rows no process has started (``left``, as rows of the job),
+    which worker holds which rows, and the results so far. The caller takes rows from the front, workers
+    from the back."""
 
-    def __init__(
-        self,
-        workers: EvaluationWorkers,
-        evaluation: Evaluation,
-        batches: list[Part],
-        results: dict[int, tuple[torch.Tensor, ...]],
-    ) -> None:
-        self.workers, self.evaluation, self.results = workers, evaluation, results
-        self.left = deque(batches)
-        self.busy: dict[_Worker, Part] = {}
+    def __init__(self, workers: EvaluationWorkers, evaluation: Evaluation, job: Part) -> None:
+        self.workers, self.evaluation, self.job = workers, evaluation, job
+        self.left = deque(range(job.stop - job.start))
+        self.holding: dict[_Worker, list[int]] = {}  # busy workers -> the rows they were given
         self.idle = list(workers.workers)
         self.dead: list[_Worker] = []
+        self.results: list[tuple[torch.Tensor, ...]] = []
         self.device = evaluation.parameters.device
+        self.batch = max(1, math.ceil(job.num_envs * ASKED_SHARE))
 
     def run(self) -> None:
         self.hand_out()
-        while self.left or self.busy:
+        while self.left or self.holding:
             if self.left:
-                batch = self.left.popleft()
-                # the caller hands out batches between its own steps (every few dozen)
-                self.results[batch.start] = self.workers.run_here(self.evaluation, batch, self.collect)
+                self.results.append(self.workers.run_here(self.evaluation, self.job, _CallersRows(self)))
             else:
-                wait([end for worker in self.busy for end in (worker.connection, worker.process.sentinel)])
-            self.collect()
+                wait([end for worker in self.holding for end in (worker.connection, worker.process.sentinel)])
+            self.serve()
         for worker in self.dead:
             self.workers.replace(worker)
 
-    def collect(self, _rows_done: int = 0) -> None:
-        """Take the results of the workers that are done and give them the next batches."""
-        for worker, batch in list(self.busy.items()):
-            if not worker.ready():
-                continue
-            del self.busy[worker]
-            try:
-                self.results[batch.start] = worker.result(self.device)
-            except WorkerError as death:
-                self.lost(worker, batch, death)
-                continue
-            self.idle.append(worker)
+    def serve(self) -> None:
+        """Answer the workers that asked for rows, take the results of those done, hand the rows left to
+        idle workers."""
+        for worker in list(self.holding):
+            while worker in self.holding and worker.ready():
+                try:
+                    message = worker.receive()
+                except WorkerError as death:
+                    self.lost(worker, death)
+                    continue
+                if isinstance(message, int):  # it asks for that many rows
+                    self.give(worker, self.back(message))
+                    continue
+                del self.holding[worker]
+                self.results.append(tuple(torch.from_numpy(array).to(self.device) for array in message))
+                self.idle.append(worker)
         self.hand_out()
 
-    def lost(self, worker: _Worker, batch: Part, death: WorkerError) -> None:
-        """``worker`` died holding ``batch``: the batch goes back to the front, the worker is replaced later."""
-        warnings.warn(f"{death} Its rows {batch.start}-{batch.stop - 1} ran elsewhere.", stacklevel=3)
-        self.left.appendleft(batch)
+    def back(self, count: int) -> list[int]:
+        """Up to ``count`` rows from the back of ``left``, in order."""
+        rows = [self.left.pop() for _ in range(min(count, len(self.left)))]
+        return rows[::-1]
+
+    def give(self, worker: _Worker, rows: list[int]) -> None:
+        """Send ``rows`` to a busy worker (none: there are no more)."""
+        self.holding[worker].extend(rows)
+        try:
+            worker.give(rows)
+        except WorkerError as death:
+            self.lost(worker, death)
+
+    def lost(self, worker: _Worker, death: WorkerError) -> None:
+        """``worker`` died holding rows: they go back to ``left``, the worker is replaced later."""
+        rows = self.holding.pop(worker)
+        what = f"Its rows {_spans(self.job.start + row for row in rows)}" if rows else "The rows meant for it"
+        warnings.warn(f"{death} {what} ran elsewhere.", stacklevel=4)
+        self.left.extend(sorted(rows))
         self.dead.append(worker)
 
     def hand_out(self) -> None:
         while self.idle and self.left:
-            worker, batch = self.idle.pop(), self.left.pop()  # workers from the back, the caller the front
+            worker = self.idle.pop()
+            self.holding[worker] = []
             try:
-                worker.send(self.evaluation, batch)
+                worker.send(self.evaluation, self.job)
             except WorkerError as death:
-                self.lost(worker, batch, death)
+                self.lost(worker, death)
                 continue
-            self.busy[worker] = batch
+            self.give(worker, self.back(self.job.num_envs))
+
+    def merged(self) -> tuple[torch.Tensor, ...]:
+        """The processes' results as one: each row's from the process that ran it (the others hold zeros),
+        and the observation statistics summed."""
+        return tuple(torch.stack(column).sum(dim=0) for column in zip(*self.results, strict=True))
 
 
-def _batches(parts: Sequence[Part], num_envs: int, count: int) -> list[Part]:
-    """The rows of ``parts`` (contiguous, in order) in about ``count`` batches of equal size (the last may
-    be short), each run on an env of that size (at most ``num_envs``): one env size for every batch, so
-    that no process makes its env again between batches."""
-    start, stop = parts[0].start, parts[-1].stop
-    seeds = None if parts[0].seeds is None else tuple(s for part in parts for s in part.seeds or ())
-    size = max(1, math.ceil((stop - start) / count))
-    batches = []
-    for first in range(start, stop, size):
-        last = min(first + size, stop)
-        batch_seeds = None if seeds is None else seeds[first - start : last - start]
-        batches.append(Part(first, last, min(size, num_envs), batch_seeds))
-    return batches
+class _CallersRows:
+    """The caller's ``RowSource``: rows from the front of the dispatch's ``left``, and the workers served
+    between the caller's steps. Done once ``left`` was empty (rows a dead worker gives back later run in
+    a loop of their own)."""
+
+    def __init__(self, dispatch: _Dispatch) -> None:
+        self._dispatch, self._done = dispatch, False
+
+    def take(self, count: int, *, wait: bool = False) -> list[int]:
+        left = self._dispatch.left
+        rows = [left.popleft() for _ in range(min(count, len(left)))]
+        self._done = self._done or not left
+        return rows
+
+    def arrived(self) -> bool:
+        self._dispatch.serve()
+        return False
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+
+class _PulledRows:
+    """A worker's ``RowSource``: the rows the caller gives it, asked for a batch at a time (one request
+    at most in flight) whenever fewer than a batch are spare; the caller's empty answer means done."""
+
+    def __init__(self, connection: Connection, batch: int) -> None:
+        self._connection, self._batch = connection, batch
+        self._spare: deque[int] = deque()
+        self._asked, self._over, self._new = True, False, False  # the first rows come with the job
+
+    def take(self, count: int, *, wait: bool = False) -> list[int]:
+        self.arrived()
+        while wait and not self._spare and not self._over:
+            self._receive()
+        rows = [self._spare.popleft() for _ in range(min(count, len(self._spare)))]
+        if len(self._spare) < self._batch and not self._asked and not self._over:
+            self._connection.send(self._batch)
+            self._asked = True
+        self._new = False
+        return rows
+
+    def arrived(self) -> bool:
+        if self._asked and self._connection.poll():
+            self._receive()
+        return self._new
+
+    @property
+    def done(self) -> bool:
+        return self._over and not self._spare
+
+    def _receive(self) -> None:
+        rows = self._connection.recv()
+        if rows is None:  # the caller ends this worker (an error, or Ctrl-C, in another process)
+            raise SystemExit
+        self._asked = False
+        self._spare.extend(rows)
+        self._over = self._over or not rows
+        self._new = bool(rows)
+
+
+def _spans(rows: Any) -> str:
+    """Rows as spans: ``0-3, 6``.
+
+    Examples:
+        >>> _spans([6, 0, 1, 2, 3])
+        '0-3, 6'
+    """
+    spans: list[list[int]] = []
+    for row in sorted(rows):
+        if spans and row == spans[-1][1] + 1:
+            spans[-1][1] = row
+        else:
+            spans.append([row, row])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
 def _in_one_process(recipe: Any) -> Any:
@@ -256,36 +346,40 @@ class _Worker(WorkerProcess):
         self._recipe = recipe
         self._sender = PartSender()
 
-    def send(self, evaluation: Evaluation, part: Part) -> None:
-        """Send one part to evaluate (the recipe and the policy only when it does not hold them yet)."""
-        job_bytes = self._sender.pickled(evaluation, part, self._recipe, "evaluation worker processes")
-        try:
-            self.connection.send(job_bytes)
-        except OSError:
-            raise self._death() from None
+    def send(self, evaluation: Evaluation, job: Part) -> None:
+        """Send the job (the recipe and the policy only when it does not hold them yet); its rows follow
+        with ``give``."""
+        self._send(self._sender.pickled(evaluation, job, self._recipe, "evaluation worker processes"))
+
+    def give(self, rows: list[int]) -> None:
+        """Rows of the job to run (none: there are no more)."""
+        self._send(rows)
 
     def ping(self) -> None:
         """Ask the worker to answer once it is up (its answer is an empty result)."""
-        try:
-            self.connection.send(_PING)
-        except OSError:
-            raise self._death() from None
+        self._send(_PING)
 
-    def result(self, device: torch.device) -> tuple[torch.Tensor, ...]:
-        """The part's results (on ``device``), or the worker's error raised here; a death is an error too."""
+    def receive(self) -> Any:
+        """What the worker sent: a count of rows it asks for, or its results (numpy arrays); the worker's
+        error is raised here, and its death is a WorkerError."""
         self.wait()
         try:
-            status, value = self.connection.recv()
+            message = self.connection.recv()
         except (EOFError, OSError):
             raise self._death() from None
-        if status == "error":
-            failure: RemoteFailure = value
-            raise failure.exception()
-        return tuple(torch.from_numpy(array).to(device) for array in value)
+        if isinstance(message, RemoteFailure):
+            raise message.exception()
+        return message
 
     def ready(self) -> bool:
-        """Whether the worker has sent something or has died (``result`` would not block)."""
+        """Whether the worker has sent something or has died (``receive`` would not block)."""
         return bool(wait([self.connection, self.process.sentinel], timeout=0))
+
+    def _send(self, message: Any) -> None:
+        try:
+            self.connection.send(message)
+        except OSError:
+            raise self._death() from None
 
     def _death(self) -> WorkerError:
         """The error for the worker having died before its results came (sending to it, or waiting)."""
@@ -301,18 +395,20 @@ _PING = b"ping"
 
 
 def _serve(connection: Connection) -> None:
-    """Run the parts the caller sends until it asks the worker to exit or goes away."""
+    """Run the jobs the caller sends until it asks the worker to exit or goes away."""
     ignore_interrupts()
     torch.set_num_threads(1)
     runner = PartRunner()
     try:
         for job in messages(connection):
             if job == _PING:
-                connection.send(("ok", ()))
+                connection.send(())
                 continue
             try:
-                connection.send(("ok", runner.run(cloudpickle.loads(job))))
+                message = cloudpickle.loads(job)
+                batch = max(1, math.ceil(message.part.num_envs * ASKED_SHARE))
+                connection.send(runner.run(message, source=_PulledRows(connection, batch)))
             except Exception as error:
-                connection.send(("error", RemoteFailure.of(error)))
+                connection.send(RemoteFailure.of(error))
     finally:
         runner.close()

@@ -25,7 +25,8 @@ from vecrl.processes import pickled
 
 class RowsEvaluator(Protocol):
     """Evaluates rows, each reset with its seed: ``(policy, env, rows, seeds) -> (total_return, episodes,
-    steps)``; ``progress`` hears how many rows are done as they finish."""
+    steps)``; ``progress`` hears how many rows are done as they finish, and a ``source``
+    (``vecrl_policy.row_loop.RowSource``) says which rows run, and when (default: all, at once)."""
 
     def __call__(
         self,
@@ -35,6 +36,7 @@ class RowsEvaluator(Protocol):
         seeds: Sequence[int] | None,
         *,
         progress: Callable[[int], None] | None = None,
+        source: Any = None,
     ) -> tuple[torch.Tensor, ...]: ...
 
 
@@ -176,8 +178,9 @@ class PartRunner:
         self._policy: Any = None
         self._env: Any = None
 
-    def run(self, message: PartMessage) -> tuple[np.ndarray, ...]:
-        """The part's ``(total_return, episodes, steps)`` as numpy arrays; an error leaves no env behind."""
+    def run(self, message: PartMessage, source: Any = None) -> tuple[np.ndarray, ...]:
+        """The part's ``(total_return, episodes, steps)`` as numpy arrays (of the rows ``source`` gives, when
+        given); an error leaves no env behind."""
         if message.recipe is not None:
             self._recipe = message.recipe
             self.close()
@@ -188,7 +191,7 @@ class PartRunner:
             if self._env is None or self._env.num_envs != part.num_envs:
                 self.close()
                 self._env = self._recipe.with_changes(num_envs=part.num_envs).make()
-            results = message.run_rows(self._policy, self._env, message.rows, part.seeds)
+            results = message.run_rows(self._policy, self._env, message.rows, part.seeds, source=source)
         except SubEnvError as error:
             self.close()  # the env may be out of step
             row = part.start + (error.row or 0)  # the row in the part, as a row of the whole population

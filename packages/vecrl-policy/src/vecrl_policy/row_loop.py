@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -50,6 +50,50 @@ def row_seeds(seed: int | None, num_rows: int) -> tuple[int, ...] | None:
     return tuple(int(word) % _SEED_MODULUS for word in words)
 
 
+class RowSource(Protocol):
+    """Where a row loop gets the rows its free sub-envs start: all of them at once (``InOrder``), or a
+    few at a time from another process (the evaluation workers' caller hands them out as processes free
+    sub-envs)."""
+
+    def take(self, count: int, *, wait: bool = False) -> list[int]:
+        """Up to ``count`` rows to start now, fewer or none when fewer are at hand; with ``wait``, at least
+        one unless ``done``."""
+        ...
+
+    def arrived(self) -> bool:
+        """Whether rows came (from elsewhere) since the last ``take``; called between steps."""
+        ...
+
+    @property
+    def done(self) -> bool:
+        """No row is at hand and none will come."""
+        ...
+
+
+class InOrder:
+    """Rows ``0 .. num_rows - 1``, in order.
+
+    Examples:
+        >>> rows = InOrder(3)
+        >>> rows.take(2), rows.take(2), rows.done
+        ([0, 1], [2], True)
+    """
+
+    def __init__(self, num_rows: int) -> None:
+        self._next, self._stop = 0, num_rows
+
+    def take(self, count: int, *, wait: bool = False) -> list[int]:
+        first, self._next = self._next, min(self._next + count, self._stop)
+        return list(range(first, self._next))
+
+    def arrived(self) -> bool:
+        return False
+
+    @property
+    def done(self) -> bool:
+        return self._next == self._stop
+
+
 @dataclass(frozen=True)
 class RowSettings:
     """What every row of one ``evaluate`` call is run with: ``num_episodes`` each, argmax actions where
@@ -69,13 +113,14 @@ def run_rows(
     seeds: Sequence[int] | None,
     settings: RowSettings,
     progress: Callable[[int], None] | None = None,
+    source: RowSource | None = None,
 ) -> tuple[torch.Tensor, ...]:
     """Run each of ``rows`` for ``settings.num_episodes`` episodes on ``env``, row ``r`` reset with
     ``seeds[r]`` (unseeded when ``seeds`` is None): each row's ``(total_return, episodes, steps)`` on the
     device of ``rows``, and with ``settings.normalize``, the observations the rows saw as ``(count, sum,
-    sum of squares)`` (one row each). ``progress`` hears how many rows are done whenever rows finish
-    (the worker processes' caller hands out batches then)."""
-    loop = _RowLoop(policy, env, rows, seeds, settings)
+    sum of squares)`` (one row each). ``progress`` hears how many rows are done whenever rows finish.
+    ``source`` says which rows run (default: all, in order); the results of the others are zeros."""
+    loop = _RowLoop(policy, env, rows, seeds, settings, InOrder(len(rows)) if source is None else source)
     try:
         return loop.run(progress)
     except SubEnvError as error:
@@ -86,9 +131,15 @@ class _RowLoop:
     """One ``run_rows`` call: which row each sub-env (slot) holds, and the results so far (on the CPU)."""
 
     def __init__(
-        self, policy: Policy, env: Any, rows: torch.Tensor, seeds: Sequence[int] | None, settings: RowSettings
+        self,
+        policy: Policy,
+        env: Any,
+        rows: torch.Tensor,
+        seeds: Sequence[int] | None,
+        settings: RowSettings,
+        source: RowSource,
     ) -> None:
-        self.policy, self.env, self.rows, self.seeds = policy, env, rows, seeds
+        self.policy, self.env, self.rows, self.seeds, self.source = policy, env, rows, seeds, source
         self.num_episodes, self.discrete, self.flatten = (
             settings.num_episodes,
             settings.discrete,
@@ -98,7 +149,6 @@ class _RowLoop:
         self.num_rows, self.num_slots = len(rows), env.num_envs
         # masked resets start rows one sub-env at a time, where the backend can seed them so
         self.refills = seeds is None or getattr(env.unwrapped, "seeded_masked_reset", True)
-        self.next_row = 0
         self.held = torch.zeros(self.num_slots, dtype=torch.int64)  # the row each slot runs (or ran last)
         self.counting = torch.zeros(self.num_slots, dtype=torch.bool)  # slots whose row is not done
         # held where counting, else -1 (replaced, never changed in place)
@@ -132,7 +182,7 @@ class _RowLoop:
 
     def run(self, progress: Callable[[int], None] | None) -> tuple[torch.Tensor, ...]:
         self.progress = progress
-        features = self._start_together()
+        features = self._start_together(self.source.take(self.num_slots, wait=True))
         with torch.no_grad():
             while True:
                 if self.normalize is not None:
@@ -155,7 +205,7 @@ class _RowLoop:
                     self.t += ~resetting
                     reward = self.shaping.shaped(reward, self.t)
                     self.t = torch.where(done, 0, self.t)
-                self.fold.rewards.append(reward)
+                self.fold.rewards.append(reward)  # (before a refill: the new rows' steps start after it)
                 self.fold.owners.append(
                     torch.where(resetting, -1, self.owner) if self.next_step else self.owner
                 )
@@ -164,6 +214,10 @@ class _RowLoop:
                 ended = done & self.counting
                 if ended.any():
                     features = self._episodes_ended(ended, features)
+                elif self.refills and self.source.arrived():
+                    features = self._refill(features)
+                if not self.counting.any():
+                    features = self._start_more(features)
                     if not self.counting.any():
                         break
                 if len(self.fold.rewards) == FOLD_STEPS:
@@ -191,21 +245,24 @@ class _RowLoop:
             if self.progress is not None:
                 self.progress(self.rows_done)
             self._set_counting(self.counting & ~finished)
-            if self.next_row < self.num_rows:
-                if self.refills:
-                    return self._refill(finished)
-                if not self.counting.any():
-                    return self._start_together()
+            if self.refills:
+                features = self._refill(features)
             self._drop_done_rows()
         return features
 
-    def _start_together(self) -> torch.Tensor:
-        """Start the next ``num_slots`` rows (fewer at the end: spare slots hold copies of the last one,
-        not counted) with one reset of the whole env; the features of its first observations."""
-        start = self.next_row
-        count = min(self.num_slots, self.num_rows - start)
-        self.next_row += count
-        held = torch.arange(start, start + count)
+    def _start_more(self, features: torch.Tensor) -> torch.Tensor:
+        """Every slot is free: the next rows (waiting for them if they are yet to come), by masked resets
+        or by one reset of the whole env; ``features`` when no row is left."""
+        if self.refills:
+            return self._refill(features, wait=True)
+        rows = self.source.take(self.num_slots, wait=True)
+        return self._start_together(rows) if rows else features
+
+    def _start_together(self, rows: list[int]) -> torch.Tensor:
+        """Start ``rows`` (at most ``num_slots``; spare slots hold copies of the last one, not counted)
+        with one reset of the whole env; the features of its first observations."""
+        held = torch.tensor(rows, dtype=torch.int64)
+        count = len(held)
         self.held = torch.cat([held, held[-1:].expand(self.num_slots - count)])
         self._set_counting(torch.arange(self.num_slots) < count)
         self.slot_episodes.zero_()
@@ -218,12 +275,17 @@ class _RowLoop:
         observation, _ = self.env.reset() if seeds is None else self.env.reset(seed=seeds)
         return self.flatten(observation)
 
-    def _refill(self, finished: torch.Tensor) -> torch.Tensor:
-        """The next rows on the ``finished`` slots (as many as are left), each started by a masked reset
-        with its own seed; the features of the observations the reset returns."""
-        slots = finished.nonzero().flatten()[: self.num_rows - self.next_row]
-        new = torch.arange(self.next_row, self.next_row + len(slots))
-        self.next_row += len(slots)
+    def _refill(self, features: torch.Tensor, *, wait: bool = False) -> torch.Tensor:
+        """The rows at hand (waiting for some, with ``wait``) on the free slots, each started by a masked
+        reset with its own seed; the features of the observations the reset returns (``features`` when
+        no row came)."""
+        if self.live is not None:  # the tail: the source is done
+            return features
+        free = (~self.counting).nonzero().flatten()
+        new = torch.tensor(self.source.take(len(free), wait=wait), dtype=torch.int64)
+        if not len(new):
+            return features
+        slots = free[: len(new)]
         held = self.held.clone()
         held[slots] = new
         self.held = held
@@ -242,7 +304,6 @@ class _RowLoop:
         observation, _ = (
             self.env.reset(options=options) if seeds is None else self.env.reset(seed=seeds, options=options)
         )
-        self._drop_done_rows()
         return self.flatten(observation)
 
     def _seeds_of(self, rows: torch.Tensor) -> list[int] | None:
@@ -255,7 +316,7 @@ class _RowLoop:
     def _drop_done_rows(self) -> None:
         """Drop the rows of done slots from the policy once they are a quarter of what it holds, unless a
         masked reset may still give those slots new rows."""
-        if self.refills and self.next_row < self.num_rows:
+        if self.refills and not self.source.done:
             return
         held = self.counting if self.live is None else self.counting[self.live]
         if 4 * int(held.sum()) > 3 * len(held) or not held.any():
