@@ -8,6 +8,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import time
 
 import gymnasium as gym
 import pytest
@@ -28,11 +29,13 @@ def no_process_left():
 
 
 class FailsInAWorker(gym.Wrapper):
-    """CartPole whose step raises in a worker process only (the caller's part runs fine)."""
+    """CartPole whose step raises in a worker process only; in the caller it runs fine, slowly (the error
+    reaches the caller while its own rows still run)."""
 
     def step(self, action):
         if multiprocessing.parent_process() is not None:
             raise ZeroDivisionError("boom in a worker")
+        time.sleep(0.05)
         return self.env.step(action)
 
 

@@ -124,6 +124,8 @@ def run_rows(
     try:
         return loop.run(progress)
     except SubEnvError as error:
+        if error.row is not None:  # a worker's, which the caller heard between its steps: named already
+            raise
         raise error.with_row(int(loop.held[error.index])) from error.__cause__
 
 
