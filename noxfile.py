@@ -14,11 +14,11 @@
     nox -s demo         the main job (README's other command)
     nox -s bench        everything in bench/ (off by default: slow, and numbers want a quiet machine)
 
-CI (.ci/run) runs tests, lint, typecheck, docs, plugins, the isolation rows core, core+gym, core+policy and
-core+gym+policy (the top README's install line and blocks), and the matrix row gym029-numpy1: about 20 minutes on 2
-cores on a quick day and 37 on a slow one (the same tests took 10 and 21 minutes), within CI's 45. Run the rest (the
-brax, sb3, envpool and playground isolation rows, `all`, TorchRL, vecrl-ray and vecrl-evotorch alone, and the other
-dependency rows) with `nox -s isolation matrix torchrl ray evotorch` (about 35 more minutes on a quick day).
+CI (.ci/run) runs tests, lint, typecheck, docs, plugins and the isolation rows core, core+gym, core+policy and
+core+gym+policy (the top README's install line and blocks): about 18 minutes on 2 cores on a quick day and 37 on a
+slow one (the same tests took 10 and 23 minutes), within CI's 45. Run the rest (the dependency rows, gymnasium 0.29's
+among them, the brax, sb3, envpool and playground isolation rows, `all`, TorchRL, vecrl-ray and vecrl-evotorch
+alone) with `nox -s isolation matrix torchrl ray evotorch` (about 40 more minutes on a quick day).
 Every install goes through constraints.txt, which pins torch to the CPU wheel this machine ships.
 """
 
