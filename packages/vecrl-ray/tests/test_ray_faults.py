@@ -5,7 +5,6 @@ error after max_tries, and one that fails once is simply run again."""
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import cloudpickle
@@ -13,7 +12,7 @@ import gymnasium as gym
 import pytest
 import ray
 import torch
-from mid_call import once_it_exists
+from mid_call import Marks, once_it_exists
 from ray.exceptions import RayTaskError
 from ray_processes import everything_started_here_ends
 
@@ -22,28 +21,13 @@ from vecrl.checks import SubEnvError
 from vecrl_policy import Policy, evaluate
 from vecrl_ray import EvaluationError, RayExecutor
 
-# The wrappers below are made in the actors from the env's recipe: pickled with their code, as the
+# The wrapper below is made in the actors from the env's recipe: pickled with their code, as the
 # actors cannot import this test module.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
 def in_an_actor() -> bool:
     return ray.is_initialized() and ray.get_runtime_context().get_actor_id() is not None
-
-
-class Marks(gym.Wrapper):
-    """CartPole that, in an actor, leaves a file named after it in ``folder`` on its first step, then
-    sleeps a little each step (so that a part lasts long enough to be interrupted)."""
-
-    def __init__(self, env, folder: str):
-        super().__init__(env)
-        self.folder = Path(folder)
-
-    def step(self, action):
-        if in_an_actor():
-            (self.folder / ray.get_runtime_context().get_actor_id()).touch()
-            time.sleep(0.002)
-        return self.env.step(action)
 
 
 class Fails(gym.Wrapper):

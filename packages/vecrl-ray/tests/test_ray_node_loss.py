@@ -4,41 +4,16 @@ joins once the cluster has a CPU for it."""
 
 from __future__ import annotations
 
-import sys
-import time
-from pathlib import Path
-
-import cloudpickle
-import gymnasium as gym
 import pytest
 import ray
 import torch
-from mid_call import once_it_exists
+from mid_call import Marks, once_it_exists
 from ray.cluster_utils import Cluster
 from ray_processes import everything_started_here_ends
 
 import vecrl
 from vecrl_policy import Policy, evaluate
 from vecrl_ray import RayExecutor
-
-# The wrapper is made on the actors from the env's recipe: pickled with its code.
-cloudpickle.register_pickle_by_value(sys.modules[__name__])
-
-
-class Marks(gym.Wrapper):
-    """CartPole that, on an actor, leaves a file named after that actor's node in ``folder`` on its first
-    step, and sleeps a little each step (a part lasts long enough for its node to go mid-call)."""
-
-    def __init__(self, env, folder: str):
-        super().__init__(env)
-        self.folder = Path(folder)
-
-    def step(self, action):
-        context = ray.get_runtime_context() if ray.is_initialized() else None
-        if context is not None and context.get_actor_id() is not None:
-            (self.folder / context.get_node_id()).touch()
-            time.sleep(0.005)
-        return self.env.step(action)
 
 
 @pytest.fixture

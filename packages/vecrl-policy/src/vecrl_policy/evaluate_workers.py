@@ -160,7 +160,6 @@ class _Dispatch:
         self.dead: list[_Worker] = []
         self.results: list[tuple[torch.Tensor, ...]] = []
         self.device = evaluation.parameters.device
-        self.batch = max(1, math.ceil(job.num_envs * ASKED_SHARE))
 
     def run(self) -> None:
         self.hand_out()

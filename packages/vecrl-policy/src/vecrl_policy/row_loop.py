@@ -216,12 +216,12 @@ class _RowLoop:
                 ended = done & self.counting
                 if ended.any():
                     features = self._episodes_ended(ended, features)
+                    if not self.counting.any():  # (only an episode's end frees every slot)
+                        features = self._start_more(features)
+                        if not self.counting.any():
+                            break
                 elif self.refills and self.source.arrived():
                     features = self._refill(features)
-                if not self.counting.any():
-                    features = self._start_more(features)
-                    if not self.counting.any():
-                        break
                 if len(self.fold.rewards) == FOLD_STEPS:
                     self.fold(self.total, self.steps)
         self.fold(self.total, self.steps)
@@ -281,7 +281,7 @@ class _RowLoop:
         """The rows at hand (waiting for some, with ``wait``) on the free slots, each started by a masked
         reset with its own seed; the features of the observations the reset returns (``features`` when
         no row came)."""
-        if self.live is not None:  # the tail: the source is done
+        if self.source.done:  # (the tail, where the policy dropped done rows, comes after)
             return features
         free = (~self.counting).nonzero().flatten()
         new = torch.tensor(self.source.take(len(free), wait=wait), dtype=torch.int64)

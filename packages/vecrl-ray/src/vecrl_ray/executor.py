@@ -107,8 +107,8 @@ class RayExecutor:
         #: Actors started in place of dead ones, since this executor was made.
         self.restarts: int = 0
         self._num_cpus: float = num_cpus_per_actor
-        #: Replacement actors not yet started (they wait for a free CPU): actor index -> ``ready()``'s ref.
-        self._starting: dict[int, Any] = {}
+        #: Replacement actors not yet started (they wait for a free CPU): ``ready()``'s ref -> actor index.
+        self._starting: dict[Any, int] = {}
         started_ray = not ray.is_initialized()
         if started_ray:
             if address is not None:
@@ -170,7 +170,8 @@ class RayExecutor:
         tries = [0] * len(parts)
         waiting = collections.deque(range(len(parts)))
         self._note_started(timeout=0)
-        idle = collections.deque(actor for actor in range(len(self._actors)) if actor not in self._starting)
+        starting = set(self._starting.values())
+        idle = collections.deque(actor for actor in range(len(self._actors)) if actor not in starting)
         running: dict[Any, tuple[int, int]] = {}  # task -> (actor, part)
         while waiting or running:
             while waiting and idle:
@@ -180,9 +181,8 @@ class RayExecutor:
             if not running:  # every actor left is starting: wait for one
                 idle.extend(self._note_started(timeout=START_TIMEOUT_S, parts=[parts[i] for i in waiting]))
                 continue
-            starting = {ready: actor for actor, ready in self._starting.items()}
-            (task,), _ = ray.wait([*running, *starting], num_returns=1)
-            if task in starting:  # a replacement is up: it takes the next part
+            (task,), _ = ray.wait([*running, *self._starting], num_returns=1)
+            if task in self._starting:  # a replacement is up: it takes the next part
                 idle.extend(self._note_started(timeout=0))
                 continue
             actor, index = running.pop(task)
@@ -210,10 +210,9 @@ class RayExecutor:
         starting is replaced again."""
         if not self._starting:
             return []
-        actor_of = {ready: actor for actor, ready in self._starting.items()}
-        done, _ = ray.wait(list(actor_of), num_returns=len(actor_of), timeout=0)
+        done, _ = ray.wait(list(self._starting), num_returns=len(self._starting), timeout=0)
         if not done and timeout > 0:
-            done, _ = ray.wait(list(actor_of), num_returns=1, timeout=timeout)
+            done, _ = ray.wait(list(self._starting), num_returns=1, timeout=timeout)
             if not done:
                 rows = ", ".join(f"{part.start}-{part.stop - 1}" for part in parts)
                 raise TimeoutError(
@@ -224,8 +223,7 @@ class RayExecutor:
                 )
         started = []
         for ready in done:
-            actor = actor_of[ready]
-            del self._starting[actor]
+            actor = self._starting.pop(ready)
             try:
                 ray.get(ready)
             except RayActorError:
@@ -242,7 +240,7 @@ class RayExecutor:
         """A new actor in place of actor ``actor``, which died; it is starting until its ``ready`` answers."""
         ray.kill(self._actors[actor])
         self._actors[actor] = self._new_actor()
-        self._starting[actor] = self._actors[actor].ready.remote()
+        self._starting[self._actors[actor].ready.remote()] = actor
         self._senders[actor] = PartSender()
         self.restarts += 1
 
