@@ -152,6 +152,16 @@ def test_network_strings_take_both_spellings_of_the_lengths():
             timeout=120,
         )
         assert result.returncode == 0, result.stderr
+        assert "(stepped path)" in result.stdout
+
+
+def test_evaluate_says_a_brax_env_ran_as_one_compiled_program():
+    pytest.importorskip("vecrl_brax")
+    result = vecrl(
+        "evaluate", "brax::fast", "--popsize", "4", "--num-envs", "2", "--policy", "Linear(obs, act)"
+    )
+    assert result.returncode == 0, result.stderr
+    assert "(fused path)" in result.stdout
 
 
 @pytest.mark.parametrize("delay_s", [0.2, 0.6])

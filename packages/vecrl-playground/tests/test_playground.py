@@ -1,5 +1,5 @@
 """The playground backend on real MJX envs (CPU, impl="jax"): the backend contract, every autoreset mode,
-the time limit as truncation, keywords and config overrides, mistakes, and evaluate.
+the time limit as truncation, keywords and config overrides, mistakes, and evaluate (fused and stepped).
 
 Each configuration compiles once per process (15 to 30 s on a 2-core CPU) and is shared by every env of it,
 so the tests reuse a few configurations of CartpoleBalance, the cheapest env.
@@ -99,8 +99,9 @@ def test_evaluate_runs_on_playground_envs():
     env = vecrl.make_vector_env(f"playground::{ENV}", num_envs=3, num_episodes=1, **SHORT)
     policy = Policy("Linear(5, 1)")
     rows = torch.randn(5, policy.parameter_length, generator=torch.Generator().manual_seed(0))
-    result = evaluate(policy, env, rows, seed=1)
+    result = evaluate(policy, env, rows, seed=1)  # one compiled program: policy, MJX step and returns
     again = evaluate(policy, env, rows, seed=1)
+    stepped = evaluate(policy, env, rows, seed=1, fused=False)  # Python drives each step
     stats = policy_package.ObsNorm()  # the neuroevolution options on the same compiled env
     shaped = evaluate(
         policy, env, rows, seed=1, obs_norm=stats, decrease_rewards_by=1.0, action_noise_stdev=0.1
@@ -108,6 +109,9 @@ def test_evaluate_runs_on_playground_envs():
     env.close()
     assert (result.steps == 4).all() and (result.episodes == 1).all()
     assert torch.equal(result.total_return, again.total_return)
+    assert (result.path, stepped.path, shaped.path) == ("fused", "stepped", "fused")
+    assert torch.equal(result.steps, stepped.steps)
+    torch.testing.assert_close(result.total_return, stepped.total_return, rtol=1e-5, atol=1e-5)
     assert np.isfinite(result.total_return.numpy()).all()
     assert stats.count == int(result.steps.sum()) and stats.size == 5 and torch.isfinite(stats.std).all()
     assert torch.isfinite(shaped.total_return).all() and (shaped.total_return < result.total_return).all()

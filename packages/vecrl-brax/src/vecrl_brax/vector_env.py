@@ -36,6 +36,7 @@ from vecrl.episodes import checked_episode_budget
 from vecrl_brax import autoreset, spaces
 from vecrl_brax.brax_versions import env_keywords, resolve_create
 from vecrl_brax.compile_ahead import CompileAhead
+from vecrl_brax.episodes import BraxEpisodes
 from vecrl_brax.packing import Packer
 
 #: make_vector_env keywords of other backends that a jax env does not take, each with why (vecrl-playground's
@@ -217,6 +218,14 @@ class VectorEnvFromBrax(BaseVectorEnv):
     def state(self) -> Any:
         """The current brax state (batched pytree of jax arrays); None before the first ``reset()``."""
         return None if self._carry is None else self._packer.unpack(self._carry.state)
+
+    def jax_episodes(self) -> BraxEpisodes | None:
+        """This env's episodes as pure jax functions, for ``evaluate``'s fused rollout
+        (``vecrl_policy.fused``); None where its sub-envs cannot start from keys of their own (a batched
+        env that is not brax's ``VmapWrapper`` of one env) or its observations are a dict."""
+        if self._jit.fresh_rows is None or self._dict_observations:
+            return None
+        return BraxEpisodes(self.brax_env)
 
     def seed(self, seed: int | Sequence[int] | None = None) -> None:
         """Make the next ``reset()`` (without a seed) use ``seed`` (an int, or one per sub-env);

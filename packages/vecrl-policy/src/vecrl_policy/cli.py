@@ -184,6 +184,7 @@ def _run(args: argparse.Namespace) -> int:
         f"{args.env}: {args.popsize} policies x {args.episodes} episode(s): mean return {returns.mean():.2f},"
         f" std {returns.std(unbiased=False):.2f}, best {returns.max():.2f};"
         f" {env_steps:,} env-steps in {elapsed:.2f} s = {env_steps / elapsed:,.0f} env-steps/s"
+        f" ({result.path} path)"
     )
     return 0
 

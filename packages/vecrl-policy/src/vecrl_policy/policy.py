@@ -13,6 +13,7 @@ import vecrl
 from vecrl.checks import checked_flag
 from vecrl_policy.fastpath import FastNet, Forward
 from vecrl_policy.flat import FunctionalNet, ParameterLayout
+from vecrl_policy.layer_specs import LayerSpec, describe
 from vecrl_policy.normalization import Normalize, NormalizedNet, ObsNorm
 from vecrl_policy.parser import str_to_net
 
@@ -84,6 +85,7 @@ class Policy:
         self._general = FunctionalNet(module, self._layout.slots)
         self._fast_net = FastNet.compile(module, self._layout)
         self._use_fast = self._fast_net is not None
+        self._layer_specs = describe(module, self._layout)
         self._input_width = _input_width(module)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -210,6 +212,17 @@ class Policy:
     def wrapped_module(self) -> nn.Module:
         """The module the policy runs (its own parameters are not used)."""
         return self._module
+
+    @property
+    def layer_specs(self) -> tuple[LayerSpec, ...] | None:
+        """The network's layers as plain data, for a fused jax rollout (``evaluate`` on a jax env); None
+        when a layer has no jax twin (see :mod:`vecrl_policy.layer_specs`).
+
+        Examples:
+            >>> [spec.kind for spec in Policy("Linear(3, 4) >> ReLU()").layer_specs]
+            ['Linear', 'ReLU']
+        """
+        return self._layer_specs
 
     @property
     def fast_path(self) -> bool:

@@ -205,7 +205,7 @@ class _RowLoop:
                 reward = reward.to("cpu", torch.float64)
                 if self.shaping.changes_rewards:
                     self.t += ~resetting
-                    reward = self.shaping.shaped(reward, self.t)
+                    reward = self.shaping.shaped(reward, self.t.to(torch.float64))
                     self.t = torch.where(done, 0, self.t)
                 self.fold.rewards.append(reward)  # (before a refill: the new rows' steps start after it)
                 self.fold.owners.append(

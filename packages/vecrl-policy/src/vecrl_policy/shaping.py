@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
@@ -63,16 +63,19 @@ class Shaping:
     def changes_rewards(self) -> bool:
         return self.decrease_rewards_by is not None or self.alive_bonus_schedule is not None
 
-    def shaped(self, reward: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
-        """``reward`` (float64) of steps ``t`` (1 for an episode's first step) with the shaping applied."""
+    def shaped(self, reward: Any, t: Any, where: Callable[..., Any] = torch.where) -> Any:
+        """``reward`` of steps ``t`` (1 for an episode's first step; in the reward's float dtype, for the
+        bonus's precision) with the shaping applied. Written with operators and ``where`` only, so that
+        the fused jax rollout runs this very rule on jax arrays (``where=jax.numpy.where``)."""
         if self.decrease_rewards_by is not None:
             reward = reward - self.decrease_rewards_by
         if self.alive_bonus_schedule is not None:
             t0, t1, bonus = self.alive_bonus_schedule
             if t1 > t0:
-                reward = reward + bonus * ((t - t0).to(reward.dtype) / (t1 - t0)).clamp(0.0, 1.0)
+                ramp = (t - t0) / (t1 - t0)
+                reward = reward + bonus * where(ramp < 0.0, 0.0, where(ramp > 1.0, 1.0, ramp))
             else:
-                reward = reward + torch.where(t >= t1, bonus, 0.0)
+                reward = reward + where(t >= t1, bonus, 0.0)
         return reward
 
 

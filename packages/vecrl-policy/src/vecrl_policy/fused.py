@@ -1,0 +1,312 @@
+"""evaluate's loop as one compiled jax program, for envs that give their episodes as pure jax functions.
+
+On a jax backend (``brax::``, ``playground::``, any env whose ``unwrapped.jax_episodes()`` returns a
+:class:`JaxEpisodes`) and a network that :mod:`vecrl_policy.layer_specs` describes, ``evaluate`` runs the
+policy (its jax twins, :mod:`vecrl_policy.jax_layers`), the env's step and the bookkeeping of the returns
+inside one ``lax.while_loop``, as EvoJAX, evosax and brax's evaluator do: no Python, no torch and no host
+round trip per step. The population enters and the results leave through DLPack.
+
+The rules are those of the stepped loop (:mod:`vecrl_policy.row_loop`), so the same population, network
+and seed give the same results on either path, within float tolerance (jax sums returns in float32, the
+stepped loop in float64; XLA rounds the network's matmuls otherwise than torch). On chaotic physics
+(brax's ant, long episodes) that rounding grows: a row's actions differ by 1e-7 at first, and contacts
+make another trajectory of it within a few dozen steps, so single rows' returns part between the paths
+(the fused path equals an EvoJAX-style rollout's to 1e-5: ``bench/brax_evaluate.py``).
+
+- ``env.num_envs`` slots (fewer for a smaller population) start rows 0, 1, ...; row ``r``'s first episode
+  starts from ``jax.random.PRNGKey(seed_r)`` (``seed_r`` from :func:`vecrl_policy.row_loop.row_seeds`), the
+  state the stepped loop's seeded masked reset gives it. A slot whose row is done takes the next row
+  (refill); the loop ends when every row is done (the early exit).
+- Episode ``e > 0`` of row ``r`` starts from ``fold_in(PRNGKey(seed_r), e)``: it depends on (seed, ``r``)
+  alone. (The stepped loop takes later episodes from the env's autoreset, so with ``num_episodes > 1`` the
+  two paths start those episodes from different states.)
+- Recurrent states are zeroed where an episode starts; the observation normalization of the call's start,
+  the statistics of what counted rows saw, ``decrease_rewards_by`` and ``alive_bonus_schedule`` are those
+  of the stepped loop. ``action_noise_stdev`` noise of row ``r``'s ``k``-th step is drawn from
+  ``fold_in(PRNGKey(seed_r + 1), k)``: reproducible and a function of (seed, ``r``) only, but not the
+  numbers torch's generator gives the stepped loop.
+
+One program is compiled per (env configuration, network, episode settings, population size, number of
+slots): an evolution run compiles in its first generation only.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any, NamedTuple, Protocol
+
+import numpy as np
+import torch
+
+from vecrl_policy.layer_specs import LayerSpec
+from vecrl_policy.normalization import Normalize
+from vecrl_policy.policy import Policy
+from vecrl_policy.row_loop import RowSettings
+from vecrl_policy.shaping import Shaping
+
+
+class JaxEpisodes(Protocol):
+    """What a jax backend gives a fused rollout: pure jax functions on a batch of states (traced inside the
+    rollout's program, never called on their own). Returned by ``env.unwrapped.jax_episodes()``, which is
+    None where the env cannot give them (then evaluate steps the env).
+
+    A backend's object must be hashable and equal for envs of the same configuration: it keys the cache
+    of compiled programs."""
+
+    def reset(self, keys: Any) -> Any:
+        """A batch of fresh states, state ``i`` started from the PRNG key ``keys[i]`` alone."""
+        ...
+
+    def step(self, state: Any, action: Any) -> Any:
+        """The batch ``state`` stepped with ``action`` (float32, one row per state), without autoreset."""
+        ...
+
+    def outcome(self, state: Any) -> tuple[Any, Any, Any]:
+        """``(observation, reward, done)`` of a batch of states: float32 ``(n, size)``, ``(n,)``, bool ``(n,)``."""
+        ...
+
+
+class _Settings(NamedTuple):
+    """What the compiled program depends on, besides shapes (hashable: the key of its cache)."""
+
+    episodes: JaxEpisodes
+    specs: tuple[LayerSpec, ...]
+    num_episodes: int
+    shaping: Shaping
+    clip: float | None
+    normalize: bool
+    observe: bool
+
+
+def fused_episodes(
+    policy: Policy, env: Any, parameters: torch.Tensor, settings: RowSettings
+) -> JaxEpisodes | None:
+    """The env's jax episodes if evaluate can run this call as one program, else None: a jax env, a network
+    with jax twins, float32 parameters on jax's device, continuous actions."""
+    make = getattr(env.unwrapped, "jax_episodes", None)
+    if make is None or policy.layer_specs is None or settings.discrete or parameters.dtype != torch.float32:
+        return None
+    import jax
+
+    if parameters.device.type != ("cpu" if jax.default_backend() == "cpu" else "cuda"):
+        return None
+    episodes: JaxEpisodes | None = make()
+    return episodes
+
+
+def run_fused(
+    episodes: JaxEpisodes,
+    policy: Policy,
+    num_slots: int,
+    parameters: torch.Tensor,
+    seeds: Sequence[int] | None,
+    settings: RowSettings,
+) -> tuple[torch.Tensor, ...]:
+    """Every row of ``parameters`` for ``settings.num_episodes`` episodes in one compiled program; what
+    :func:`vecrl_policy.row_loop.run_rows` returns for the same call, on the device of ``parameters``."""
+    import jax.numpy as jnp
+
+    from vecrl.arrays import convert_from_torch, convert_to_torch
+
+    normalize = settings.normalize if settings.normalize is not None else _carried(policy, parameters)
+    mean, std = _mean_and_std(normalize, parameters)
+    program = _program(
+        _Settings(
+            episodes,
+            policy.layer_specs,  # type: ignore[arg-type]  # (fused_episodes checked it)
+            settings.num_episodes,
+            settings.shaping,
+            None if normalize is None else normalize.clip,
+            mean is not None,
+            settings.normalize is not None,
+        )
+    )
+    if seeds is None:
+        seeds = np.random.default_rng().integers(0, 2**31 - 1, len(parameters)).tolist()
+    population = convert_from_torch(parameters.detach().contiguous(), "jax")
+    width = min(num_slots, len(parameters))
+    outputs = program(
+        population,
+        jnp.asarray(np.asarray(seeds, dtype=np.uint32)),
+        None if mean is None else convert_from_torch(mean, "jax"),
+        None if std is None else convert_from_torch(std, "jax"),
+        width,
+    )
+    total, episode_counts, steps, count, shifted_sum, shifted_squares = (
+        convert_to_torch(output) for output in outputs
+    )
+    results = (total.double(), episode_counts.long(), steps.long())
+    if settings.normalize is None:
+        return results
+    return results + _statistics(count, shifted_sum, shifted_squares, mean, parameters.device)
+
+
+def _carried(policy: Policy, parameters: torch.Tensor) -> Normalize | None:
+    """The normalization a policy carries (``policy.obs_norm``), which it applies itself on the stepped path."""
+    if policy.obs_norm is None:
+        return None
+    return policy.obs_norm.normalizer(parameters.dtype, parameters.device)
+
+
+def _mean_and_std(normalize: Normalize | None, parameters: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+    if normalize is None or normalize.mean is None or normalize.std is None:
+        return None, None
+    return normalize.mean.to(parameters).contiguous(), normalize.std.to(parameters).contiguous()
+
+
+def _statistics(
+    count: torch.Tensor,
+    shifted_sum: torch.Tensor,
+    shifted_squares: torch.Tensor,
+    shift: torch.Tensor | None,
+    device: torch.device,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(count, sum, sum of squares)`` in float64, from the per-slot sums of ``x - shift`` and its squares
+    (shifted by the mean the call began with, so that float32 sums keep their precision)."""
+    n = count.sum().to(torch.int64)
+    s1 = shifted_sum.double().sum(dim=0)
+    s2 = shifted_squares.double().sum(dim=0)
+    m = torch.zeros_like(s1) if shift is None else shift.double().to(s1.device)
+    total = s1 + n * m
+    squares = s2 + 2 * m * s1 + n * m * m
+    return n.reshape(1).to(device), total[None].to(device), squares[None].to(device)
+
+
+#: The jitted rollouts by settings, oldest first (jax caches each one's compilations per population size
+#: and width). At most ``_MAX_PROGRAMS``.
+PROGRAMS: dict[_Settings, Any] = {}
+_MAX_PROGRAMS = 32
+
+
+def _program(settings: _Settings) -> Any:
+    """The jitted rollout for ``settings``, made once."""
+    import jax
+
+    program = PROGRAMS.get(settings)
+    if program is None:
+        if len(PROGRAMS) == _MAX_PROGRAMS:
+            del PROGRAMS[next(iter(PROGRAMS))]
+        program = PROGRAMS[settings] = jax.jit(functools.partial(_rollout, settings), static_argnums=4)
+    return program
+
+
+def _rollout(
+    settings: _Settings, population: Any, seeds: Any, mean: Any, std: Any, width: int
+) -> tuple[Any, ...]:
+    import jax
+    import jax.numpy as jnp
+
+    from vecrl_policy import jax_layers
+
+    episodes, specs, shaping = settings.episodes, settings.specs, settings.shaping
+    num_rows = population.shape[0]
+    keys = jax.vmap(jax.random.PRNGKey)(seeds)
+    noise_keys = jax.vmap(jax.random.PRNGKey)(seeds + jnp.uint32(1))
+    every_row = jax_layers.unpack(specs, population)
+    held = jnp.arange(width)
+    state = episodes.reset(keys[:width])
+    observation, _, _ = episodes.outcome(state)
+
+    def take(rows: Any) -> Any:
+        return jax.tree_util.tree_map(lambda leaf: leaf[rows], every_row)
+
+    parameters = take(held)
+    size = observation.shape[1]
+    shift = jnp.zeros(size, jnp.float32) if mean is None else mean
+    zeros_w = jnp.zeros(width, jnp.int32)
+    carry = dict(
+        state=state,
+        observation=observation,
+        parameters=parameters,
+        hidden=jax_layers.initial_states(specs, parameters),
+        held=held,
+        counting=jnp.ones(width, bool),
+        slot_episodes=zeros_w,
+        t=zeros_w,
+        next_row=jnp.int32(width),
+        total=jnp.zeros(num_rows, jnp.float32),
+        episodes=jnp.zeros(num_rows, jnp.int32),
+        steps=jnp.zeros(num_rows, jnp.int32),
+        count=zeros_w,
+        shifted_sum=jnp.zeros((width, size), jnp.float32),
+        shifted_squares=jnp.zeros((width, size), jnp.float32),
+    )
+
+    def body(c: dict[str, Any]) -> dict[str, Any]:
+        c = dict(c)
+        x, counting, held = c["observation"], c["counting"], c["held"]
+        if settings.observe:
+            shifted = jnp.where(counting[:, None], x - shift, 0.0)
+            c["count"] = c["count"] + counting
+            c["shifted_sum"] = c["shifted_sum"] + shifted
+            c["shifted_squares"] = c["shifted_squares"] + shifted * shifted
+        if settings.normalize:
+            x = (x - mean) / std
+            if settings.clip is not None:
+                x = jnp.clip(x, -settings.clip, settings.clip)
+        action, c["hidden"] = jax_layers.forward(specs, c["parameters"], x, c["hidden"])
+        if shaping.action_noise_stdev is not None:
+            step_keys = jax.vmap(jax.random.fold_in)(noise_keys[held], c["steps"][held])
+            noise = jax.vmap(lambda key: jax.random.normal(key, action.shape[1:], action.dtype))(step_keys)
+            action = action + shaping.action_noise_stdev * noise
+        state = episodes.step(c["state"], action)
+        observation, reward, done = episodes.outcome(state)
+        t = c["t"] + 1
+        if shaping.changes_rewards:
+            reward = shaping.shaped(reward, t.astype(reward.dtype), jnp.where)
+        c["total"] = c["total"].at[held].add(jnp.where(counting, reward, 0.0))
+        c["steps"] = c["steps"].at[held].add(counting.astype(jnp.int32))
+        c["t"] = jnp.where(done, 0, t)
+        ended = done & counting
+        slot_episodes = c["slot_episodes"] + ended
+        c["episodes"] = c["episodes"].at[held].add(ended.astype(jnp.int32))
+        finished = ended & (slot_episodes >= settings.num_episodes)
+        continuing = ended & ~finished
+        new_row = c["next_row"] + jnp.cumsum(finished) - 1
+        refilled = finished & (new_row < num_rows)
+        c["next_row"] = jnp.minimum(c["next_row"] + finished.sum(dtype=jnp.int32), num_rows)
+        c["counting"] = (counting & ~finished) | refilled
+        held = jnp.where(refilled, new_row, held)
+        c["held"] = held
+        c["slot_episodes"] = jnp.where(refilled, 0, slot_episodes)
+        c["t"] = jnp.where(refilled, 0, c["t"])
+        restarting = refilled | continuing
+
+        def restart(parts: tuple[Any, ...]) -> tuple[Any, ...]:
+            state, observation, parameters, hidden = parts
+            row_keys = keys[held]
+            later = jax.vmap(jax.random.fold_in)(row_keys, c["slot_episodes"])
+            fresh = episodes.reset(jnp.where(refilled[:, None], row_keys, later))
+            fresh_observation, _, _ = episodes.outcome(fresh)
+            state = _where_rows(restarting, fresh, state)
+            observation = jnp.where(restarting[:, None], fresh_observation, observation)
+            parameters = _where_rows(refilled, take(held), parameters)
+            hidden = _where_rows(restarting, jax_layers.initial_states(specs, parameters), hidden)
+            return state, observation, parameters, hidden
+
+        parts = (state, observation, c["parameters"], c["hidden"])
+        if width < num_rows or settings.num_episodes > 1:  # (else no slot ever restarts: nothing to compile)
+            parts = jax.lax.cond(restarting.any(), restart, lambda parts: parts, parts)
+        c["state"], c["observation"], c["parameters"], c["hidden"] = parts
+        return c
+
+    out = jax.lax.while_loop(lambda c: c["counting"].any(), body, carry)
+    return (
+        out["total"],
+        out["episodes"],
+        out["steps"],
+        out["count"],
+        out["shifted_sum"],
+        out["shifted_squares"],
+    )
+
+
+def _where_rows(mask: Any, on_true: Any, on_false: Any) -> Any:
+    """Row ``i`` of every leaf of ``on_true`` where ``mask[i]``, else of ``on_false``."""
+    import jax
+    import jax.numpy as jnp
+
+    return jax.tree_util.tree_map(
+        lambda a, b: jnp.where(mask.reshape(mask.shape + (1,) * (a.ndim - 1)), a, b), on_true, on_false
+    )
