@@ -102,8 +102,9 @@ def evaluate(
 
     On a jax env (``brax::``, ``playground::``) with a network whose layers have jax twins (every layer of
     the network strings; see :mod:`vecrl_policy.layer_specs`) and float32 parameters, the whole loop runs
-    as one compiled jax program (:mod:`vecrl_policy.fused`): the same results within float tolerance, much
-    faster, compiled once per configuration. ``fused=False`` steps the env from Python instead,
+    as one compiled jax program (:mod:`vecrl_policy.fused`): the same results within float tolerance, at
+    the speed of an EvoJAX-style rollout and without a host round trip per step, compiled once per
+    configuration. ``fused=False`` steps the env from Python instead,
     ``fused=True`` insists (a ValueError says why it cannot). ``result.path`` says which ran.
 
     The loop runs on one torch thread (see :func:`vecrl_policy.threads.one_torch_thread` for why); the
