@@ -1,5 +1,5 @@
-"""evaluate on brax: the fused path (one compiled program) and the stepped path against an EvoJAX-style
-fused rollout written here, the floor, measured in one run (CPU).
+"""evaluate on jax envs (brax, MuJoCo Playground): the fused path (one compiled program) and the stepped
+path against an EvoJAX-style fused rollout written here, the floor, measured in one run (CPU).
 
 The floor is what EvoJAX, evosax and brax's evaluator compile: a ``lax.while_loop`` over the population's
 MLPs (64-64, tanh after every layer: actions in [-1, 1]; weights cut from the same flat rows), ``vmap``
@@ -12,9 +12,9 @@ than XLA's, and contacts amplify a 1e-7 difference into another trajectory withi
 evaluation) is timed, then rounds of the three alternate and the median round of each is kept; rates
 are live env-steps per second (the steps rows took before their episode ended).
 
-    python bench/brax_evaluate.py                 # inverted_pendulum and ant, P=256, 1,000 steps
+    python bench/brax_evaluate.py                 # brax's inverted_pendulum and ant, playground's CartpoleBalance
     python bench/brax_evaluate.py --quick         # a short smoke run
-    python bench/brax_evaluate.py --only ant --popsize 4096 --rounds 3
+    python bench/brax_evaluate.py --only brax::ant --popsize 4096 --rounds 3
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import os
 import statistics
 import time
 from collections.abc import Callable
+from typing import Any
 
 import brax.envs
 import jax
@@ -38,13 +39,27 @@ from vecrl_policy import Policy, evaluate
 from vecrl_policy.row_loop import row_seeds
 
 #: Env keywords per case: ant runs its full 1,000 steps (no early termination), as the issue measures it.
-CASES = {"inverted_pendulum": {}, "ant": {"terminate_when_unhealthy": False}}
+CASES = {
+    "brax::inverted_pendulum": {},
+    "brax::ant": {"terminate_when_unhealthy": False},
+    "playground::CartpoleBalance": {},  # MuJoCo Playground's MJX (impl="jax" on a CPU)
+}
 HIDDEN = 64
+
+
+def single_env(name: str, episode_length: int, kwargs: dict) -> Any:
+    """One env of the case ``name`` (``prefix::env``) with brax's EpisodeWrapper (its time limit), no autoreset."""
+    prefix, env_name = name.split("::")
+    if prefix == "brax":
+        return brax.envs.create(env_name, episode_length=episode_length, auto_reset=False, **kwargs)
+    from vecrl_playground.batch import make_playground_batch
+
+    return make_playground_batch(env_name, 1, {"episode_length": episode_length, **kwargs}).env
 
 
 def floor_rollout(name: str, episode_length: int, kwargs: dict, sizes: list[int]) -> Callable:
     """The EvoJAX-style fused rollout: ``(population, seeds) -> (total_return, steps)``, jitted."""
-    env = brax.envs.create(name, episode_length=episode_length, auto_reset=False, **kwargs)
+    env = single_env(name, episode_length, kwargs)
     slices = []  # (weight, bias) slices of a flat row, in torch's named_parameters order
     offset = 0
     for fan_in, fan_out in itertools.pairwise(sizes):
@@ -88,7 +103,7 @@ def timed(run: Callable[[], tuple[np.ndarray, int]]) -> tuple[float, np.ndarray,
 def bench(name: str, popsize: int, episode_length: int, rounds: int, seed: int) -> None:
     kwargs = CASES[name]
     env = vecrl.make_vector_env(
-        f"brax::{name}", num_envs=popsize, num_episodes=1, episode_length=episode_length, **kwargs
+        name, num_envs=popsize, num_episodes=1, episode_length=episode_length, **kwargs
     )
     obs, act = env.single_observation_space.shape[0], env.single_action_space.shape[0]
     sizes = [obs, HIDDEN, HIDDEN, act]
@@ -161,7 +176,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="inverted_pendulum, P=32, 100 steps, 2 rounds")
     args = parser.parse_args()
     if args.quick:
-        args.only, args.popsize, args.episode_length, args.rounds = ["inverted_pendulum"], 32, 100, 2
+        args.only, args.popsize, args.episode_length, args.rounds = ["brax::inverted_pendulum"], 32, 100, 2
     print(
         f"jax {jax.__version__} on {jax.default_backend()}, torch {torch.__version__}; load average {os.getloadavg()}"
     )
