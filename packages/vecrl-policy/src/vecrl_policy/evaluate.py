@@ -197,10 +197,19 @@ def evaluate(
             )
         executor = workers_of(env, min(int(num_workers), len(parameters)))  # never a process without rows
     episodes = None
-    if fused is not False and executor is None:
-        episodes = fused_episodes(policy, env, parameters, settings)
-    if fused and episodes is None:
-        raise ValueError(_why_not_fused(policy, env, parameters, settings, executor))
+    if fused is not False:
+        found = (
+            fused_episodes(policy, env, parameters, settings)
+            if executor is None
+            else "its parts run elsewhere (executor= or num_workers=): leave those out."
+        )
+        if not isinstance(found, str):
+            episodes = found
+        elif fused:
+            raise ValueError(
+                f"evaluate(..., fused=True) cannot run this call as one compiled jax program: {found}"
+                " Or leave fused out."
+            )
     if episodes is not None:
         results = [run_fused(episodes, policy, env.num_envs, parameters, seeds, settings)]
         if progress is not None:
@@ -219,30 +228,6 @@ def evaluate(
     if obs_norm is not None:  # each part's (count, sum, sum of squares), merged once the call is done
         obs_norm.add_partial(*(column.sum(dim=0) for column in observed))
     return EvaluationResult(total_return, episode_counts, steps, "stepped" if episodes is None else "fused")
-
-
-def _why_not_fused(
-    policy: Policy, env: Any, parameters: torch.Tensor, settings: RowSettings, executor: Any
-) -> str:
-    """Why ``evaluate(..., fused=True)`` cannot run this call as one jax program."""
-    start = "evaluate(..., fused=True) cannot run this call as one compiled jax program:"
-    if executor is not None:
-        return f"{start} its parts run elsewhere (executor= or num_workers=). Leave those out, or leave fused out."
-    if getattr(env.unwrapped, "jax_episodes", None) is None:
-        return f"{start} {type(env.unwrapped).__name__} is not a jax env (brax::, playground::). Leave fused out."
-    if policy.layer_specs is None:
-        return (
-            f"{start} the network has a layer without a jax twin ({policy.wrapped_module!r}). Build it from"
-            " the layers of a network string (vecrl_policy.str_to_net), or leave fused out."
-        )
-    if parameters.dtype != torch.float32:
-        return f"{start} the parameters are {parameters.dtype}; the program runs float32. Pass parameters.float()."
-    if settings.discrete:
-        return f"{start} its actions are discrete; the program runs continuous actions. Leave fused out."
-    return (
-        f"{start} the parameters are on {parameters.device}, not on the device jax computes on, or the env's"
-        " observations are a dict. Move the parameters, or leave fused out."
-    )
 
 
 def _check_values(parameters: torch.Tensor) -> None:

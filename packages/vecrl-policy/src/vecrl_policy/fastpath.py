@@ -383,7 +383,8 @@ class FastNet:
         return run
 
 
-def _has_hooks(module: nn.Module) -> bool:
+def has_hooks(module: nn.Module) -> bool:
+    """Whether hooks are registered on ``module``: what they do is out of reach of a compiled path."""
     return bool(module._forward_hooks or module._forward_pre_hooks or module._backward_hooks)
 
 
@@ -397,7 +398,7 @@ def _compile(module: nn.Module, prefix: str, layout: ParameterLayout, used: set[
     if any(prefix + name not in layout.slots for name in names):
         return None  # a parameter shared with another module: the general path handles the tying
     kind = type(module)
-    if _has_hooks(module) or any(True for _ in module.buffers(recurse=False)):
+    if has_hooks(module) or any(True for _ in module.buffers(recurse=False)):
         return _generic(module, prefix, layout, used)
     if kind in (Chain, nn.Sequential) and not any(True for _ in module.parameters(recurse=False)):
         children = [

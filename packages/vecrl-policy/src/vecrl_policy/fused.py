@@ -81,17 +81,35 @@ class _Settings(NamedTuple):
 
 def fused_episodes(
     policy: Policy, env: Any, parameters: torch.Tensor, settings: RowSettings
-) -> JaxEpisodes | None:
-    """The env's jax episodes if evaluate can run this call as one program, else None: a jax env, a network
-    with jax twins, float32 parameters on jax's device, continuous actions."""
+) -> JaxEpisodes | str:
+    """The env's jax episodes if evaluate can run this call as one program (a jax env, a network with jax
+    twins, float32 parameters on jax's device, continuous actions), else why not: a sentence saying what
+    to change."""
     make = getattr(env.unwrapped, "jax_episodes", None)
-    if make is None or policy.layer_specs is None or settings.discrete or parameters.dtype != torch.float32:
-        return None
+    if make is None:
+        return f"{type(env.unwrapped).__name__} is not a jax env (brax::, playground::)."
+    if policy.layer_specs is None:
+        return (
+            f"the network has a layer without a jax twin ({policy.wrapped_module!r}). Build it from the"
+            " layers of a network string (vecrl_policy.str_to_net)."
+        )
+    if parameters.dtype != torch.float32:
+        return f"the parameters are {parameters.dtype}; the program runs float32. Pass parameters.float()."
+    if settings.discrete:
+        return "its actions are discrete; the program runs continuous actions."
     import jax
 
     if parameters.device.type != ("cpu" if jax.default_backend() == "cpu" else "cuda"):
-        return None
+        return (
+            f"the parameters are on {parameters.device}, not on the device jax computes on"
+            f" ({jax.default_backend()}). Move them there."
+        )
     episodes: JaxEpisodes | None = make()
+    if episodes is None:
+        return (
+            f"{type(env.unwrapped).__name__} cannot give its episodes as jax functions (its observations are"
+            " a dict, or its batched env is not brax's VmapWrapper of one env)."
+        )
     return episodes
 
 

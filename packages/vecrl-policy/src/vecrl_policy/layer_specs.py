@@ -14,6 +14,7 @@ from torch import nn
 
 from vecrl_policy import layers
 from vecrl_policy.chain import Chain
+from vecrl_policy.fastpath import has_hooks
 from vecrl_policy.flat import ParameterLayout, Slot
 
 #: Parameter-free torch modules with a jax twin, and the attributes that configure them.
@@ -86,7 +87,7 @@ def _describe(
     threads_states: bool,
 ) -> bool:
     kind = type(module)
-    if module._forward_hooks or module._forward_pre_hooks or any(True for _ in module.buffers(recurse=False)):
+    if has_hooks(module) or any(True for _ in module.buffers(recurse=False)):
         return False
     if kind in (Chain, nn.Sequential):
         return all(
