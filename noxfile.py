@@ -14,12 +14,15 @@
     nox -s demo         the main job (README's other command)
     nox -s bench        everything in bench/ (off by default: slow, and numbers want a quiet machine)
 
-CI (.ci/run) runs tests, lint, typecheck, docs, plugins and the isolation rows core, core+gym, core+policy and
-core+gym+policy (the top README's install line and blocks): about 18 minutes on 2 cores on a quick day and 37 on a
-slow one (the same tests took 10 and 23 minutes), within CI's 45. Run the rest (the dependency rows, gymnasium 0.29's
+CI (.ci/run) runs tests, lint, typecheck, docs, and the sessions tagged `ci`: plugins and the isolation rows of
+the packages that declare `ci = true` (core, core+gym, core+policy) with the top README's (core+gym+policy):
+about 18 minutes on 2 cores on a quick day and 37 on a slow one (the same tests took 10 and 23 minutes), within
+CI's 45. Run the rest (the dependency rows, gymnasium 0.29's
 among them, the brax, sb3, envpool and playground isolation rows, `all`, TorchRL, vecrl-ray and vecrl-evotorch
 alone) with `nox -s isolation matrix torchrl ray evotorch` (about 40 more minutes on a quick day).
 Every install goes through constraints.txt, which pins torch to the CPU wheel this machine ships.
+The packages, and what each adds to these sessions (extras, rows), are read from their own folders
+(tests/vecrl_packages.py): adding a package touches nothing here.
 """
 
 from __future__ import annotations
@@ -32,17 +35,18 @@ import nox
 ROOT = Path(__file__).parent
 sys.path.insert(0, str(ROOT / "tests"))
 import readme_blocks  # noqa: E402  (the README parsing the block runner uses: one home)
+from vecrl_packages import PACKAGES, isolation_rows  # noqa: E402  (what each package's folder declares: one home)
 
 CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
 PYTHON = "3.11"  # the only Python with the pinned torch wheel on this machine
 TORCH = "torch==2.13.0"
 
-CORE, GYM, BRAX, POLICY, SB3 = "vecrl-core", "vecrl-gym", "vecrl-brax", "vecrl-policy", "vecrl-sb3"
-RAY, ENVPOOL, PLAYGROUND, EVOTORCH = "vecrl-ray", "vecrl-envpool", "vecrl-playground", "vecrl-evotorch"
-ALL_PACKAGES = (CORE, GYM, BRAX, POLICY, SB3, RAY, ENVPOOL, PLAYGROUND, EVOTORCH)
+# The packages the sessions below name; the others are only ever read from PACKAGES.
+CORE, GYM, BRAX, POLICY = "vecrl-core", "vecrl-gym", "vecrl-brax", "vecrl-policy"
+ALL_PACKAGES = tuple(PACKAGES)
 TEST_TOOLS = ("pytest", "hypothesis", "setuptools>=68")
-# Extras the tests of each package need beyond its own dependencies (pygame for render, MuJoCo envs).
-TEST_EXTRAS = {GYM: ("gymnasium[classic-control,mujoco]",)}
+# What the tests of each package need beyond its own dependencies.
+TEST_EXTRAS = {name: tuple(package.get("test-extras")) for name, package in PACKAGES.items()}
 # Read by Ray when it is imported: a Ray that a test or a check starts listens on 127.0.0.1 only (the Ray
 # tests' conftest sets it too).
 RAY_LOCAL_ONLY = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
@@ -73,7 +77,7 @@ def install_packages(
     for package in packages:
         targets += ["-e", path_of(package)] if editable else [path_of(package)]
         if for_tests:
-            targets += TEST_EXTRAS.get(package, ())
+            targets += TEST_EXTRAS[package]
     install(session, *targets, *(TEST_TOOLS if for_tests else ()), *extra)
 
 
@@ -104,27 +108,13 @@ def tests(session: nox.Session) -> None:
     )
 
 
-def readme_row(*documents: str, tests: bool = True) -> nox.param:
-    """The isolation row made by the first document's install line (a README's, or an example's), named by
-    its packages; the documents' blocks run there."""
-    packages = readme_blocks.packages_installed_by(ROOT / documents[0])
-    return nox.param(packages, documents, tests, id="+".join(p.removeprefix("vecrl-") for p in packages))
-
-
-# vecrl-ray's and vecrl-evotorch's README rows are the `ray` and `evotorch` sessions.
-ISOLATION_ROWS = [
-    nox.param((CORE,), (), True, id="core"),
-    readme_row("packages/vecrl-core/README.md", "packages/vecrl-gym/README.md"),
-    readme_row("packages/vecrl-policy/README.md"),
-    readme_row("packages/vecrl-brax/README.md"),
-    readme_row("packages/vecrl-sb3/README.md"),
-    readme_row("packages/vecrl-envpool/README.md"),
-    readme_row("packages/vecrl-playground/README.md"),  # vecrl-playground needs vecrl-brax
-    # its packages' tests run in the rows above and in the matrix rows: this row runs its blocks only
-    readme_row("README.md", "examples/evolve_cartpole.py", tests=False),
-    nox.param((CORE, SB3), (), True, id="core+sb3"),  # vecrl-sb3 without the gym backend
-    nox.param(ALL_PACKAGES, (), True, id="all"),
-]
+def isolation_params() -> list[nox.param]:
+    """The isolation rows (tests/vecrl_packages.py builds them from the packages' declarations), with the
+    rows CI runs tagged ``ci``."""
+    return [
+        nox.param(row.packages, row.documents, row.tests, id=row.id, tags=["ci"] if row.ci else [])
+        for row in isolation_rows()
+    ]
 
 
 def install_and_check(
@@ -148,7 +138,7 @@ def install_and_check(
 
 
 @nox.session(python=PYTHON, reuse_venv=False)
-@nox.parametrize(("packages", "documents", "tests"), ISOLATION_ROWS)
+@nox.parametrize(("packages", "documents", "tests"), isolation_params())
 def isolation(
     session: nox.Session, packages: tuple[str, ...], documents: tuple[str, ...], tests: bool
 ) -> None:
@@ -157,7 +147,7 @@ def isolation(
     installed = install_and_check(session, packages, documents)
     if not tests:
         return
-    install(session, *TEST_TOOLS, *(extra for package in packages for extra in TEST_EXTRAS.get(package, ())))
+    install(session, *TEST_TOOLS, *(extra for package in packages for extra in TEST_EXTRAS[package]))
     session.run(
         "pytest",
         *NOT_SLOW,
@@ -206,7 +196,7 @@ def evotorch(session: nox.Session) -> None:
     alone_with_the_gym_backend(session, "packages/vecrl-evotorch/README.md", "examples/evolve_hopper.py")
 
 
-@nox.session(python=PYTHON, reuse_venv=False)
+@nox.session(python=PYTHON, reuse_venv=False, tags=["ci"])
 def plugins(session: nox.Session) -> None:
     """Wheels of our packages and of a third-party plugin, installed as a user's machine sees them."""
     wheels = Path(session.create_tmp()) / "wheels"
@@ -224,72 +214,27 @@ def plugins(session: nox.Session) -> None:
     )
 
 
-# The dependency matrix: explicit rows (oldest, API break, newest), never a cartesian product.
-# Every row runs on Python 3.11 with torch from constraints.txt. Rows that cannot install here say why.
+# The dependency matrix: explicit rows (oldest, API break, newest), never a cartesian product, each declared by
+# the package whose dependency it pins. Every row runs on Python 3.11 with torch from constraints.txt.
 MATRIX_ROWS = [
-    # gymnasium 0.29.1: the old VectorEnv API (positional __init__, `final_observation` info keys), on
-    # numpy 1.x (0.29.1 predates numpy 2) and the MuJoCo 3.1 its v4 envs were released with. brax has
-    # its own row below, so this row is core + gym + policy.
-    nox.param(
-        (CORE, GYM, POLICY),
-        ("gymnasium[classic-control,mujoco]==0.29.1", "mujoco<3.2", "numpy<2"),
-        id="gym029-numpy1",
-    ),
-    # gymnasium 1.0: the first 1.x (new VectorEnv, next-step autoreset only, no AutoresetMode enum).
-    nox.param((CORE, GYM, POLICY), ("gymnasium[classic-control,mujoco]==1.0.0", "numpy>=2"), id="gym10"),
-    # gymnasium newest on numpy 1.x: numpy 1.x is still admitted by our floors.
-    nox.param(
-        (CORE, GYM, POLICY), ("gymnasium[classic-control,mujoco]>=1.1", "numpy<2"), id="gymlatest-numpy1"
-    ),
-    # The newest jax/brax pair is what `nox -s tests` installs; no separate row.
-    # The oldest jax/brax pair vecrl-brax admits (packages/vecrl-brax/pyproject.toml says why), with the
-    # versions of their own dependencies that installed and passed together (newer flax/optax/orbax
-    # need a newer jax; mujoco-mjx must match mujoco).
-    nox.param(
-        (CORE, BRAX),
-        (
-            "jax==0.4.20",
-            "jaxlib==0.4.20",
-            "brax==0.9.4",
-            "flax==0.8.1",
-            "optax==0.1.9",
-            "chex==0.1.85",
-            "orbax-checkpoint==0.5.3",
-            "tensorstore==0.1.74",
-            "mujoco==3.1.2",
-            "mujoco-mjx==3.1.2",
-            "ml-dtypes==0.3.2",
-            "scipy==1.12.0",
-            "numpy==1.26.4",
-        ),
-        id="brax-oldest",
-    ),
-    # The oldest envpool vecrl-envpool admits (its pyproject says why); the newest is what `tests` installs.
-    nox.param((CORE, ENVPOOL), ("envpool==1.0.0",), id="envpool-oldest"),
+    nox.param(tuple(row["packages"]), tuple(row["pins"]), id=row["id"])
+    for package in PACKAGES.values()
+    for row in package.get("matrix-rows")
 ]
-
-
-# The repository's own tests whose branches depend on gymnasium's version (autoreset modes, vector
-# wrappers, Dict observations, worker processes): they run in the gym rows too, and need only core + gym.
-GYM_VERSION_TESTS = (
-    "tests/test_autoreset_modes.py",
-    "tests/test_dict_observations.py",
-    "tests/test_gymnasium_wrappers.py",
-    "tests/test_process_vector_env.py",
-)
 
 
 @nox.session(python=PYTHON)
 @nox.parametrize(("packages", "pins"), MATRIX_ROWS)
 def matrix(session: nox.Session, packages: tuple[str, ...], pins: tuple[str, ...]) -> None:
-    """The package tests against one row of pinned dependency versions (gym rows: with GYM_VERSION_TESTS)."""
+    """The package tests against one row of pinned dependency versions, with the repository's tests that its
+    packages declare (``matrix-tests``: gymnasium's version decides their branches)."""
     install_packages(session, packages, *pins, editable=True)
     session.run(
         "python",
         "-c",
         "import gymnasium, numpy; print('gymnasium', gymnasium.__version__, 'numpy', numpy.__version__)",
     )
-    version_tests = GYM_VERSION_TESTS if GYM in packages else ()
+    version_tests = dict.fromkeys(test for p in packages for test in PACKAGES[p].get("matrix-tests"))
     session.run("pytest", *NOT_SLOW, *session.posargs, *test_paths(packages), *version_tests)
 
 

@@ -1,5 +1,9 @@
 """mkdocs hook: the site's pages are made of the repository's READMEs, written once.
 
+Each backend's README is a page of its own, and each package has an API reference page: both are made
+here from the packages' folders (tests/vecrl_packages.py), and listed in the nav's "Backends" and "API
+reference" sections, so a new package needs nothing in docs/ or mkdocs.yml.
+
 A line ``--8<-- "path"`` in a page is replaced by that file, with its relative links rewritten for the
 site: a link to a README or a package's folder goes to the page that shows it, a link to any other file
 of the repository to that file in the repository.
@@ -9,27 +13,50 @@ from __future__ import annotations
 
 import posixpath
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
+from mkdocs.structure.files import File, Files
+
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+from vecrl_packages import PACKAGES  # noqa: E402  (what each package's folder declares: one home)
+
 #: Where a file of the repository is shown (the Source URL of the packages' pyproject.toml).
 SOURCE = "https://github.com/vecrl/vecrl/blob/main/"
-#: The page that shows each README (by its folder).
-PAGES = {
-    ".": "index.md",
-    "packages/vecrl-core": "core.md",
-    "packages/vecrl-gym": "backends/gym.md",
-    "packages/vecrl-brax": "backends/brax.md",
-    "packages/vecrl-envpool": "backends/envpool.md",
-    "packages/vecrl-playground": "backends/playground.md",
-    "packages/vecrl-policy": "neuroevolution.md",
-    "packages/vecrl-evotorch": "neuroevolution.md",
-    "packages/vecrl-ray": "neuroevolution.md",
-    "packages/vecrl-sb3": "sb3.md",
-}
+#: The page that shows each README (by its folder): a backend's README is its own page.
+PAGES = {".": "index.md", **{p.folder.relative_to(ROOT).as_posix(): p.docs_page for p in PACKAGES.values()}}
+BACKENDS = [p for p in PACKAGES.values() if p.prefixes]
 INCLUDE = re.compile(r'^--8<-- "([^"]+)"$', re.MULTILINE)
 LINK = re.compile(r"\]\(([^)#\s]*)(#[^)\s]*)?\)")
+
+
+def on_config(config: Any, **kwargs: Any) -> Any:
+    """The nav's "Backends" and "API reference" sections, one entry per package."""
+    sections = {
+        "Backends": [{f"{p.table['docs-title']} ({p.prefixes[0]}::)": p.docs_page} for p in BACKENDS],
+        "API reference": [{p.import_name: _api_page(p.import_name)} for p in PACKAGES.values()],
+    }
+    for entry in config["nav"]:
+        for title in entry.keys() & sections.keys():
+            entry[title] = sections[title]
+    return config
+
+
+def on_files(files: Files, config: Any, **kwargs: Any) -> Files:
+    """``files`` with each backend's page (its README) and each package's API reference page."""
+    for package in BACKENDS:
+        folder = package.folder.relative_to(ROOT).as_posix()
+        files.append(File.generated(config, package.docs_page, content=f'--8<-- "{folder}/README.md"\n'))
+    for package in PACKAGES.values():
+        content = f"# `{package.import_name}`\n\n::: {package.import_name}\n"
+        files.append(File.generated(config, _api_page(package.import_name), content=content))
+    return files
+
+
+def _api_page(import_name: str) -> str:
+    return f"api/{import_name.removeprefix('vecrl_')}.md"
 
 
 def on_page_markdown(markdown: str, page: Any, **kwargs: Any) -> str:

@@ -11,34 +11,16 @@ import subprocess
 import sys
 
 import pytest
+from vecrl_packages import PACKAGES
 
 import vecrl
 
 INSTALLED = [name for name in os.environ.get("VECRL_ISOLATION", "").split(",") if name]
 pytestmark = pytest.mark.skipif(not INSTALLED, reason="run by `nox -s isolation`, which sets VECRL_ISOLATION")
 
-ALL = (
-    "vecrl-core",
-    "vecrl-gym",
-    "vecrl-brax",
-    "vecrl-policy",
-    "vecrl-sb3",
-    "vecrl-ray",
-    "vecrl-envpool",
-    "vecrl-playground",
-    "vecrl-evotorch",
-)
-IMPORT_NAMES = {
-    "vecrl-core": "vecrl",
-    "vecrl-gym": "vecrl_gym",
-    "vecrl-brax": "vecrl_brax",
-    "vecrl-policy": "vecrl_policy",
-    "vecrl-sb3": "vecrl_sb3",
-    "vecrl-ray": "vecrl_ray",
-    "vecrl-envpool": "vecrl_envpool",
-    "vecrl-playground": "vecrl_playground",
-    "vecrl-evotorch": "vecrl_evotorch",
-}
+BROUGHT = sorted({module for package in PACKAGES.values() for module in package.get("brings")})
+LAZY = sorted({module for package in PACKAGES.values() for module in package.get("lazy-imports")})
+BACKENDS = [(prefix, package.name) for package in PACKAGES.values() for prefix in package.prefixes]
 
 
 def is_installed(distribution: str) -> bool:
@@ -49,41 +31,27 @@ def is_installed(distribution: str) -> bool:
     return True
 
 
-@pytest.mark.parametrize("distribution", ALL)
+def modules_loaded_by(code: str, modules: list[str]) -> set[str]:
+    """Which of ``modules`` a fresh interpreter holds after running ``code``."""
+    report = f"import sys; {code}; print(' '.join(m for m in {modules!r} if m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", report], capture_output=True, text=True, check=True)
+    return set(result.stdout.split())
+
+
+@pytest.mark.parametrize("distribution", PACKAGES)
 def test_exactly_the_chosen_vecrl_packages_are_installed(distribution):
     assert is_installed(distribution) == (distribution in INSTALLED)
 
 
-def test_jax_and_brax_come_only_with_vecrl_brax():
-    with_brax = (
-        "vecrl-brax" in INSTALLED
-    )  # vecrl-playground installs it: the two share their jitted machinery
-    assert (importlib.util.find_spec("jax") is not None) == with_brax
-    assert (importlib.util.find_spec("brax") is not None) == with_brax
+@pytest.mark.parametrize("module", BROUGHT)
+def test_a_heavy_dependency_comes_only_with_a_package_that_brings_it(module):
+    # vecrl-playground's rows install vecrl-brax (the two share their jitted machinery), and EvoTorch depends
+    # on Ray: each package's pyproject says what it brings
+    bringers = [package.name for package in PACKAGES.values() if module in package.get("brings")]
+    assert (importlib.util.find_spec(module) is not None) == any(b in INSTALLED for b in bringers), bringers
 
 
-def test_ray_comes_only_with_vecrl_ray_or_evotorch():
-    with_ray = "vecrl-ray" in INSTALLED or "vecrl-evotorch" in INSTALLED  # EvoTorch depends on Ray
-    assert (importlib.util.find_spec("ray") is not None) == with_ray
-
-
-def test_envpool_comes_only_with_vecrl_envpool():
-    assert (importlib.util.find_spec("envpool") is not None) == ("vecrl-envpool" in INSTALLED)
-
-
-def test_playground_comes_only_with_vecrl_playground():
-    assert (importlib.util.find_spec("mujoco_playground") is not None) == ("vecrl-playground" in INSTALLED)
-
-
-@pytest.mark.parametrize(
-    ("prefix", "distribution"),
-    [
-        ("gym", "vecrl-gym"),
-        ("brax", "vecrl-brax"),
-        ("envpool", "vecrl-envpool"),
-        ("playground", "vecrl-playground"),
-    ],
-)
+@pytest.mark.parametrize(("prefix", "distribution"), BACKENDS)
 def test_a_missing_backend_names_the_package_to_install(prefix, distribution):
     if distribution in INSTALLED:
         assert vecrl.get_backend(prefix).prefix == prefix
@@ -92,21 +60,21 @@ def test_a_missing_backend_names_the_package_to_install(prefix, distribution):
             vecrl.make_vector_env(f"{prefix}::Anything", num_envs=1)
 
 
-def test_importing_the_installed_packages_and_listing_backends_imports_nothing_heavy():
-    # EvoTorch itself imports jax and brax (and with them mujoco) whenever they are installed: vecrl-evotorch
-    # is left out where vecrl-brax brought them (the `all` row)
-    own = [d for d in INSTALLED if not (d == "vecrl-evotorch" and "vecrl-brax" in INSTALLED)]
-    imports = "; ".join(f"import {IMPORT_NAMES[d]}" for d in own)
-    code = (
-        f"import sys; {imports}; import vecrl; vecrl.list_backends();"
-        " print(' '.join(m for m in ('jax', 'brax', 'mujoco', 'envpool', 'mujoco_playground', 'vecrl_gym', 'vecrl_policy') if m in sys.modules))"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    loaded = result.stdout.split()
-    assert "jax" not in loaded and "brax" not in loaded and "mujoco" not in loaded and "envpool" not in loaded
-    assert "mujoco_playground" not in loaded
-    # listing backends loads the gym plugin module, never the policy package
-    assert ("vecrl_policy" in loaded) == ("vecrl-policy" in INSTALLED)
+@pytest.mark.parametrize("distribution", INSTALLED)
+def test_importing_a_package_and_listing_backends_imports_nothing_heavy(distribution):
+    package = PACKAGES[distribution]
+    loaded = modules_loaded_by(f"import {package.import_name}; import vecrl; vecrl.list_backends()", LAZY)
+    # a package may import what a dependency of its own imports whenever it is installed (EvoTorch imports
+    # jax where vecrl-brax brought it: the `all` row)
+    assert loaded <= set(package.get("imports-when-installed"))
+
+
+def test_listing_backends_loads_their_plugin_modules_and_never_the_policy_package():
+    plugins = [package.import_name for package in PACKAGES.values() if package.prefixes]
+    loaded = modules_loaded_by("import vecrl; vecrl.list_backends()", ["vecrl_policy", *plugins])
+    assert loaded == {
+        package.import_name for package in PACKAGES.values() if package.prefixes and package.name in INSTALLED
+    }
 
 
 def test_the_evaluate_command_names_its_package_when_it_is_missing():

@@ -1,0 +1,73 @@
+"""Each package's folder declares what the central files need (tests/vecrl_packages.py); these tests check the
+declarations against what the package really is, and name the lists that are still kept by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from vecrl_packages import PACKAGES, ROOT, isolation_rows, read_package
+
+import vecrl
+
+
+def test_every_package_is_read_from_its_folder_and_core_comes_first():
+    assert next(iter(PACKAGES)) == "vecrl-core"
+    assert {p.folder.name for p in PACKAGES.values()} == {p.name for p in (ROOT / "packages").iterdir()}
+
+
+def test_a_misspelled_key_names_the_file_and_the_known_keys(tmp_path: Path):
+    folder = tmp_path / "vecrl-new"
+    (folder / "src" / "vecrl_new").mkdir(parents=True)
+    (folder / "src" / "vecrl_new" / "__init__.py").write_text("")
+    (folder / "smoke_check.py").write_text("def check() -> None: ...\n")
+    (folder / "pyproject.toml").write_text('[project]\nname = "vecrl-new"\n\n[tool.vecrl]\nbring = ["jax"]\n')
+    with pytest.raises(ValueError, match=r"unknown \[tool.vecrl\] keys \['bring'\]; known: \['brings'"):
+        read_package(folder)
+    (folder / "pyproject.toml").write_text('[project]\nname = "vecrl-new"\n')
+    with pytest.raises(ValueError, match="any other package a docs-page"):
+        read_package(folder)
+    (folder / "pyproject.toml").write_text(
+        '[project]\nname = "vecrl-new"\n\n[tool.vecrl]\ndocs-page = "x.md"\n'
+    )
+    assert read_package(folder).import_name == "vecrl_new"
+    (folder / "smoke_check.py").unlink()
+    with pytest.raises(ValueError, match="has no smoke_check.py"):
+        read_package(folder)
+
+
+def test_the_backends_vecrl_names_when_they_are_missing_are_the_declared_ones():
+    # vecrl-core's hint for a backend that is not installed (vecrl.registry.WELL_KNOWN_BACKENDS) is kept by
+    # hand: core cannot read a package that is not installed
+    declared = {prefix: p.name for p in PACKAGES.values() for prefix in p.prefixes}
+    assert declared == vecrl.registry.WELL_KNOWN_BACKENDS
+
+
+def test_the_docs_site_shows_every_readme_on_an_authored_page_or_a_backend_page_of_its_own():
+    # docs/hooks.py makes the backends' pages and the API pages; the other pages are written in docs/
+    for package in PACKAGES.values():
+        authored = (ROOT / "docs" / package.docs_page).is_file()
+        assert authored != bool(package.prefixes), package.docs_page
+        if authored:
+            include = f'--8<-- "{package.folder.relative_to(ROOT).as_posix()}/README.md"'
+            assert include in (ROOT / "docs" / package.docs_page).read_text(encoding="utf-8")
+
+
+def test_the_isolation_rows_and_those_ci_runs_come_from_the_declarations():
+    rows = {row.id: row for row in isolation_rows()}
+    assert {id for id, row in rows.items() if row.ci} == {
+        "core",
+        "core+gym",
+        "core+policy",
+        "core+gym+policy",
+    }
+    # two READMEs with one install line make one row, where both READMEs' blocks run
+    assert rows["core+gym"].documents == ("packages/vecrl-core/README.md", "packages/vecrl-gym/README.md")
+    assert rows["core+sb3"].tests and rows["core+gym+sb3"].documents == ("packages/vecrl-sb3/README.md",)
+    assert not rows["core+gym+policy"].tests and rows["all"].packages == tuple(PACKAGES)
+    # vecrl-ray's and vecrl-evotorch's READMEs run in their own sessions
+    assert not any(
+        "vecrl-ray" in row.packages or "vecrl-evotorch" in row.packages
+        for row in rows.values()
+        if row.id != "all"
+    )
