@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 import vecrl
+from vecrl.backend import OPTIONAL_KEYWORDS
 from vecrl.checks import SubEnvError
 from vecrl.command import CommandError
+from vecrl.registry import WELL_KNOWN_BACKENDS, installed_backends
 from vecrl.testing import BackendCheckError
 from vecrl_policy import NetParsingError, WorkerError, str_to_net
 
@@ -91,3 +93,43 @@ def test_a_keyword_the_env_takes_is_untouched_and_a_near_miss_can_be_routed_to_t
     with pytest.raises(TypeError, match="unexpected keyword argument 'num_env'") as caught:
         vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, gym_kwargs={"num_env": 2})
     assert not isinstance(caught.value, vecrl.VecrlError)
+
+
+def shipped_backends():
+    backends, _ = installed_backends()
+    return [backend for backend in backends if backend.prefix in WELL_KNOWN_BACKENDS]
+
+
+@pytest.mark.parametrize("backend", shipped_backends(), ids=lambda backend: backend.prefix)
+def test_a_vecrl_keyword_a_backend_does_not_take_is_one_error_naming_the_backend(backend):
+    assert backend.keywords is not None, f"{backend.prefix} declares no keywords"
+    refused = [key for key in OPTIONAL_KEYWORDS if key not in backend.keywords]
+    assert refused
+    for key in refused:
+        given = {key: "x"}
+        for call in (given, {f"{backend.prefix}_kwargs": given}):
+            with pytest.raises(vecrl.UnknownKeywordError) as caught:
+                vecrl.make_vector_env(f"{backend.prefix}::Anything", num_envs=2, **call)
+            message = str(caught.value)
+            assert f"got {key}='x', which the {backend.prefix} backend does not take" in message
+            assert "Of vecrl's keywords it takes " + ", ".join(sorted(backend.keywords)) in message
+
+
+@pytest.mark.parametrize(
+    ("env_name", "keyword", "says"),
+    [
+        ("gym::CartPole-v1", {"episode_length": 5}, "max_episode_steps="),
+        ("brax::fast", {"device": "cpu"}, "JAX_PLATFORMS=cpu"),
+        ("brax::fast", {"num_workers": 2}, "give more sub-envs"),
+        ("brax::fast", {"wrappers": []}, "vector_wrappers"),
+        ("playground::CartpoleBalance", {"seed_rule": "gymnasium"}, r"reset\(seed=\[s0, s1, ...\]\)"),
+        ("envpool::CartPole-v1", {"num_workers": 2}, "num_threads="),
+        ("envpool::CartPole-v1", {"episode_length": 5}, "max_episode_steps="),
+    ],
+)
+def test_the_refusal_says_what_to_do_instead(env_name, keyword, says):
+    prefix = env_name.partition("::")[0]
+    if prefix not in {backend.prefix for backend in shipped_backends()}:
+        pytest.skip(f"the {prefix} backend is not installed")
+    with pytest.raises(vecrl.UnknownKeywordError, match=says):
+        vecrl.make_vector_env(env_name, num_envs=2, **keyword)

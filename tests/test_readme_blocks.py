@@ -6,6 +6,7 @@ site shows no block that runs nowhere."""
 import re
 
 from readme_blocks import EXAMPLES, READMES, ROOT, commands, install_arguments, packages_installed_by
+from vecrl_packages import PACKAGES, isolation_rows
 
 NOXFILE = (ROOT / "noxfile.py").read_text()
 
@@ -18,8 +19,13 @@ def test_every_readme_and_example_has_an_install_line_and_commands_to_run_after_
 
 
 def test_every_readme_and_example_is_run_by_a_nox_session_made_by_its_install_line():
+    # the isolation rows (from the packages' declarations), or a session of the noxfile naming the document
+    rows = {document: row for row in isolation_rows() for document in row.documents}
     for readme in [*READMES, *EXAMPLES]:
-        assert f'"{readme.relative_to(ROOT)}"' in NOXFILE, f"no nox session runs the blocks of {readme}"
+        path = readme.relative_to(ROOT).as_posix()
+        assert path in rows or f'"{path}"' in NOXFILE, f"no nox session runs the blocks of {readme}"
+    for row in {id(row): row for row in rows.values()}.values():
+        assert packages_installed_by(ROOT / row.documents[0]) == row.packages, row
 
 
 def test_an_install_line_after_the_first_runs_from_the_repository_root():
@@ -35,7 +41,12 @@ def test_an_install_line_after_the_first_runs_from_the_repository_root():
 def test_the_docs_pages_are_made_of_these_readmes_so_their_blocks_run_there():
     # a page's code blocks are those of the READMEs it includes (docs/hooks.py): any block written in a
     # page itself would run nowhere
-    included = set()
+    # the backends' pages are made by docs/hooks.py, of their READMEs alone
+    included = {
+        f"{package.folder.relative_to(ROOT).as_posix()}/README.md"
+        for package in PACKAGES.values()
+        if package.prefixes
+    }
     for page in sorted((ROOT / "docs").rglob("*.md")):
         text = page.read_text()
         assert "```" not in text, f"{page} has a code block of its own; put it in a README it includes"

@@ -78,13 +78,22 @@ def test_the_brax_backend_follows_the_autoreset_rules_every_backend_follows():
 @pytest.mark.parametrize(
     ("keyword", "words"),
     [
-        ({"device": "cpu"}, "does not accept device='cpu': a jax env computes on jax's default device"),
-        ({"num_workers": 2}, "does not accept num_workers=2: worker processes are the gym backend's"),
+        (
+            {"device": "cpu"},
+            "device='cpu', which the brax backend does not take: a jax env computes on jax's",
+        ),
+        (
+            {"num_workers": 2},
+            "num_workers=2, which the brax backend does not take: worker processes are the gym",
+        ),
     ],
 )
 def test_other_backends_keywords_say_why_a_jax_env_does_not_take_them(keyword, words):
-    with pytest.raises(ValueError, match=words):
+    with pytest.raises(vecrl.UnknownKeywordError, match=words):
         make_brax_env("inverted_pendulum", num_envs=2, **keyword)
+    # the env class, made directly, says the same
+    with pytest.raises(ValueError, match=words.split(": ")[1]):
+        VectorEnvFromBrax("inverted_pendulum", num_envs=2, **keyword)
 
 
 def test_an_unknown_keyword_lists_what_the_env_takes_with_a_close_match():

@@ -85,7 +85,8 @@ def test_the_env_says_that_its_first_calls_compile():
 
 def test_wrappers_meant_for_gym_sub_envs_are_refused_not_ignored():
     with pytest.raises(
-        TypeError, match="wrappers= applies gymnasium wrappers to each sub-env.*vector_wrappers"
+        vecrl.UnknownKeywordError,
+        match="wrappers=.*it applies gymnasium wrappers to each sub-env.*vector_wrappers",
     ):
         vecrl.make_vector_env("brax::fast", num_envs=2, wrappers=[gymnasium.wrappers.ClipAction])
 

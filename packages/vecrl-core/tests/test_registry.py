@@ -151,3 +151,56 @@ def test_an_isolated_registry_hides_and_then_restores_loaded_plugins():
             assert "kept" not in vecrl.backend_prefixes()
             register_backend(recording_backend("temporary", []))
         assert "kept" in vecrl.backend_prefixes() and "temporary" not in vecrl.backend_prefixes()
+
+
+def test_a_backend_refuses_the_vecrl_keywords_it_does_not_take_before_make_is_called():
+    calls = []
+    declared = Backend(
+        "rec",
+        make=recording_backend("rec", calls).make,
+        keywords=("num_episodes", "device"),
+        refusals={"num_workers": "rec envs step in one call"},
+    )
+    with register_backend(declared):
+        make_vector_env("rec::Thing-v0", num_envs=2, num_episodes=1, device="cpu", speed=3)
+        assert calls[-1][1]["speed"] == 3 and calls[-1][1]["device"] == "cpu"
+        for given, why in (
+            ({"num_workers": 2}, ": rec envs step in one call. "),
+            ({"rec_kwargs": {"num_workers": 2}}, ": rec envs step in one call. "),
+            ({"seed_rule": "gymnasium"}, ". "),  # no reason given: the message says what it takes
+        ):
+            with pytest.raises(vecrl.UnknownKeywordError) as caught:
+                make_vector_env("rec::Thing-v0", num_envs=2, **given)
+            assert isinstance(caught.value, TypeError)
+            key, value = next(iter(given.get("rec_kwargs", given).items()))
+            assert str(caught.value) == (
+                f"make_vector_env('rec::Thing-v0') got {key}={value!r}, which the rec backend does not take"
+                f"{why}Of vecrl's keywords it takes device, num_episodes (and those of every backend: num_envs,"
+                " force_classic_api, discrete_to_continuous_act, clip_actions)."
+            )
+    assert len(calls) == 1  # nothing was made for the refused calls
+
+
+def test_a_backend_that_declares_no_keywords_gets_every_keyword_as_before():
+    calls = []
+    with register_backend(recording_backend("rec", calls)):
+        make_vector_env("rec::Thing-v0", num_envs=2, num_workers=2, device="x", seed_rule="x")
+    assert calls[0][1]["num_workers"] == 2 and calls[0][1]["device"] == "x"
+
+
+@pytest.mark.parametrize(
+    ("declared", "error", "words"),
+    [
+        (
+            {"keywords": ("num_episode",)},
+            ValueError,
+            r"keywords names \['num_episode'\], which are not vecrl's",
+        ),
+        ({"keywords": ("num_envs",)}, ValueError, "those are autoreset_mode, device"),
+        ({"refusals": {"speed": "no"}}, ValueError, r"refusals names \['speed'\]"),
+        ({"keywords": "device"}, TypeError, r"got the str 'device'; write \('device',\)"),
+    ],
+)
+def test_a_backend_declaring_keywords_that_are_not_vecrl_s_is_refused(declared, error, words):
+    with pytest.raises(error, match=words):
+        Backend("rec", make=lambda name, **kw: None, **declared)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from vecrl import TorchWrapper
+from vecrl import Backend, TorchWrapper
+from vecrl_brax.plugin import BACKEND
 from vecrl_brax.vector_env import VectorEnvFromBrax
 
 
@@ -34,6 +35,7 @@ def make_brax_env(
     """
     return make_torch_env(
         VectorEnvFromBrax,
+        BACKEND,
         "make_brax_env",
         env_name,
         force_classic_api=force_classic_api,
@@ -48,8 +50,10 @@ def make_brax_env(
 
 def make_torch_env(
     env_class: type[VectorEnvFromBrax],
+    backend: Backend,
     caller: str,
     env_name: str,
+    /,  # brax's envs take a keyword `backend` of their own, in kwargs
     *,
     force_classic_api: bool,
     num_envs: int | None,
@@ -60,19 +64,15 @@ def make_torch_env(
     **kwargs: Any,
 ) -> TorchWrapper:
     """``env_class`` (``VectorEnvFromBrax`` or a subclass for another jax backend) made to speak torch: the
-    body of ``make_brax_env``, shared with ``vecrl_playground.make_playground_env`` (``caller`` names the
-    one the user called, in the errors)."""
+    body of ``make_brax_env``, shared with ``vecrl_playground.make_playground_env`` (``backend`` is the one
+    it serves, ``caller`` names the function the user called, in the errors)."""
     if num_envs is None:
         raise ValueError(
             f"{caller}({env_name!r}) needs num_envs: these jax envs are always batched. Pass num_envs=1"
             " for a single environment."
         )
-    if "wrappers" in kwargs:  # the jax envs take **kwargs and would ignore it without a word
-        raise TypeError(
-            "wrappers= applies gymnasium wrappers to each sub-env of the gym backend, but a jax env is one"
-            " batched env with no sub-env objects. For gymnasium's vector wrappers use"
-            " make_vector_env(..., vector_wrappers=[...]); for brax's own wrappers, wrap the brax env."
-        )
+    # vecrl's keywords the backend does not take (`wrappers=`: the jax envs take **kwargs and would ignore it)
+    backend.check_keywords(f"{caller}({env_name!r})", kwargs)
     # array_type="torch": the env hands torch tensors (DLPack views of its jax results) to TorchWrapper, which
     # then passes torch actions through unconverted; the env takes a CPU tensor as a numpy view, the
     # cheapest way into jax (jax.dlpack.from_dlpack costs ~0.1-0.3 ms per step on CPU).

@@ -38,15 +38,11 @@ from vecrl_brax.brax_versions import env_keywords, resolve_create
 from vecrl_brax.compile_ahead import CompileAhead
 from vecrl_brax.episodes import BraxEpisodes
 from vecrl_brax.packing import Packer
+from vecrl_brax.plugin import JAX_REFUSALS
 
 #: make_vector_env keywords of other backends that a jax env does not take, each with why (vecrl-playground's
 #: env refuses them too).
-OTHER_BACKENDS_KWARGS = {
-    "device": "a jax env computes on jax's default device and hands its results to torch there, without a"
-    " copy (DLPack); choose that device through jax (e.g. JAX_PLATFORMS=cpu), or move the results with .to()",
-    "num_workers": "worker processes are the gym backend's; a jax env already steps all its sub-envs in one"
-    " jitted call: give more sub-envs (num_envs=) instead",
-}
+OTHER_BACKENDS_KWARGS = {key: JAX_REFUSALS[key] for key in ("device", "num_workers")}
 #: Keywords VectorEnvFromBrax sets itself (passing them through would break its autoreset or batch size),
 #: and those of other backends.
 _RESERVED_KWARGS = {

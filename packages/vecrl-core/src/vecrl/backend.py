@@ -1,16 +1,35 @@
-"""Backend: what a plugin registers for one ``prefix::`` of ``make_vector_env``."""
+"""Backend: what a plugin registers for one ``prefix::`` of ``make_vector_env``, and which of vecrl's
+keywords its ``make`` takes."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from vecrl.errors import UnknownKeywordError
 
 if TYPE_CHECKING:
     from vecrl.torch_wrapper import TorchWrapper
 
 _PREFIX = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]*$")
+
+#: The keywords ``make_vector_env`` passes to every backend's ``make``.
+COMMON_KEYWORDS = ("num_envs", "force_classic_api", "discrete_to_continuous_act", "clip_actions")
+#: vecrl's keywords that a backend takes or not (``Backend.keywords`` says which); each means the same on
+#: every backend that takes it.
+OPTIONAL_KEYWORDS = (
+    "autoreset_mode",
+    "device",
+    "empty_info",
+    "episode_length",
+    "num_episodes",
+    "num_workers",
+    "observation_mode",
+    "seed_rule",
+    "wrappers",
+)
 
 
 @dataclass(frozen=True)
@@ -18,16 +37,25 @@ class Backend:
     """A backend: the ``prefix`` it serves in ``"prefix::name"``, and ``make``, which builds the env.
 
     ``make(env_name, *, num_envs=None, force_classic_api=False, discrete_to_continuous_act=False,
-    clip_actions=False, **kwargs)`` returns a ``vecrl.TorchWrapper``.
+    clip_actions=False, **kwargs)`` returns a ``vecrl.TorchWrapper``. ``keywords`` names which of vecrl's
+    ``OPTIONAL_KEYWORDS`` it takes (``autoreset_mode``, ``num_episodes``, ``device``, ...): ``make_vector_env``
+    refuses the others with an ``UnknownKeywordError`` naming the backend, with the reason ``refusals``
+    gives for it, before ``make`` is called. Without ``keywords`` every keyword reaches ``make``.
 
     Examples:
-        >>> Backend(prefix="toy", make=lambda name, **kw: None, description="Toy envs").prefix
-        'toy'
+        >>> toy = Backend("toy", make=lambda name, **kw: None, keywords={"num_episodes"},
+        ...               refusals={"device": "toy envs compute on the CPU"})
+        >>> toy.check_keywords("make_vector_env('toy::x')", {"device": "cuda"})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        vecrl.errors.UnknownKeywordError: make_vector_env('toy::x') got device='cuda', which the toy backend does not take: toy envs compute on the CPU. Of vecrl's keywords it takes num_episodes (...).
     """
 
     prefix: str
     make: Callable[..., TorchWrapper]
     description: str = ""
+    keywords: Collection[str] | None = None
+    refusals: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.prefix, str) or not _PREFIX.match(self.prefix):
@@ -39,3 +67,33 @@ class Backend:
             raise TypeError(
                 f"Backend {self.prefix!r}: make must be callable (a function building the env), got {self.make!r}."
             )
+        if self.keywords is not None:
+            if isinstance(self.keywords, str):
+                raise TypeError(
+                    f"Backend {self.prefix!r}: keywords must be a collection of keyword names, got the str"
+                    f" {self.keywords!r}; write ({self.keywords!r},)."
+                )
+            object.__setattr__(self, "keywords", frozenset(self.keywords))
+        for what, names in (("keywords", self.keywords or ()), ("refusals", self.refusals)):
+            unknown = sorted(set(names) - set(OPTIONAL_KEYWORDS))
+            if unknown:
+                raise ValueError(
+                    f"Backend {self.prefix!r}: {what} names {unknown}, which are not vecrl's optional keywords;"
+                    f" those are {', '.join(OPTIONAL_KEYWORDS)} (any other keyword reaches make as it is)."
+                )
+
+    def check_keywords(self, call: str, given: Mapping[str, Any]) -> None:
+        """An ``UnknownKeywordError`` if ``given``, the keywords of ``call`` (``"make_vector_env('toy::x')"``),
+        holds one of vecrl's optional keywords that this backend does not take (none is refused when the
+        backend declares no ``keywords``)."""
+        if self.keywords is None:
+            return
+        for key, value in given.items():
+            if key in OPTIONAL_KEYWORDS and key not in self.keywords:
+                reason = self.refusals.get(key)
+                takes = ", ".join(k for k in OPTIONAL_KEYWORDS if k in self.keywords) or "none"
+                raise UnknownKeywordError(
+                    f"{call} got {key}={value!r}, which the {self.prefix} backend does not"
+                    f" take{': ' + reason if reason else ''}. Of vecrl's keywords it takes {takes} (and those of"
+                    f" every backend: {', '.join(COMMON_KEYWORDS)})."
+                )

@@ -32,8 +32,9 @@ class UnknownEnvError(VecrlError, ValueError):
 
 class UnknownKeywordError(VecrlError, TypeError):
     """A keyword of ``make_vector_env`` that is a near miss of one of vecrl's own (``num_env=8`` for
-    ``num_envs``), refused before it reaches the env's constructor. A TypeError, as Python's own for an
-    unexpected keyword argument.
+    ``num_envs``), or one of vecrl's own that the chosen backend does not take (``device=`` on brax),
+    refused before it reaches the env's constructor. A TypeError, as Python's own for an unexpected
+    keyword argument.
 
     Examples:
         >>> import vecrl

@@ -5,34 +5,24 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, overload
 
+from vecrl.arrays import ARRAY_TYPES, ArrayType
+from vecrl.backend import COMMON_KEYWORDS, OPTIONAL_KEYWORDS
 from vecrl.errors import UnknownKeywordError
-from vecrl.numpy_view import VectorWrapperMaker, with_vector_wrappers
+from vecrl.numpy_view import JaxView, NumpyView, VectorWrapperMaker, with_vector_wrappers
 from vecrl.registry import WELL_KNOWN_BACKENDS, backend_prefixes, get_backend
 from vecrl.torch_wrapper import TorchWrapper
 
 DEFAULT_PREFIX = "gym"
 _KWARGS_SUFFIX = "_kwargs"
-#: The keywords vecrl's backends share (each takes those that apply to it). Any other keyword goes to the
-#: env's constructor, so a near miss of one of these (``num_env``) is refused before it gets there.
-SHARED_KEYWORDS = (
-    "array_type",
-    "autoreset_mode",
-    "clip_actions",
-    "device",
-    "discrete_to_continuous_act",
-    "empty_info",
-    "episode_length",
-    "force_classic_api",
-    "num_envs",
-    "num_episodes",
-    "num_workers",
-    "observation_mode",
-    "seed_rule",
-    "vector_wrappers",
-    "wrappers",
-)
+#: vecrl's own keywords: a near miss of one (``num_env``) is refused before it reaches the env's constructor,
+#: where any other keyword goes.
+SHARED_KEYWORDS = (*COMMON_KEYWORDS, *OPTIONAL_KEYWORDS, "vector_wrappers", "array_type")
+#: make_vector_env's arguments that it applies itself, or passes to every backend: not for ``<prefix>_kwargs``.
+_OWN_ARGUMENTS = (*COMMON_KEYWORDS, "vector_wrappers", "array_type")
+#: The view that makes a torch-speaking env's results numpy or jax arrays.
+_VIEWS: dict[str, type[NumpyView]] = {"numpy": NumpyView, "jax": JaxView}
 
 
 def split_env_name(env_name: str) -> tuple[str, str]:
@@ -66,6 +56,7 @@ def split_env_name(env_name: str) -> tuple[str, str]:
     return prefix, name
 
 
+@overload
 def make_vector_env(
     env_name: str,
     *,
@@ -76,20 +67,52 @@ def make_vector_env(
     gym_kwargs: Mapping[str, Any] | None = None,
     brax_kwargs: Mapping[str, Any] | None = None,
     vector_wrappers: Sequence[VectorWrapperMaker] = (),
+    array_type: Literal["torch"] = "torch",
     **kwargs: Any,
-) -> TorchWrapper:
-    """Make ``num_envs`` copies of an environment, batched and speaking torch.
+) -> TorchWrapper: ...
+@overload
+def make_vector_env(
+    env_name: str,
+    *,
+    force_classic_api: bool = False,
+    num_envs: int | None = None,
+    discrete_to_continuous_act: bool = False,
+    clip_actions: bool = False,
+    gym_kwargs: Mapping[str, Any] | None = None,
+    brax_kwargs: Mapping[str, Any] | None = None,
+    vector_wrappers: Sequence[VectorWrapperMaker] = (),
+    array_type: Literal["numpy", "jax"],
+    **kwargs: Any,
+) -> NumpyView: ...
+def make_vector_env(
+    env_name: str,
+    *,
+    force_classic_api: bool = False,
+    num_envs: int | None = None,
+    discrete_to_continuous_act: bool = False,
+    clip_actions: bool = False,
+    gym_kwargs: Mapping[str, Any] | None = None,
+    brax_kwargs: Mapping[str, Any] | None = None,
+    vector_wrappers: Sequence[VectorWrapperMaker] = (),
+    array_type: ArrayType = "torch",
+    **kwargs: Any,
+) -> TorchWrapper | NumpyView:
+    """Make ``num_envs`` copies of an environment, batched and speaking torch (or numpy, or jax).
 
     ``env_name`` is ``"prefix::name"``: the prefix picks the backend (``gym`` when there is none). Plain
     ``**kwargs`` reach whichever backend is chosen; ``gym_kwargs``, ``brax_kwargs`` and, for any
     prefix, ``<prefix>_kwargs`` reach only the backend of that prefix (the gym backend takes
-    ``wrappers=``, applied to each sub-env as ``gymnasium.make_vec`` does).
+    ``wrappers=``, applied to each sub-env as ``gymnasium.make_vec`` does). One of vecrl's own keywords
+    that the backend does not take (its ``Backend.keywords``: ``device=`` on brax) is an
+    ``UnknownKeywordError`` naming the backend, raised before anything is made.
 
     The result is a ``gymnasium.vector.VectorEnv`` (for ``num_envs`` given), so gymnasium's vector
     wrappers wrap it. Those that compute on the results with numpy (``RecordEpisodeStatistics``,
     ``NormalizeObservation``, ``NormalizeReward``) go in ``vector_wrappers``: each is applied, in order, to
     a numpy view of the env, and the results become torch tensors (on the CPU) after the last of them.
     They cannot be combined with ``num_episodes``, whose spent sub-envs' NaN rows they would take in.
+    ``array_type="numpy"`` or ``"jax"`` makes the results numpy or jax arrays instead of torch tensors, on
+    every backend alike (a ``NumpyView`` or ``JaxView`` of the torch env: on the CPU no value is copied).
     The env keeps these arguments as its ``recipe`` (a ``VectorEnvRecipe``), to be made again elsewhere.
 
     Examples:
@@ -108,10 +131,12 @@ def make_vector_env(
             "gym_kwargs": gym_kwargs,
             "brax_kwargs": brax_kwargs,
             "vector_wrappers": vector_wrappers,
+            "array_type": array_type,
             **kwargs,
         },
     )
     prefix, name = split_env_name(env_name)
+    _check_array_type(array_type, force_classic_api=force_classic_api, num_envs=num_envs)
     _refuse_near_misses(env_name, kwargs)
     routed = {"gym": gym_kwargs, "brax": brax_kwargs}
     if any(key.endswith(_KWARGS_SUFFIX) for key in kwargs):
@@ -126,6 +151,12 @@ def make_vector_env(
                 f"{key}_kwargs must be a dict of keyword arguments, got {type(value).__qualname__}."
             )
     own = dict(routed.get(prefix) or {})
+    misplaced = [key for key in _OWN_ARGUMENTS if key in own]
+    if misplaced:
+        raise ValueError(
+            f"{prefix}_kwargs holds {', '.join(misplaced)}: make_vector_env's own argument(s), the same for every"
+            f" backend; give them directly (make_vector_env({env_name!r}, {misplaced[0]}=...))."
+        )
     clash = sorted(set(own) & set(kwargs))
     if clash:
         raise ValueError(
@@ -142,6 +173,7 @@ def make_vector_env(
             " themselves), or drop vector_wrappers."
         )
     backend = get_backend(prefix)
+    backend.check_keywords(f"make_vector_env({env_name!r})", {**kwargs, **own})
     env = backend.make(
         name,
         force_classic_api=False if vector_wrappers else force_classic_api,
@@ -157,9 +189,34 @@ def make_vector_env(
         except BaseException:
             env.close()
             raise
-    if isinstance(env, TorchWrapper):  # the backends' contract; a test double may return anything
-        env.recipe = recipe
-    return env
+    if not isinstance(env, TorchWrapper):  # the backends' contract; a test double may return anything
+        return env
+    env.recipe = recipe
+    if array_type == "torch":
+        return env
+    view = _VIEWS[array_type](env)
+    view.recipe = recipe
+    return view
+
+
+def _check_array_type(array_type: Any, *, force_classic_api: bool, num_envs: int | None) -> None:
+    """A ValueError for an ``array_type`` that is not one, or one that cannot be combined with the others."""
+    if array_type not in ARRAY_TYPES:
+        raise ValueError(
+            f"array_type must be 'torch', 'numpy' or 'jax' (what the results are), got {array_type!r}."
+        )
+    if array_type == "torch":
+        return
+    if force_classic_api:
+        raise ValueError(
+            f"array_type={array_type!r} cannot be combined with force_classic_api=True, which gives EvoTorch's"
+            " classic API in torch; drop one of them."
+        )
+    if num_envs is None:
+        raise ValueError(
+            f"array_type={array_type!r} makes a vector env's results {array_type} arrays, and needs num_envs: pass"
+            " num_envs=1 for one env."
+        )
 
 
 def _refuse_near_misses(env_name: str, kwargs: Mapping[str, Any]) -> None:

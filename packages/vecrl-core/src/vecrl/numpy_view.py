@@ -1,20 +1,22 @@
-"""NumpyView: a torch-speaking vector env seen in numpy, for gymnasium's numpy-computing wrappers.
+"""NumpyView and JaxView: a torch-speaking vector env seen in numpy or jax.
 
-gymnasium's ``RecordEpisodeStatistics`` and ``NormalizeObservation`` compute on a step's results with
-numpy (``returns += rewards``, ``np.mean(observations, axis=0)``), which torch tensors do not support.
+``make_vector_env(..., array_type="numpy")`` (or ``"jax"``) hands one back, on every backend. gymnasium's
+``RecordEpisodeStatistics`` and ``NormalizeObservation`` compute on a step's results with numpy
+(``returns += rewards``, ``np.mean(observations, axis=0)``), which torch tensors do not support:
 ``make_vector_env(..., vector_wrappers=[...])`` puts them between a ``NumpyView`` of the backend's env and
-an outer ``TorchWrapper``; on the CPU both conversions share memory, so the values are not copied.
+an outer ``TorchWrapper``. On the CPU the conversions share memory (numpy) or go through DLPack (jax), so
+the values are not copied.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium
 import torch
 
-from vecrl.arrays import tree_from_torch
+from vecrl.arrays import ArrayType, tree_from_torch
 from vecrl.checks import checked_callables
 from vecrl.compat import VECTOR_WRAPPER_BASE
 from vecrl.torch_wrapper import SubEnvAccess, TorchWrapper
@@ -34,26 +36,43 @@ class NumpyView(SubEnvAccess, VECTOR_WRAPPER_BASE):
         ('ndarray', 'ndarray')
     """
 
+    #: What its results are (``make_vector_env``'s ``array_type``).
+    result_type: ClassVar[ArrayType] = "numpy"
+
     def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
-        """Reset the env; the observations and info in numpy."""
+        """Reset the env; the observations and info as ``result_type`` arrays."""
         observation, info = self.env.reset(seed=seed, options=options)
-        return tree_from_torch(observation, "numpy"), _info_in_numpy(info)
+        return tree_from_torch(observation, self.result_type), _info_as(info, self.result_type)
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
-        """Step the env; ``(obs, reward, terminated, truncated, info)`` in numpy."""
+        """Step the env; ``(obs, reward, terminated, truncated, info)`` as ``result_type`` arrays."""
         observation, reward, terminated, truncated, info = self.env.step(actions)
         return (
-            tree_from_torch(observation, "numpy"),
-            tree_from_torch(reward, "numpy"),
-            tree_from_torch(terminated, "numpy"),
-            tree_from_torch(truncated, "numpy"),
-            _info_in_numpy(info),
+            tree_from_torch(observation, self.result_type),
+            tree_from_torch(reward, self.result_type),
+            tree_from_torch(terminated, self.result_type),
+            tree_from_torch(truncated, self.result_type),
+            _info_as(info, self.result_type),
         )
 
     @property
     def autoreset_mode(self) -> Any:
         """The wrapped env's autoreset mode."""
         return self.env.autoreset_mode
+
+
+class JaxView(NumpyView):
+    """The torch-speaking vector env ``env``, speaking jax: the results come back as jax arrays (through
+    DLPack, on the device of the tensors), actions may be jax arrays.
+
+    Examples:
+        >>> import vecrl
+        >>> env = JaxView(vecrl.make_vector_env("gym::CartPole-v1", num_envs=2))  # doctest: +SKIP
+        >>> type(env.reset(seed=0)[0]).__name__  # doctest: +SKIP
+        'ArrayImpl'
+    """
+
+    result_type: ClassVar[ArrayType] = "jax"
 
 
 def with_vector_wrappers(
@@ -84,12 +103,12 @@ def with_vector_wrappers(
     return TorchWrapper(wrapped, **options)
 
 
-def _info_in_numpy(info: Mapping[str, Any]) -> dict[str, Any]:
-    """``info`` with its tensors (also in nested dicts) as numpy arrays."""
+def _info_as(info: Mapping[str, Any], array_type: ArrayType) -> dict[str, Any]:
+    """``info`` with its tensors (also in nested dicts) as ``array_type`` arrays."""
     return {
-        key: _info_in_numpy(value)
+        key: _info_as(value, array_type)
         if isinstance(value, Mapping)
-        else tree_from_torch(value, "numpy")
+        else tree_from_torch(value, array_type)
         if isinstance(value, torch.Tensor)
         else value
         for key, value in info.items()

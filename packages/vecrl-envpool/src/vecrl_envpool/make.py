@@ -7,6 +7,7 @@ from typing import Any
 import torch
 
 from vecrl import TorchWrapper
+from vecrl_envpool.plugin import BACKEND
 from vecrl_envpool.vector_env import EnvpoolVectorEnv
 
 
@@ -40,11 +41,7 @@ def make_envpool_env(
             f"make_envpool_env({env_name!r}) needs num_envs: envpool envs are always a pool. Pass num_envs=1 for"
             " a single environment."
         )
-    if "wrappers" in kwargs:
-        raise TypeError(
-            "wrappers= applies gymnasium wrappers to each sub-env of the gym backend, but envpool's sub-envs are"
-            " C++ objects. For gymnasium's vector wrappers use make_vector_env(..., vector_wrappers=[...])."
-        )
+    BACKEND.check_keywords(f"make_envpool_env({env_name!r})", kwargs)
     # array_type="torch": the env hands torch views of envpool's results to TorchWrapper, which then passes
     # torch actions through unconverted (the env checks them as numpy views).
     env = EnvpoolVectorEnv(

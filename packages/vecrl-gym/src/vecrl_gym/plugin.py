@@ -5,6 +5,23 @@ from __future__ import annotations
 import vecrl
 from vecrl_gym.make import make_gym_env
 
+BACKEND = vecrl.Backend(
+    prefix="gym",
+    make=make_gym_env,
+    description="gymnasium environments, stepped in lockstep on the CPU with same-step autoreset",
+    keywords=(
+        "autoreset_mode",
+        "device",
+        "empty_info",
+        "num_episodes",
+        "num_workers",
+        "observation_mode",
+        "seed_rule",
+        "wrappers",
+    ),
+    refusals={"episode_length": "gymnasium's own keyword for it is max_episode_steps= (gymnasium.make's)"},
+)
+
 
 @vecrl.hookimpl
 def vecrl_backends() -> list[vecrl.Backend]:
@@ -14,10 +31,4 @@ def vecrl_backends() -> list[vecrl.Backend]:
         >>> [backend.prefix for backend in vecrl_backends()]
         ['gym']
     """
-    return [
-        vecrl.Backend(
-            prefix="gym",
-            make=make_gym_env,
-            description="gymnasium environments, stepped in lockstep on the CPU with same-step autoreset",
-        )
-    ]
+    return [BACKEND]

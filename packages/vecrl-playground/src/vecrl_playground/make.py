@@ -6,6 +6,7 @@ from typing import Any
 
 from vecrl import TorchWrapper
 from vecrl_brax.make import make_torch_env
+from vecrl_playground.plugin import BACKEND
 from vecrl_playground.vector_env import PlaygroundVectorEnv
 
 
@@ -33,6 +34,7 @@ def make_playground_env(
     """
     return make_torch_env(
         PlaygroundVectorEnv,
+        BACKEND,
         "make_playground_env",
         env_name,
         force_classic_api=force_classic_api,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import vecrl
+from vecrl_brax.plugin import JAX_KEYWORDS, JAX_REFUSALS
 
 
 def make_playground_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
@@ -15,6 +16,15 @@ def make_playground_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
     from vecrl_playground.make import make_playground_env as make
 
     return make(env_name, **kwargs)
+
+
+BACKEND = vecrl.Backend(
+    prefix="playground",
+    make=make_playground_env,
+    description="MuJoCo Playground (MJX) environments, batched and jitted like brax's, fresh-state autoreset",
+    keywords=JAX_KEYWORDS,
+    refusals=JAX_REFUSALS,
+)
 
 
 @vecrl.hookimpl
@@ -25,10 +35,4 @@ def vecrl_backends() -> list[vecrl.Backend]:
         >>> [backend.prefix for backend in vecrl_backends()]
         ['playground']
     """
-    return [
-        vecrl.Backend(
-            prefix="playground",
-            make=make_playground_env,
-            description="MuJoCo Playground (MJX) environments, batched and jitted like brax's, fresh-state autoreset",
-        )
-    ]
+    return [BACKEND]

@@ -14,6 +14,7 @@ from gymnasium.spaces import Discrete, flatdim
 from torch import nn
 
 from vecrl.checks import checked_flag, checked_seed
+from vecrl.numpy_view import NumpyView
 from vecrl_policy.evaluate_workers import checked_num_workers, workers_of
 from vecrl_policy.executor import Evaluation, Executor, split_population
 from vecrl_policy.fused import fused_episodes, run_fused
@@ -131,6 +132,12 @@ def evaluate(
         raise TypeError(
             f"evaluate() needs a vector env (with num_envs), got {type(env).__qualname__}; make one with"
             " vecrl.make_vector_env(name, num_envs=N)."
+        )
+    if isinstance(env, NumpyView):
+        raise TypeError(
+            f"evaluate() steps an env that speaks torch, but this one's results are {env.result_type} arrays (made"
+            f" with array_type={env.result_type!r}); pass env.env, the torch env it views, or make it without"
+            " array_type."
         )
     if not isinstance(parameters, torch.Tensor) or parameters.ndim != 2 or len(parameters) == 0:
         shape = (
