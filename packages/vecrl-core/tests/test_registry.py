@@ -1,3 +1,5 @@
+import importlib.util
+
 import pytest
 
 import vecrl
@@ -204,3 +206,15 @@ def test_a_backend_that_declares_no_keywords_gets_every_keyword_as_before():
 def test_a_backend_declaring_keywords_that_are_not_vecrl_s_is_refused(declared, error, words):
     with pytest.raises(error, match=words):
         Backend("rec", make=lambda name, **kw: None, **declared)
+
+
+def test_jax_results_without_jax_installed_are_refused_before_make_is_called():
+    if importlib.util.find_spec("jax") is not None:
+        pytest.skip("jax is installed (the core isolation row has none)")
+    calls = []
+    with (
+        register_backend(recording_backend("rec", calls)),
+        pytest.raises(ImportError, match="jax is not installed: pip install jax"),
+    ):
+        make_vector_env("rec::Thing-v0", num_envs=2, array_type="jax")
+    assert calls == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import importlib.util
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, overload
@@ -216,6 +217,11 @@ def _check_array_type(array_type: Any, *, force_classic_api: bool, num_envs: int
         raise ValueError(
             f"array_type={array_type!r} makes a vector env's results {array_type} arrays, and needs num_envs: pass"
             " num_envs=1 for one env."
+        )
+    if array_type == "jax" and importlib.util.find_spec("jax") is None:
+        raise ImportError(
+            "array_type='jax' hands back jax arrays, but jax is not installed: pip install jax (or install"
+            " vecrl-brax, which brings it)."
         )
 
 
