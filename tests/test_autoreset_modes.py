@@ -11,7 +11,8 @@ import torch
 
 import vecrl
 from vecrl.autoreset import autoreset_mode_value
-from vecrl.compat import AutoresetMode
+from vecrl.compat import FINAL_OBS_KEY, AutoresetMode
+from vecrl.final_observations import observations_before_restart
 from vecrl_gym import SyncVectorEnv
 
 MODES = ("same_step", "next_step", "disabled")
@@ -67,6 +68,9 @@ def test_each_mode_steps_like_gymnasiums_sync_vector_env_in_that_mode(mode, env_
     for t in range(40):
         actions = ours.action_space.sample()
         ours_step, theirs_step = ours.step(actions), theirs.step(actions)
+        if FINAL_OBS_KEY in theirs_step[4]:  # gymnasium's object array, as vecrl lays final observations out
+            final = observations_before_restart(theirs_step[0], theirs_step[4])
+            theirs_step = (*theirs_step[:4], {**theirs_step[4], FINAL_OBS_KEY: final})
         assert_same(ours_step, theirs_step, f"step {t}")
         finished = ours_step[2] | ours_step[3]
         ends += int(finished.sum())
@@ -93,6 +97,9 @@ def test_with_the_gymnasium_seed_rule_reset_seed_s_reproduces_gymnasium_step_for
     for t in range(30):
         actions = ours.action_space.sample()
         ours_step, theirs_step = ours.step(actions), theirs.step(actions)
+        if FINAL_OBS_KEY in theirs_step[4]:  # gymnasium's object array, as vecrl lays final observations out
+            final = observations_before_restart(theirs_step[0], theirs_step[4])
+            theirs_step = (*theirs_step[:4], {**theirs_step[4], FINAL_OBS_KEY: final})
         assert_same(ours_step, theirs_step, f"step {t}")
         finished = ours_step[2] | ours_step[3]
         if mode == "disabled" and finished.any():  # an int seed gives sub-env i the seed S + i here too

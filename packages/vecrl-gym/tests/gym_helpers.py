@@ -8,7 +8,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from vecrl.compat import GYMNASIUM_1
+from vecrl.compat import FINAL_OBS_KEY, GYMNASIUM_1
+from vecrl.final_observations import observations_before_restart
 
 MUJOCO_ENV_ID = "InvertedPendulum-v5" if GYMNASIUM_1 else "InvertedPendulum-v4"
 #: gymnasium's wrappers that work on a vector env: gymnasium.wrappers.vector on 1.x, gym.Wrapper on 0.29.
@@ -66,6 +67,14 @@ def random_actions(env: Any, num_steps: int, seed: int = 0) -> list[np.ndarray]:
     space = env.action_space
     space.seed(seed)
     return [space.sample() for _ in range(num_steps)]
+
+
+def in_vecrl_layout(observation: Any, info: dict[str, Any]) -> dict[str, Any]:
+    """gymnasium's same-step ``info`` with the final observations as vecrl lays them out: a batch like
+    ``observation``, the final observation where an episode ended (``vecrl.final_observations``)."""
+    if FINAL_OBS_KEY not in info:
+        return info
+    return {**info, FINAL_OBS_KEY: observations_before_restart(observation, info)}
 
 
 def assert_same_info(actual: Any, expected: Any, path: str = "info") -> None:

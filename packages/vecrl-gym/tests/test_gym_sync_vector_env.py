@@ -6,7 +6,14 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from gym_helpers import MUJOCO_ENV_ID, assert_same_info, hand_rollout, random_actions, sub_seeds
+from gym_helpers import (
+    MUJOCO_ENV_ID,
+    assert_same_info,
+    hand_rollout,
+    in_vecrl_layout,
+    random_actions,
+    sub_seeds,
+)
 
 from vecrl.compat import FINAL_INFO_KEY, FINAL_OBS_KEY, GYMNASIUM_1, AutoresetMode
 from vecrl_gym import SyncVectorEnv
@@ -64,22 +71,44 @@ def test_an_ended_episode_reports_its_last_observation_and_info_under_gymnasiums
     env.reset(seed=3)
     final_observations = []
     for _ in range(40):
-        _, _, terminated, truncated, info = env.step(np.array([1, 1, 1]))
+        observation, _, terminated, truncated, info = env.step(np.array([1, 1, 1]))
         ended = terminated | truncated
         if not ended.any():
             assert FINAL_OBS_KEY not in info
             continue
         np.testing.assert_array_equal(info[f"_{FINAL_OBS_KEY}"], ended)
         np.testing.assert_array_equal(info[f"_{FINAL_INFO_KEY}"], ended)
-        if info[FINAL_OBS_KEY].dtype == object:  # gymnasium keeps final observations in an object array
-            assert all(info[FINAL_OBS_KEY][i] is None for i in np.flatnonzero(~ended))
-        else:  # gymnasium 1.0 batches them densely, zeros where no episode ended
-            assert not info[FINAL_OBS_KEY][~ended].any()
+        # vecrl's layout: a batch like the observations, the returned observation where no episode ended
+        assert (
+            info[FINAL_OBS_KEY].dtype == observation.dtype and info[FINAL_OBS_KEY].shape == observation.shape
+        )
+        np.testing.assert_array_equal(info[FINAL_OBS_KEY][~ended], observation[~ended])
         final_observations += [info[FINAL_OBS_KEY][i] for i in np.flatnonzero(ended)]
     assert final_observations, "pushing right ends CartPole episodes within 40 steps"
     # The final observation is the one that ended the episode: the pole fell or the cart left the track.
     for final_obs in final_observations:
         assert abs(final_obs[2]) > 0.2095 or abs(final_obs[0]) > 2.4, final_obs
+
+
+@pytest.mark.parametrize("device", [None, "cpu"])
+def test_tuple_observations_final_observations_are_a_tuple_batch_like_the_observations(device):
+    # Blackjack: Tuple(Discrete(32), Discrete(11), Discrete(2)) observations, episodes of one or two steps
+    env = make_env("Blackjack-v1", 4, device=device)
+    env.reset(seed=0)
+    ends = 0
+    for step in range(6):
+        observation, _, terminated, truncated, info = env.step(np.full(4, step % 2))
+        ended = np.asarray(terminated | truncated)
+        if not ended.any():
+            continue
+        ends += int(ended.sum())
+        finals, mask = info[FINAL_OBS_KEY], info[f"_{FINAL_OBS_KEY}"]
+        assert isinstance(finals, tuple) and len(finals) == 3
+        assert type(mask) is type(observation[0]) and np.asarray(mask).tolist() == ended.tolist()
+        for leaf, final in zip(observation, finals, strict=True):
+            assert type(final) is type(leaf) and final.dtype == leaf.dtype and final.shape == leaf.shape
+            np.testing.assert_array_equal(np.asarray(final)[~ended], np.asarray(leaf)[~ended])
+    assert ends, "Blackjack episodes end within a few steps"
 
 
 HOPPER_ENV_ID = "Hopper-v5" if GYMNASIUM_1 else "Hopper-v4"
@@ -116,7 +145,7 @@ def test_info_is_batched_exactly_as_gymnasiums_own_same_step_sync_vector_env(env
         ours_step, theirs_step = as_numpy(ours.step(batch), device), theirs.step(batch)
         for a, b in zip(ours_step[:4], theirs_step[:4], strict=True):
             np.testing.assert_array_equal(a, b)
-        assert_same_info(ours_step[4], theirs_step[4])
+        assert_same_info(ours_step[4], in_vecrl_layout(theirs_step[0], theirs_step[4]))
         ends += int((theirs_step[2] | theirs_step[3]).sum())
     assert ends >= 2 or env_id == MUJOCO_ENV_ID, "the rollout should cross episode ends"
 

@@ -29,9 +29,9 @@ VECTOR_WRAPPER_BASE: type = (
 FINAL_OBS_KEY = "final_obs" if GYMNASIUM_1 else "final_observation"
 #: The info key under which a vector env reports the last info of a finished episode.
 FINAL_INFO_KEY = "final_info"
-#: Whether gymnasium's vector envs keep final observations in an object array (>= 1.1); before, they
-#: batched them like any other info value (an int observation into an int array, and so on).
-FINAL_OBS_IN_OBJECT_ARRAY = Version("1.1.0") <= GYMNASIUM_VERSION
+#: Whether gymnasium's same-step vector envs batch a step's final infos together (>= 1.1); before, each
+#: went through ``_add_info`` as ``{"final_info": info}``.
+FINAL_INFOS_BATCHED_ONCE = Version("1.1.0") <= GYMNASIUM_VERSION
 
 
 def same_step_metadata() -> dict[str, Any]:

@@ -17,7 +17,7 @@ from gymnasium.vector.utils import batch_space
 
 from vecrl.arrays import ArrayType, MaskOrIndices, array_type, convert_from_torch, convert_to_torch
 from vecrl.autoreset import declared_autoreset_mode
-from vecrl.compat import FINAL_OBS_KEY
+from vecrl.final_observations import observations_before_restart
 
 #: compute_reward(achieved_goal, desired_goal, action, observation, reward, terminated, truncated, info)
 RewardFunction = Callable[[Any, Any, Any, Any, Any, Any, Any, Any], Any]
@@ -329,31 +329,9 @@ class GoalEnvWrapper:
     def _last_observation(self, observation: Any, info: Any, ended: np.ndarray) -> Any:
         """``observation`` with the rows the env restarted in this same step replaced by the last
         observation of their finished episode (from ``info``), where the env reports it."""
-        if self.autoreset_mode != "same_step" or not ended.any() or not isinstance(info, Mapping):
+        if self.autoreset_mode != "same_step" or not ended.any():
             return observation
-        finals = info.get(FINAL_OBS_KEY)
-        if finals is None:
-            return observation
-        rows = [int(i) for i in np.flatnonzero(ended) if finals[i] is not None]
-        if not rows:
-            return observation
-        return _replace_rows(observation, rows, [finals[i] for i in rows])
-
-
-def _replace_rows(batch: Any, rows: list[int], values: list[Any]) -> Any:
-    """A copy of ``batch`` (an array, a tensor or a dict of them) with ``batch[rows[k]] = values[k]``."""
-    if isinstance(batch, Mapping):
-        return {key: _replace_rows(leaf, rows, [v[key] for v in values]) for key, leaf in batch.items()}
-    stacked = np.stack([np.asarray(v) for v in values])
-    if isinstance(batch, torch.Tensor):
-        updated = batch.clone()
-        updated[rows] = torch.from_numpy(stacked).to(device=batch.device, dtype=batch.dtype)
-        return updated
-    if isinstance(batch, np.ndarray):
-        updated_array = batch.copy()
-        updated_array[rows] = stacked
-        return updated_array
-    return batch.at[np.asarray(rows)].set(stacked)  # a jax array
+        return observations_before_restart(observation, info)
 
 
 def _as_numpy_bool(x: Any) -> np.ndarray:

@@ -184,8 +184,9 @@ def check_autoreset_modes(
     time limit).
 
     - every mode is declared in ``metadata["autoreset_mode"]``;
-    - ``same_step``: the final observation of exactly the sub-envs whose episode ended is in ``info``
-      (``FINAL_OBS_KEY`` with its ``"_"`` mask);
+    - ``same_step``: on a step where episodes ended, ``info`` holds the final observations in vecrl's
+      layout (``vecrl.final_observations``): a batch like the observations, equal to them in the other
+      rows, with a bool mask of exactly the sub-envs whose episode ended;
     - ``next_step``: the step after an episode ends reports reward 0 and neither flag for that sub-env;
     - ``disabled``: stepping a finished sub-env is a RuntimeError; ``reset(options={"reset_mask": ended})``
       restarts those sub-envs and leaves the other observations as they were;
@@ -234,12 +235,7 @@ def _run_mode(env: TorchWrapper, mode: str, env_name: str, num_steps: int, seed:
         ended = (convert_to_numpy(terminated) | convert_to_numpy(truncated)).astype(bool)
         where = f"{env_name} ({mode}), step {step}"
         if mode == "same_step" and ended.any():
-            mask = info.get(f"_{FINAL_OBS_KEY}")
-            _expect(
-                mask is not None and convert_to_numpy(mask).astype(bool).tolist() == ended.tolist(),
-                f"{where}: info[{'_' + FINAL_OBS_KEY!r}] must be True exactly for the sub-envs whose episode"
-                f" ended ({ended.tolist()}), got {None if mask is None else convert_to_numpy(mask).tolist()}.",
-            )
+            _check_final_observations(observation, info, ended, where)
         if mode == "next_step" and ended_before is not None and ended_before.any():
             rows = ended_before.nonzero()[0].tolist()
             _expect(
@@ -268,6 +264,29 @@ def _run_mode(env: TorchWrapper, mode: str, env_name: str, num_steps: int, seed:
             ended = ended & False  # restarted
         ended_before = ended
     return ends
+
+
+def _check_final_observations(observation: Any, info: dict[str, Any], ended: Any, where: str) -> None:
+    """Check ``info``'s final observations against vecrl's layout (``vecrl.final_observations``)."""
+    mask = info.get(f"_{FINAL_OBS_KEY}")
+    _expect(
+        isinstance(mask, torch.Tensor) and mask.dtype == torch.bool and mask.cpu().tolist() == ended.tolist(),
+        f"{where}: info[{'_' + FINAL_OBS_KEY!r}] must be a bool tensor, True exactly for the sub-envs whose"
+        f" episode ended ({ended.tolist()}), got {mask!r}.",
+    )
+    finals = info.get(FINAL_OBS_KEY)
+    _expect(
+        isinstance(finals, Mapping) == isinstance(observation, Mapping),
+        f"{where}: info[{FINAL_OBS_KEY!r}] must be a batch like the observations, got {type(finals).__qualname__}.",
+    )
+    kept = torch.as_tensor(~ended)
+    for leaf, final in zip(_leaves(observation), _leaves(finals), strict=True):
+        _check_tensor(final, tuple(leaf.shape), leaf.dtype, f"{where}: info[{FINAL_OBS_KEY!r}]")
+        _expect(
+            torch.equal(leaf[kept.to(leaf.device)].nan_to_num(), final[kept.to(final.device)].nan_to_num()),
+            f"{where}: info[{FINAL_OBS_KEY!r}] must equal the returned observation in the rows whose episode"
+            " did not end.",
+        )
 
 
 def _check_budget(

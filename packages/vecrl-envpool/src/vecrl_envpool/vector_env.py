@@ -104,8 +104,8 @@ class EnvpoolVectorEnv(BaseVectorEnv):
     the first ``reset()``.
 
     - ``autoreset_mode="same_step"`` (the default): a sub-env whose episode ends is reset in the same
-      ``step()`` through envpool's per-env reset; its last observation is in ``info[FINAL_OBS_KEY]``
-      (valid where ``info["_" + FINAL_OBS_KEY]`` is True). ``"next_step"`` is envpool's own behaviour
+      ``step()`` through envpool's per-env reset; its last observation is in ``info[FINAL_OBS_KEY]``, a
+      batch like the observations, with its ``"_"`` mask (``vecrl.final_observations``). ``"next_step"`` is envpool's own behaviour
       (the next step resets the sub-env, ignores its action, reports reward 0 and neither flag);
       ``"disabled"``: stepping a finished sub-env before ``reset(options={"reset_mask": mask})`` is a
       RuntimeError.
@@ -118,7 +118,7 @@ class EnvpoolVectorEnv(BaseVectorEnv):
       sub-env and 45 ms per Atari sub-env on a 2-core machine (classic control: microseconds). ``reset()``
       without a seed keeps the pool and continues each sub-env's random stream. A list of per-sub-env seeds
       (None: drawn at random) is accepted too.
-    - ``info`` holds envpool's per-env info as numpy arrays (``elapsed_step``, Atari's ``lives``, ...), row
+    - ``info`` holds envpool's per-env info as numpy arrays (the final observations as the observations) (``elapsed_step``, Atari's ``lives``, ...), row
       ``i`` for sub-env ``i``; for a sub-env reset in the same step it is the info of its last step.
     - Observations: Box spaces in envpool's dtypes (float64 for MuJoCo, uint8 frames for Atari), or Discrete
       states as int64 (gymnasium's Discrete dtype; envpool gives int32).
@@ -444,7 +444,7 @@ class EnvpoolVectorEnv(BaseVectorEnv):
         if self._autoreset_mode == "same_step":
             mask = np.zeros(self.num_envs, np.bool_)
             mask[ended] = True
-            info = {**info, FINAL_OBS_KEY: observation, f"_{FINAL_OBS_KEY}": mask}
+            info = {**info, FINAL_OBS_KEY: self._out(observation), f"_{FINAL_OBS_KEY}": self._out(mask)}
             if len(restart):
                 fresh, reset_info = self._pool.reset(restart.astype(np.int32))
                 observation = observation.copy()

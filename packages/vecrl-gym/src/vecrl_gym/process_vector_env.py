@@ -233,7 +233,7 @@ class ProcessVectorEnv(GymVectorEnv):
                 ended.extend((start + index, *episode) for index, *episode in block.ended)
         self._acting = self._acting_rows(blocks)
         if ended:
-            info = add_final_infos(info, ended, self._add_info, _new_masks(self.num_envs))
+            info = add_final_infos(info, ended, observations, self._add_info, _new_masks(self.num_envs))
         device = self._device
         if device is not None:
             observations = observations_to_torch(observations, device)

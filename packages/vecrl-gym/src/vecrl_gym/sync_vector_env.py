@@ -54,7 +54,7 @@ class SyncVectorEnv(GymVectorEnv):
       the observation returned for it is the first one of its next episode, while the last observation
       and info of the finished episode are in ``info`` under gymnasium's keys (``"final_obs"`` on
       gymnasium 1.x, ``"final_observation"`` on 0.29, and ``"final_info"``, each with its ``"_<key>"``
-      mask).
+      mask), the final observations as a batch like the observations (``vecrl.final_observations``).
     - ``"next_step"``: the step that ends an episode returns its last observation; the next ``step()``
       resets that sub-env, ignores its action and reports reward 0, ``terminated = truncated = False``
       and the reset's info (gymnasium 1.x's default).
@@ -331,7 +331,7 @@ class SyncVectorEnv(GymVectorEnv):
         except BaseException as error:
             self._fail(index, "step()", error)
         if ended and infos is not None:
-            infos = self._add_final_infos(infos, ended)
+            infos = self._add_final_infos(infos, ended, observations)
         return infos
 
     def _step_next_step(
@@ -475,9 +475,14 @@ class SyncVectorEnv(GymVectorEnv):
             observations = TreeRows(observations)
         return observations, rewards.copy(), terminated.copy(), truncated.copy()
 
-    def _add_final_infos(self, infos: dict[str, Any], ended: list[EndedEpisode]) -> dict[str, Any]:
-        """``infos`` with the last observations and infos of the ``ended`` episodes (see ``add_final_infos``)."""
-        return add_final_infos(infos, ended, self._add_info, self._new_masks)
+    def _add_final_infos(
+        self, infos: dict[str, Any], ended: list[EndedEpisode], observations: Any
+    ) -> dict[str, Any]:
+        """``infos`` with the last observations and infos of the ``ended`` episodes, the step's
+        ``observations`` (as ``_new_observations()`` gave them) for the other rows (see ``add_final_infos``)."""
+        if isinstance(observations, TreeRows):
+            observations = observations.arrays
+        return add_final_infos(infos, ended, observations, self._add_info, self._new_masks)
 
     def _new_masks(self) -> tuple[Sequence[np.ndarray], Sequence[Any]]:
         """Two zeroed bool arrays of length ``num_envs`` for info masks, and what to report for each."""

@@ -34,7 +34,9 @@ class RecordingSyncVectorEnv(SyncVectorEnv):
         self.infos.append((index, info))
         return infos
 
-    def _add_final_infos(self, infos: dict[str, Any], ended: list[EndedEpisode]) -> dict[str, Any]:
+    def _add_final_infos(
+        self, infos: dict[str, Any], ended: list[EndedEpisode], observations: Any
+    ) -> dict[str, Any]:
         self.ended.extend(ended)
         return infos
 
