@@ -13,6 +13,7 @@ from gymnasium.spaces import Box
 
 import vecrl
 from vecrl.compat import FINAL_OBS_KEY, same_step_metadata
+from vecrl.seeding import sub_env_seeds
 from vecrl_brax import VectorEnvFromBrax, autoreset
 
 PENDULUM_EPISODE_LENGTH = 8
@@ -149,6 +150,30 @@ def test_a_seed_list_reproduces_the_run_including_its_autoresets_and_can_be_pend
     np.testing.assert_array_equal(first, rollout(seed=[5, 6, 7, 8]))
     pendulum.seed([5, 6, 7, 8])
     np.testing.assert_array_equal(first, rollout())
+
+
+@pytest.mark.parametrize("rule", ["gymnasium", "evotorch"])
+def test_with_a_seed_rule_an_int_seed_stands_for_the_sub_env_seeds_of_that_rule(pendulum, rule):
+    ruled = vecrl.make_vector_env(
+        "brax::inverted_pendulum", num_envs=4, seed_rule=rule, brax_kwargs=PENDULUM_KWARGS
+    )
+
+    def rollout(env, seed):
+        obs, _ = env.reset(seed=seed)
+        return [np.asarray(obs)] + [
+            np.asarray(env.step(torch.from_numpy(PUSH))[0]) for _ in range(2 * PENDULUM_EPISODE_LENGTH)
+        ]
+
+    # the same states as each sub-env seeded with its seed by that rule, autoresets included
+    np.testing.assert_array_equal(rollout(ruled, 5), rollout(pendulum, sub_env_seeds(5, 4, rule)))
+    ruled.seed(5)  # a pending int seed too
+    np.testing.assert_array_equal(rollout(ruled, None)[0], rollout(pendulum, sub_env_seeds(5, 4, rule))[0])
+    ruled.close()
+
+
+def test_an_unknown_seed_rule_is_refused_before_anything_is_compiled():
+    with pytest.raises(ValueError, match="seed_rule='numpy' is not a seed rule. Expected 'evotorch'"):
+        VectorEnvFromBrax("inverted_pendulum", num_envs=2, seed_rule="numpy")
 
 
 @pytest.mark.parametrize("seed", [[1, 2, 3], [1, 2, 3, -1], [1, 2, 3, True], "1234", 1.5, {1: 2}])

@@ -8,7 +8,9 @@ import pytest
 import torch
 
 from vecrl.compat import FINAL_OBS_KEY
+from vecrl.seeding import sub_env_seeds
 from vecrl_envpool import EnvpoolVectorEnv, make_envpool_env
+from vecrl_envpool.vector_env import SEED_MODULUS
 
 NUM_ENVS = 4
 
@@ -110,6 +112,23 @@ def test_sub_env_seeds_match_envpools_rule_so_parts_of_a_pool_run_alone():
     unseeded, _ = part.reset(seed=[11, None])  # None: a random seed for that sub-env
     np.testing.assert_array_equal(unseeded[0], whole_obs[2])
     for env in (whole, part):
+        env.close()
+
+
+def test_seed_rule_evotorch_seeds_the_sub_envs_as_the_gym_backend_does_by_default():
+    ruled = EnvpoolVectorEnv("CartPole-v1", num_envs=NUM_ENVS, seed_rule="evotorch")
+    plain = EnvpoolVectorEnv("CartPole-v1", num_envs=NUM_ENVS)
+    evotorch_seeds = sub_env_seeds(3, NUM_ENVS, "evotorch")  # RandomState(3).randint(0, 2**32, 4)
+    seeds = ruled.sub_env_seeds(3)
+    for seed, wanted in zip(seeds, evotorch_seeds, strict=True):  # envpool's int32 seeds as they are
+        assert seed == wanted if wanted < SEED_MODULUS else 0 <= seed < SEED_MODULUS
+    assert any(wanted < SEED_MODULUS for wanted in evotorch_seeds)
+    ruled_obs, _ = ruled.reset(seed=3)
+    np.testing.assert_array_equal(ruled_obs, plain.reset(seed=seeds)[0])
+    assert not np.array_equal(ruled_obs, plain.reset(seed=3)[0])
+    with pytest.raises(ValueError, match="seed_rule='S\\+i' is not a seed rule"):
+        EnvpoolVectorEnv("CartPole-v1", num_envs=NUM_ENVS, seed_rule="S+i")
+    for env in (ruled, plain):
         env.close()
 
 

@@ -48,6 +48,14 @@ def test_the_time_limit_is_a_truncation_and_each_episode_starts_fresh():
     env.close()
 
 
+def test_a_seed_rule_makes_an_int_seed_stand_for_the_seeds_it_gives_the_sub_envs():
+    env = vecrl.make_vector_env(f"playground::{ENV}", num_envs=3, seed_rule="gymnasium", **SHORT)
+    by_rule, _ = env.reset(seed=7)
+    by_list, _ = env.reset(seed=[7, 8, 9])
+    assert torch.equal(by_rule, by_list) and not torch.equal(by_rule[0], by_rule[1])
+    env.close()
+
+
 def test_mjx_runs_its_jax_implementation_on_cpu_and_overrides_reach_the_config():
     env = PlaygroundVectorEnv(ENV, num_envs=2, ctrl_dt=0.02, sim_dt=0.02, **SHORT)
     config = env.brax_env.unwrapped._config

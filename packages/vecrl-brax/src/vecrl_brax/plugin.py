@@ -18,7 +18,7 @@ def make_brax_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
 
 
 #: vecrl's keywords the jax backends (brax, playground) take; ``JAX_REFUSALS`` says why not the others.
-JAX_KEYWORDS = ("autoreset_mode", "episode_length", "num_episodes")
+JAX_KEYWORDS = ("autoreset_mode", "episode_length", "num_episodes", "seed_rule")
 JAX_REFUSALS = {
     "device": "a jax env computes on jax's default device and hands its results to torch there, without a"
     " copy (DLPack); choose that device through jax (e.g. JAX_PLATFORMS=cpu), or move the results with .to()",
@@ -27,8 +27,6 @@ JAX_REFUSALS = {
     "wrappers": "it applies gymnasium wrappers to each sub-env of the gym backend, but a jax env is one batched"
     " env with no sub-env objects. For gymnasium's vector wrappers use make_vector_env(..., vector_wrappers=[...]);"
     " for brax's own wrappers, wrap the brax env",
-    "seed_rule": "a jax env starts its sub-envs from keys of reset(seed=S); for a seed per sub-env give"
-    " reset(seed=[s0, s1, ...])",
 }
 BACKEND = vecrl.Backend(
     prefix="brax",

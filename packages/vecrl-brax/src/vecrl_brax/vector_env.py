@@ -33,6 +33,7 @@ from vecrl.checks import (
 )
 from vecrl.compat import FINAL_OBS_KEY
 from vecrl.episodes import checked_episode_budget
+from vecrl.seeding import SeedRule, checked_seed_rule, sub_env_seeds
 from vecrl_brax import autoreset, spaces
 from vecrl_brax.brax_versions import env_keywords, resolve_create
 from vecrl_brax.compile_ahead import CompileAhead
@@ -107,7 +108,10 @@ class VectorEnvFromBrax(BaseVectorEnv):
       without a seed draws one from a numpy Generator the env owns. A list of ``num_envs`` seeds starts
       sub-env ``i`` from a key of ``seeds[i]`` alone (the same state wherever in the batch that seed is),
       in a full reset and in a masked one (only the masked entries are used); the refills of autoreset
-      are then seeded by the whole list.
+      are then seeded by the whole list. With ``seed_rule="evotorch"`` or ``"gymnasium"``, an int seed
+      stands for that list, as on the gym backend and envpool (``vecrl.seeding``), so one seed gives the
+      sub-envs the same seeds on every backend; without it (the default) the sub-envs start from keys
+      split off one key of the seed, jax's own way.
     - Results stay on jax's device: jax arrays (``array_type="jax"``), or torch tensors viewing the jax
       buffers through DLPack without a copy (``array_type="torch"``, what ``make_brax_env`` uses). Actions
       may be jax or numpy arrays or torch tensors (a CPU tensor reaches the jitted step as a numpy
@@ -157,11 +161,13 @@ class VectorEnvFromBrax(BaseVectorEnv):
         num_episodes: int | None = None,
         array_type: Literal["jax", "torch"] = "jax",
         autoreset_mode: Any = "same_step",
+        seed_rule: SeedRule | None = None,
         **brax_kwargs: Any,
     ) -> None:
         num_envs = checked_num_envs(num_envs)
         if array_type not in ("jax", "torch"):
             raise ValueError(f"array_type must be 'jax' or 'torch', but got {array_type!r}.")
+        self.seed_rule: SeedRule | None = None if seed_rule is None else checked_seed_rule(seed_rule)
         budget, mode = checked_episode_budget(num_episodes, autoreset_mode)
         check_reserved_kwargs(type(self).__name__, brax_kwargs, self.reserved_kwargs)
         check_episode_keywords(brax_kwargs)
@@ -176,6 +182,8 @@ class VectorEnvFromBrax(BaseVectorEnv):
         self._packer: Packer = compiled.packed.packer
         self._jit: autoreset.PackedEnv = compiled.packed
         self._step_ahead: CompileAhead = compiled.step_ahead
+        if seed_rule is not None and self._jit.fresh_rows is None:
+            raise ValueError(self._no_seeds_per_sub_env(f"seed_rule={seed_rule!r}"))
         super().__init__(
             num_envs,
             spaces.observation_space(self._packer.example.obs),
@@ -231,7 +239,11 @@ class VectorEnvFromBrax(BaseVectorEnv):
     def _checked_seed(self, seed: Any) -> int | np.ndarray:
         """``seed`` as an int, or a list of them as a uint32 array of ``num_envs``; a ValueError otherwise."""
         if _is_seed(seed):
-            return int(seed)
+            if self.seed_rule is None:
+                return int(seed)
+            return np.asarray(sub_env_seeds(int(seed), self.num_envs, self.seed_rule), np.uint64).astype(
+                np.uint32
+            )
         expected = f"an int in [0, 2**32) or a list of {self.num_envs} of them (one per sub-env)"
         if isinstance(seed, (str, bytes)) or not isinstance(seed, Sequence | np.ndarray | torch.Tensor):
             raise ValueError(f"seed must be {expected}, but got {seed!r}.")
@@ -239,11 +251,14 @@ class VectorEnvFromBrax(BaseVectorEnv):
         if len(seeds) != self.num_envs or not all(_is_seed(s) for s in seeds):
             raise ValueError(f"seed must be {expected}, but got {seeds!r}.")
         if self._jit.fresh_rows is None:
-            raise ValueError(
-                f"seed={seeds!r}: this env ({type(self.brax_env).__name__}) is not brax's VmapWrapper of one"
-                " env, so its sub-envs cannot start from seeds of their own; pass one int seed."
-            )
+            raise ValueError(self._no_seeds_per_sub_env(f"seed={seeds!r}"))
         return np.asarray(seeds, dtype=np.uint32)
+
+    def _no_seeds_per_sub_env(self, given: str) -> str:
+        return (
+            f"{given}: this env ({type(self.brax_env).__name__}) is not brax's VmapWrapper of one env, so its"
+            " sub-envs cannot start from seeds of their own; pass one int seed (and no seed_rule)."
+        )
 
     def reset(
         self, *, seed: int | Sequence[int] | None = None, options: Mapping[str, Any] | None = None

@@ -7,6 +7,7 @@ from typing import Any
 import torch
 
 from vecrl import TorchWrapper
+from vecrl.seeding import SeedRule
 from vecrl_envpool.plugin import BACKEND
 from vecrl_envpool.vector_env import EnvpoolVectorEnv
 
@@ -21,14 +22,15 @@ def make_envpool_env(
     num_episodes: int | None = None,
     autoreset_mode: Any = "same_step",
     device: str | torch.device | None = None,
+    seed_rule: SeedRule = "gymnasium",
     **kwargs: Any,
 ) -> TorchWrapper:
     """Make a pool of ``num_envs`` envpool envs that speaks torch.
 
     ``env_name`` is an envpool id (``"CartPole-v1"``, ``"Hopper-v5"``, ``"Pong-v5"``); ``kwargs``
     (``num_threads``, ``max_episode_steps``, Atari's ``frame_skip``, ...) reach ``envpool.make``. See
-    ``EnvpoolVectorEnv`` for ``autoreset_mode``, masked resets, ``num_episodes`` and seeding. ``device``
-    moves the results to that torch device.
+    ``EnvpoolVectorEnv`` for ``autoreset_mode``, masked resets, ``num_episodes`` and seeding
+    (``seed_rule``: ``vecrl.seeding``). ``device`` moves the results to that torch device.
 
     Examples:
         >>> env = make_envpool_env("CartPole-v1", num_envs=8, num_threads=1)
@@ -50,6 +52,7 @@ def make_envpool_env(
         num_episodes=num_episodes,
         autoreset_mode=autoreset_mode,
         array_type="torch",
+        seed_rule=seed_rule,
         **kwargs,
     )
     return TorchWrapper(

@@ -21,14 +21,12 @@ BACKEND = vecrl.Backend(
     prefix="envpool",
     make=make_envpool_env,
     description="envpool's C++ environments (classic control, MuJoCo, Atari, ...), stepped in threads",
-    keywords=("autoreset_mode", "device", "num_episodes"),
+    keywords=("autoreset_mode", "device", "num_episodes", "seed_rule"),
     refusals={
         "episode_length": "envpool's own keyword for it is max_episode_steps=",
         "num_workers": "envpool steps its sub-envs in C++ threads of its own: give num_threads= instead",
         "wrappers": "it applies gymnasium wrappers to each sub-env of the gym backend, but envpool's sub-envs"
         " are C++ objects. For gymnasium's vector wrappers use make_vector_env(..., vector_wrappers=[...])",
-        "seed_rule": "envpool seeds sub-env i with S + i for reset(seed=S); for a seed per sub-env give"
-        " reset(seed=[s0, s1, ...])",
     },
 )
 

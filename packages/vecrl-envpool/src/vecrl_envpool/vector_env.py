@@ -29,6 +29,7 @@ from vecrl.autoreset import (
 from vecrl.checks import check_fits_in_memory, check_reserved_kwargs, checked_num_envs, closed_env_error
 from vecrl.compat import FINAL_OBS_KEY
 from vecrl.episodes import checked_episode_budget, spent_observation
+from vecrl.seeding import MAX_SEED, SeedRule, checked_seed_rule, is_int, sub_env_seeds
 from vecrl_envpool.envpool_ids import checked_env_id, import_envpool
 
 #: envpool seeds are C++ int32s below this: sub-env ``i`` of ``reset(seed=S)`` gets ``S + i`` where that is below
@@ -114,11 +115,12 @@ class EnvpoolVectorEnv(BaseVectorEnv):
       envpool steps only the live ones.
     - Seeding: envpool fixes each sub-env's seed when the pool is built, so ``reset(seed=S)`` (or ``seed(S)``
       then ``reset()``) builds the pool again with sub-env ``i`` seeded ``S + i``: the same seed gives the
-      same trajectories, those of ``envpool.make(env_id, seed=S)``. A rebuild costs about 2 ms per MuJoCo
+      same trajectories, those of ``envpool.make(env_id, seed=S)``. ``seed_rule="evotorch"`` seeds them
+      as the gym backend does by default instead (``vecrl.seeding``). A rebuild costs about 2 ms per MuJoCo
       sub-env and 45 ms per Atari sub-env on a 2-core machine (classic control: microseconds). ``reset()``
       without a seed keeps the pool and continues each sub-env's random stream. A list of per-sub-env seeds
       (None: drawn at random) is accepted too.
-    - ``info`` holds envpool's per-env info as numpy arrays (the final observations as the observations) (``elapsed_step``, Atari's ``lives``, ...), row
+    - ``info`` holds envpool's per-env info as numpy arrays (``elapsed_step``, Atari's ``lives``, ...), row
       ``i`` for sub-env ``i``; for a sub-env reset in the same step it is the info of its last step.
     - Observations: Box spaces in envpool's dtypes (float64 for MuJoCo, uint8 frames for Atari), or Discrete
       states as int64 (gymnasium's Discrete dtype; envpool gives int32).
@@ -142,12 +144,14 @@ class EnvpoolVectorEnv(BaseVectorEnv):
         num_episodes: int | None = None,
         autoreset_mode: Any = "same_step",
         array_type: Literal["numpy", "torch"] = "numpy",
+        seed_rule: SeedRule = "gymnasium",
         **envpool_kwargs: Any,
     ) -> None:
         num_envs = checked_num_envs(num_envs)
         if array_type not in ("numpy", "torch"):
             raise ValueError(f"array_type must be 'numpy' or 'torch', but got {array_type!r}.")
         budget, mode = checked_episode_budget(num_episodes, autoreset_mode)
+        self.seed_rule: SeedRule = checked_seed_rule(seed_rule)
         check_reserved_kwargs("EnvpoolVectorEnv", envpool_kwargs, _RESERVED_KWARGS)
         _check_counts(envpool_kwargs, num_envs)
         self._envpool: ModuleType = import_envpool()
@@ -232,20 +236,21 @@ class EnvpoolVectorEnv(BaseVectorEnv):
             return None
 
     def sub_env_seeds(self, seed: int) -> list[int]:
-        """The seed each sub-env gets from ``reset(seed=seed)``: ``seed + i`` where that is one of envpool's
-        int32 seeds (below ``SEED_MODULUS``), as ``envpool.make(seed=seed)`` seeds them, and beyond (seeds go
-        up to 2**32, as on every backend) one drawn from ``numpy.random.SeedSequence(seed + i)``: no seed wraps
-        around onto a small one, and sub-env ``i``'s seed depends on ``seed + i`` alone, whatever the pool.
+        """The seed each sub-env gets from ``reset(seed=seed)``, by the env's ``seed_rule``
+        (``vecrl.seeding``): with ``"gymnasium"`` (the default) ``seed + i``, as ``envpool.make(seed=seed)``
+        seeds them. A seed that is not one of envpool's int32 seeds (at or above ``SEED_MODULUS``; seeds go
+        up to 2**32, as on every backend) is replaced by one drawn from ``numpy.random.SeedSequence`` of it:
+        no seed wraps around onto a small one, and sub-env ``i``'s seed depends on its rule's seed alone.
 
         Examples:
             >>> EnvpoolVectorEnv("CartPole-v1", num_envs=3).sub_env_seeds(7)
             [7, 8, 9]
         """
-        if isinstance(seed, bool) or not isinstance(seed, Integral) or not 0 <= int(seed) < 2**32:
+        if not is_int(seed) or not 0 <= int(seed) < MAX_SEED:
             raise ValueError(
                 f"seed must be an int in [0, 2**32) or a list of {self.num_envs} per-sub-env seeds, got {seed!r}."
             )
-        return [_envpool_seed(int(seed) + i) for i in range(self.num_envs)]
+        return [_envpool_seed(s) for s in sub_env_seeds(int(seed), self.num_envs, self.seed_rule)]
 
     def seed(self, seed: int | Sequence[int | None] | None = None) -> None:
         """Make the next ``reset()`` (without a seed) use ``seed``; ``seed(None)`` cancels that."""
@@ -256,8 +261,7 @@ class EnvpoolVectorEnv(BaseVectorEnv):
         if not isinstance(seed, Sequence) or isinstance(seed, str):
             return self.sub_env_seeds(seed)
         if len(seed) != self.num_envs or not all(
-            s is None or (isinstance(s, Integral) and not isinstance(s, bool) and 0 <= int(s) < SEED_MODULUS)
-            for s in seed
+            s is None or (is_int(s) and 0 <= int(s) < SEED_MODULUS) for s in seed
         ):
             raise ValueError(
                 f"A list of seeds needs one per sub-env ({self.num_envs}), each an int in [0, 2**31 - 1) (envpool's"

@@ -3,88 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from numbers import Integral
 from typing import Any, Literal
 
 import gymnasium
-import numpy as np
 from gymnasium.spaces import Box, Space
 
 from vecrl.compat import GYMNASIUM_1
-
-_MAX_SEED = 2**32
-
-
-#: How an int seed ``S`` gives the sub-envs their seeds: ``"evotorch"``, drawn from
-#: ``numpy.random.RandomState(S)`` (EvoTorch's rule, vecrl's default), or ``"gymnasium"``, ``S + i`` for
-#: sub-env ``i`` (the rule of gymnasium's own vector envs).
-SeedRule = Literal["evotorch", "gymnasium"]
-SEED_RULES: tuple[SeedRule, ...] = ("evotorch", "gymnasium")
-
-
-def checked_seed_rule(seed_rule: Any) -> SeedRule:
-    """``seed_rule`` if it is one of ``SEED_RULES``; a ValueError otherwise.
-
-    Examples:
-        >>> checked_seed_rule("gymnasium")
-        'gymnasium'
-    """
-    if seed_rule not in SEED_RULES:
-        raise ValueError(
-            f"seed_rule={seed_rule!r} is not a seed rule. Expected 'evotorch' (sub-seeds drawn from"
-            " numpy.random.RandomState(seed), the default) or 'gymnasium' (seed + i for sub-env i, as"
-            " gymnasium's vector envs do)."
-        )
-    return seed_rule
-
-
-def checked_seeds(seed: Any, num_envs: int, rule: SeedRule = "evotorch") -> list[int | None] | None:
-    """The per-sub-env seeds that ``seed`` stands for (None: no seeding).
-
-    An int ``S`` stands for ``numpy.random.RandomState(S).randint(0, 2**32, num_envs)`` (as in EvoTorch)
-    under the ``"evotorch"`` rule, and for ``S, S + 1, ..., S + num_envs - 1`` under the ``"gymnasium"``
-    rule; a list or tuple gives one seed (an int or None) per sub-env.
-
-    Examples:
-        >>> checked_seeds([3, None], 2), checked_seeds(None, 2), checked_seeds(5, 3, "gymnasium")
-        ([3, None], None, [5, 6, 7])
-    """
-    if seed is None:
-        return None
-    if _is_int(seed):
-        seed = _seed_in_range(seed, "seed")
-        if rule == "gymnasium":
-            return [seed + index for index in range(num_envs)]
-        sub_seeds = np.random.RandomState(seed).randint(0, _MAX_SEED, num_envs)
-        return [int(s) for s in sub_seeds]
-    if isinstance(seed, Sequence) and not isinstance(seed, (str, bytes)):
-        if len(seed) != num_envs:
-            raise ValueError(
-                f"A list of seeds needs one seed per sub-env ({num_envs}), but {len(seed)} were given: {seed!r}."
-                " Give an int to derive all the sub-seeds from it, or a list of length num_envs."
-            )
-        seeds: list[int | None] = []
-        for index, item in enumerate(seed):
-            if item is not None and not _is_int(item):
-                raise ValueError(f"seed[{index}] is {item!r}; each per-sub-env seed must be None or an int.")
-            seeds.append(None if item is None else _seed_in_range(item, f"seed[{index}]"))
-        return seeds
-    raise ValueError(
-        f"seed must be None, an int in [0, 2**32) or a list of num_envs={num_envs} such ints (or None),"
-        f" but got {seed!r} (of type {type(seed).__qualname__})."
-    )
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, Integral) and not isinstance(value, bool)
-
-
-def _seed_in_range(value: Any, what: str) -> int:
-    value = int(value)
-    if not 0 <= value < _MAX_SEED:
-        raise ValueError(f"{what} is {value}, but seeds must be ints in [0, 2**32).")
-    return value
-
 
 #: How the sub-envs' observation spaces are batched: gymnasium's ``observation_mode``.
 ObservationMode = Literal["same", "different"] | tuple[Space, Space]

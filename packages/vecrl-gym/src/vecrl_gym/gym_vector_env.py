@@ -13,13 +13,8 @@ import vecrl
 from vecrl.autoreset import autoreset_mode_value, checked_reset_mask
 from vecrl.checks import checked_device, checked_flag, failed_env_error
 from vecrl.episodes import checked_episode_budget
-from vecrl_gym.checks import (
-    ObservationMode,
-    SeedRule,
-    checked_observation_mode,
-    checked_seed_rule,
-    checked_seeds,
-)
+from vecrl.seeding import SeedRule, checked_seed_rule, checked_seeds
+from vecrl_gym.checks import ObservationMode, checked_observation_mode
 
 Seed = int | Sequence[int | None] | None
 

@@ -13,8 +13,9 @@ import torch
 import vecrl
 from vecrl.checks import checked_callables, did_you_mean
 from vecrl.errors import UnknownEnvError
+from vecrl.seeding import SeedRule
 from vecrl_gym.auto_workers import auto_num_workers
-from vecrl_gym.checks import ObservationMode, SeedRule
+from vecrl_gym.checks import ObservationMode
 from vecrl_gym.process_vector_env import ProcessVectorEnv
 from vecrl_gym.sync_vector_env import SyncVectorEnv
 

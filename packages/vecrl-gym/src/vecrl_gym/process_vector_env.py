@@ -18,10 +18,10 @@ from vecrl.action_checks import ActionCheck
 from vecrl.autoreset import autoreset_metadata, finished_sub_envs_error
 from vecrl.checks import SubEnvError, closed_env_error, failed_env_error
 from vecrl.processes import SPAWN, RemoteFailure, WorkerProcess, pickled
+from vecrl.seeding import SeedRule
 from vecrl_gym.batching import copy_observations, observations_to_torch
 from vecrl_gym.checks import (
     ObservationMode,
-    SeedRule,
     attribute_values,
     check_same_spaces,
     checked_env_makers,

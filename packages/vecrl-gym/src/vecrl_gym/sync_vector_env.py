@@ -24,6 +24,7 @@ from vecrl.checks import (
 )
 from vecrl.compat import GYMNASIUM_1
 from vecrl.episodes import spent_observation
+from vecrl.seeding import SeedRule
 from vecrl.spaces import ARRAY_SPACES, check_supported_space
 from vecrl_gym.batching import (
     TreeRows,
@@ -33,7 +34,6 @@ from vecrl_gym.batching import (
 )
 from vecrl_gym.checks import (
     ObservationMode,
-    SeedRule,
     attribute_values,
     check_same_spaces,
     checked_env_makers,
