@@ -14,7 +14,7 @@ from gymnasium.spaces import Box
 import vecrl
 from vecrl.compat import FINAL_OBS_KEY, same_step_metadata
 from vecrl.seeding import sub_env_seeds
-from vecrl_brax import VectorEnvFromBrax, autoreset
+from vecrl_brax import JaxVectorEnv, VectorEnvFromBrax, autoreset
 
 PENDULUM_EPISODE_LENGTH = 8
 # the spring pipeline compiles in about half the time of brax's default (generalized) one
@@ -169,6 +169,32 @@ def test_with_a_seed_rule_an_int_seed_stands_for_the_sub_env_seeds_of_that_rule(
     ruled.seed(5)  # a pending int seed too
     np.testing.assert_array_equal(rollout(ruled, None)[0], rollout(pendulum, sub_env_seeds(5, 4, rule))[0])
     ruled.close()
+
+
+def test_the_jax_base_steps_the_env_its_subclass_makes_and_says_so_when_none_is_given():
+    import brax.envs
+
+    class FastEnvs(JaxVectorEnv):  # what a third-party jax backend writes: the batched env and its actions
+        @staticmethod
+        def make_batch(env_name, batch_size, kwargs):
+            return brax.envs.create(env_name, batch_size=batch_size, auto_reset=False, **kwargs)
+
+        @staticmethod
+        def action_space_of(env):
+            return Box(-1.0, 1.0, (env.action_size,), np.float32)
+
+    env = FastEnvs("fast", num_envs=3, episode_length=2, num_episodes=1)
+    assert not isinstance(env, VectorEnvFromBrax) and env.single_action_space.shape == (1,)
+    env.reset(seed=0)
+    for _ in range(2):  # the episode rules are the base's: a budget of one episode, then NaN rows
+        obs, reward, terminated, truncated, info = env.step(np.zeros((3, 1), np.float32))
+    assert np.asarray(truncated).all() and not np.isnan(np.asarray(reward)).any()
+    _, reward, terminated, truncated, _ = env.step(np.zeros((3, 1), np.float32))
+    assert np.isnan(np.asarray(reward)).all() and np.asarray(terminated & truncated).all()
+    with pytest.raises(ValueError, match="FastEnvs does not accept batch_size=2"):
+        FastEnvs("fast", num_envs=3, batch_size=2)
+    with pytest.raises(NotImplementedError, match="subclass it"):
+        JaxVectorEnv("fast", num_envs=2)
 
 
 def test_an_unknown_seed_rule_is_refused_before_anything_is_compiled():

@@ -6,7 +6,7 @@ from typing import Any
 
 from vecrl import Backend, TorchWrapper
 from vecrl_brax.plugin import BACKEND
-from vecrl_brax.vector_env import VectorEnvFromBrax
+from vecrl_brax.vector_env import JaxVectorEnv, VectorEnvFromBrax
 
 
 def make_brax_env(
@@ -49,7 +49,7 @@ def make_brax_env(
 
 
 def make_torch_env(
-    env_class: type[VectorEnvFromBrax],
+    env_class: type[JaxVectorEnv],
     backend: Backend,
     caller: str,
     env_name: str,
@@ -63,7 +63,7 @@ def make_torch_env(
     autoreset_mode: Any,
     **kwargs: Any,
 ) -> TorchWrapper:
-    """``env_class`` (``VectorEnvFromBrax`` or a subclass for another jax backend) made to speak torch: the
+    """``env_class`` (``VectorEnvFromBrax``, or a ``JaxVectorEnv`` of another jax backend) made to speak torch: the
     body of ``make_brax_env``, shared with ``vecrl_playground.make_playground_env`` (``backend`` is the one
     it serves, ``caller`` names the function the user called, in the errors)."""
     if num_envs is None:

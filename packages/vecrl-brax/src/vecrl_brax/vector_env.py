@@ -1,4 +1,5 @@
-"""VectorEnvFromBrax: a batch of brax environments as a gymnasium VectorEnv, stepped in one jitted call."""
+"""JaxVectorEnv, the base of the jax backends, and VectorEnvFromBrax: a batch of jax (brax) environments as a
+gymnasium VectorEnv, stepped in one jitted call."""
 
 from __future__ import annotations
 
@@ -44,13 +45,17 @@ from vecrl_brax.plugin import JAX_REFUSALS
 #: make_vector_env keywords of other backends that a jax env does not take, each with why (vecrl-playground's
 #: env refuses them too).
 OTHER_BACKENDS_KWARGS = {key: JAX_REFUSALS[key] for key in ("device", "num_workers")}
+#: Keywords every JaxVectorEnv sets itself, and those of other backends.
+JAX_RESERVED_KWARGS = {
+    "batch_size": "give the number of sub-environments as num_envs=",
+    **OTHER_BACKENDS_KWARGS,
+}
 #: Keywords VectorEnvFromBrax sets itself (passing them through would break its autoreset or batch size),
 #: and those of other backends.
 _RESERVED_KWARGS = {
-    "batch_size": "give the number of sub-environments as num_envs=",
+    **JAX_RESERVED_KWARGS,
     "auto_reset": "VectorEnvFromBrax always resets finished episodes itself, from a fresh random state",
     "autoreset": "VectorEnvFromBrax always resets finished episodes itself, from a fresh random state",
-    **OTHER_BACKENDS_KWARGS,
 }
 
 
@@ -77,12 +82,18 @@ def check_episode_keywords(kwargs: Mapping[str, Any]) -> None:
             raise ValueError(f"{key} must be a positive int ({meaning}), got {value!r}.")
 
 
-class VectorEnvFromBrax(BaseVectorEnv):
-    """``num_envs`` copies of the brax env ``env_name``, stepped together in one jitted call.
+class JaxVectorEnv(BaseVectorEnv):
+    """``num_envs`` copies of a jax env, stepped together in one jitted call, with vecrl's episode rules
+    inside it: the base of the jax backends (``VectorEnvFromBrax``, vecrl-playground's
+    ``PlaygroundVectorEnv``) and of yours.
 
-    The env is ``brax.envs.create(env_name, batch_size=num_envs, auto_reset=False, **brax_kwargs)``
-    (``brax.v1.envs.create`` for ``"old::NAME"``): every other keyword (``episode_length``,
-    ``action_repeat``, ``backend``, the env's constructor arguments) reaches brax unchanged.
+    A subclass says which env it steps, and nothing else: ``make_batch(env_name, batch_size, kwargs)``
+    returns ``batch_size`` copies of the env as one brax-style env without autoreset (``reset(key)`` and
+    ``step(state, action)`` giving states with ``obs``, ``reward``, ``done``, ``metrics`` and
+    ``info["truncation"]``, and ``action_size``; brax's ``VmapWrapper`` of one env lets each sub-env start
+    from a seed of its own); ``action_space_of(env)`` gives one sub-env's action space; ``reserved_kwargs``
+    names the keywords it sets itself. The constructor's other keywords reach ``make_batch``. Everything
+    below is this class's:
 
     - ``autoreset_mode="same_step"`` (the default, gymnasium's SAME_STEP): a sub-env whose episode ends
       is reset inside the same jitted step, from a fresh random initial state (a new key per reset,
@@ -99,7 +110,7 @@ class VectorEnvFromBrax(BaseVectorEnv):
     - ``reset(options={"reset_mask": mask})`` restarts only the sub-envs where ``mask`` is True (fresh
       random states: those a full ``reset`` with the same seed would give these rows; their budgets
       restart); the other rows keep their states and the observations last returned.
-    - ``terminated`` and ``truncated`` come from brax's ``done`` and ``info["truncation"]``: reaching
+    - ``terminated`` and ``truncated`` come from the env's ``done`` and ``info["truncation"]``: reaching
       ``episode_length`` is a truncation.
     - ``num_episodes=n``: each sub-env runs n episodes; after its last one it reports NaN observation and
       reward, and terminated = truncated = True, until ``reset()`` (in ``next_step`` mode too, where the
@@ -118,40 +129,41 @@ class VectorEnvFromBrax(BaseVectorEnv):
       view, the cheapest route into jax).
 
     Examples:
-        >>> env = VectorEnvFromBrax("inverted_pendulum", num_envs=4, episode_length=100)
+        >>> import brax.envs
+        >>> class FastEnvs(JaxVectorEnv):  # brax's "fast" env, batched by brax, in [-1, 1]
+        ...     @staticmethod
+        ...     def make_batch(env_name, batch_size, kwargs):
+        ...         return brax.envs.create(env_name, batch_size=batch_size, auto_reset=False, **kwargs)
+        ...
+        ...     @staticmethod
+        ...     def action_space_of(env):
+        ...         return Box(-1.0, 1.0, (env.action_size,), np.float32)
+        >>> env = FastEnvs("fast", num_envs=4, episode_length=10, autoreset_mode="next_step", seed_rule="gymnasium")
         >>> obs, info = env.reset(seed=0)
-        >>> obs.shape
-        (4, 4)
+        >>> obs.shape, env.single_action_space
+        ((4, 2), Box(-1.0, 1.0, (1,), float32))
     """
 
     jit_compiled = True  # the first reset() and step() of a configuration compile (seconds)
     #: Keywords this class sets itself, each with why (refused before anything is built).
-    reserved_kwargs: ClassVar[Mapping[str, str]] = _RESERVED_KWARGS
+    reserved_kwargs: ClassVar[Mapping[str, str]] = JAX_RESERVED_KWARGS
 
     @staticmethod
     def make_batch(env_name: str, batch_size: int, kwargs: Mapping[str, Any]) -> Any:
         """The batched env this class steps: ``batch_size`` copies of ``env_name`` as one brax-style env
-        (``reset(key)``, ``step(state, action)``, ``done`` and ``info["truncation"]``), without autoreset.
-        Subclasses for other jax backends (vecrl-playground) replace it; the rest of the class is theirs
-        as it is.
-        """
-        create, brax_name = resolve_create(env_name)
-        try:
-            return create(brax_name, batch_size=batch_size, auto_reset=False, **kwargs)
-        except TypeError as error:
-            if "unexpected keyword argument" not in str(error):
-                raise
-            known = env_keywords(create, brax_name)
-            unknown = [key for key in kwargs if key not in known]
-            raise TypeError(
-                f"brax's {env_name!r} does not take a keyword given ({error}). It takes: {', '.join(sorted(known))}."
-                f"{did_you_mean(unknown[0], known) if unknown else ''}"
-            ) from None
+        (``reset(key)``, ``step(state, action)``, ``done`` and ``info["truncation"]``), without autoreset;
+        ``kwargs`` are the constructor's keywords that are not vecrl's. A subclass gives it."""
+        raise NotImplementedError(
+            "JaxVectorEnv steps the env that its subclass's make_batch(env_name, batch_size, kwargs) returns:"
+            " subclass it (as VectorEnvFromBrax does for brax), or use VectorEnvFromBrax."
+        )
 
     @staticmethod
     def action_space_of(env: Any) -> Box:
-        """The single action space of the batched env ``env`` (brax: its actuators' control range)."""
-        return spaces.action_space(env)
+        """The single action space of the batched env ``env``. A subclass gives it."""
+        raise NotImplementedError(
+            "a JaxVectorEnv subclass gives action_space_of(env), one sub-env's action space (a gymnasium Box)."
+        )
 
     def __init__(
         self,
@@ -487,6 +499,48 @@ class VectorEnvFromBrax(BaseVectorEnv):
             f"{type(self).__name__}({self.env_name!r}, num_envs={self.num_envs}, num_episodes={self.num_episodes},"
             f" autoreset_mode={self._autoreset_mode!r})"
         )
+
+
+class VectorEnvFromBrax(JaxVectorEnv):
+    """``num_envs`` copies of the brax env ``env_name``, stepped together in one jitted call, with the
+    episode rules of ``JaxVectorEnv`` (autoreset modes, masked resets, budgets, seeding, results).
+
+    The env is ``brax.envs.create(env_name, batch_size=num_envs, auto_reset=False, **brax_kwargs)``
+    (``brax.v1.envs.create`` for ``"old::NAME"``): every other keyword (``episode_length``,
+    ``action_repeat``, ``backend``, the env's constructor arguments) reaches brax unchanged. Its action
+    space is the actuators' control range; a new episode starts from a fresh random state (a new key per
+    reset, unlike brax's own ``AutoResetWrapper``, which replays the first state).
+
+    Examples:
+        >>> env = VectorEnvFromBrax("inverted_pendulum", num_envs=4, episode_length=100)
+        >>> obs, info = env.reset(seed=0)
+        >>> obs.shape
+        (4, 4)
+    """
+
+    reserved_kwargs: ClassVar[Mapping[str, str]] = _RESERVED_KWARGS
+
+    @staticmethod
+    def make_batch(env_name: str, batch_size: int, kwargs: Mapping[str, Any]) -> Any:
+        """``brax.envs.create(env_name, batch_size=batch_size, auto_reset=False, **kwargs)``; a keyword the env
+        does not take is a TypeError listing those it takes."""
+        create, brax_name = resolve_create(env_name)
+        try:
+            return create(brax_name, batch_size=batch_size, auto_reset=False, **kwargs)
+        except TypeError as error:
+            if "unexpected keyword argument" not in str(error):
+                raise
+            known = env_keywords(create, brax_name)
+            unknown = [key for key in kwargs if key not in known]
+            raise TypeError(
+                f"brax's {env_name!r} does not take a keyword given ({error}). It takes: {', '.join(sorted(known))}."
+                f"{did_you_mean(unknown[0], known) if unknown else ''}"
+            ) from None
+
+    @staticmethod
+    def action_space_of(env: Any) -> Box:
+        """The single action space of the batched env ``env`` (brax: its actuators' control range)."""
+        return spaces.action_space(env)
 
 
 def _next_seed(seeds: np.random.Generator) -> np.uint32:

@@ -1,4 +1,4 @@
-"""PlaygroundVectorEnv: MuJoCo Playground envs batched, jitted and autoreset by vecrl-brax's machinery."""
+"""PlaygroundVectorEnv: MuJoCo Playground envs batched, jitted and autoreset by vecrl-brax's JaxVectorEnv."""
 
 from __future__ import annotations
 
@@ -7,21 +7,20 @@ from typing import Any, ClassVar
 
 from gymnasium.spaces import Box
 
-from vecrl_brax import VectorEnvFromBrax
-from vecrl_brax.vector_env import OTHER_BACKENDS_KWARGS
+from vecrl_brax import JaxVectorEnv
+from vecrl_brax.vector_env import JAX_RESERVED_KWARGS
 from vecrl_playground import batch
 
 _RESERVED_KWARGS = {
-    "batch_size": "give the number of sub-environments as num_envs=",
+    **JAX_RESERVED_KWARGS,
     "config": "give the config entries to change as keyword arguments (impl='jax', ctrl_dt=0.02, ...)",
     "config_overrides": "give the config entries to change as keyword arguments (impl='jax', ctrl_dt=0.02, ...)",
-    **OTHER_BACKENDS_KWARGS,
 }
 
 
-class PlaygroundVectorEnv(VectorEnvFromBrax):
+class PlaygroundVectorEnv(JaxVectorEnv):
     """``num_envs`` copies of the MuJoCo Playground env ``env_name`` (``CartpoleBalance``, ``CheetahRun``,
-    ...), stepped together in one jitted call, with everything ``VectorEnvFromBrax`` gives: one compile per
+    ...), stepped together in one jitted call, with everything ``vecrl_brax.JaxVectorEnv`` gives: one compile per
     configuration (shared by every env of it in the process), the terminated/truncated split, a fresh random
     start state per episode, episode budgets inside the jitted step, every autoreset mode with
     ``reset_mask``, seeding, Dict observations, torch views of the jax results.
