@@ -34,7 +34,7 @@ from vecrl.checks import (
 )
 from vecrl.compat import FINAL_OBS_KEY
 from vecrl.episodes import checked_episode_budget
-from vecrl.seeding import SeedRule, checked_seed_rule, sub_env_seeds
+from vecrl.seeding import SeedRule, checked_seed_rule, is_seed, sub_env_seeds
 from vecrl_brax import autoreset, spaces
 from vecrl_brax.brax_versions import env_keywords, resolve_create
 from vecrl_brax.compile_ahead import CompileAhead
@@ -250,7 +250,7 @@ class JaxVectorEnv(BaseVectorEnv):
 
     def _checked_seed(self, seed: Any) -> int | np.ndarray:
         """``seed`` as an int, or a list of them as a uint32 array of ``num_envs``; a ValueError otherwise."""
-        if _is_seed(seed):
+        if is_seed(seed):
             if self.seed_rule is None:
                 return int(seed)
             return np.asarray(sub_env_seeds(int(seed), self.num_envs, self.seed_rule), np.uint64).astype(
@@ -260,7 +260,7 @@ class JaxVectorEnv(BaseVectorEnv):
         if isinstance(seed, (str, bytes)) or not isinstance(seed, Sequence | np.ndarray | torch.Tensor):
             raise ValueError(f"seed must be {expected}, but got {seed!r}.")
         seeds = seed.tolist() if isinstance(seed, np.ndarray | torch.Tensor) else list(seed)
-        if len(seeds) != self.num_envs or not all(_is_seed(s) for s in seeds):
+        if len(seeds) != self.num_envs or not all(is_seed(s) for s in seeds):
             raise ValueError(f"seed must be {expected}, but got {seeds!r}.")
         if self._jit.fresh_rows is None:
             raise ValueError(self._no_seeds_per_sub_env(f"seed={seeds!r}"))
@@ -546,10 +546,6 @@ class VectorEnvFromBrax(JaxVectorEnv):
 def _next_seed(seeds: np.random.Generator) -> np.uint32:
     """The next seed from ``seeds``, for ``autoreset.PackedEnv.fresh``."""
     return np.uint32(seeds.integers(0, 2**32))
-
-
-def _is_seed(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, Integral) and 0 <= int(value) < 2**32
 
 
 class _CompiledEnv(NamedTuple):

@@ -100,6 +100,16 @@ def is_int(value: Any) -> bool:
     return isinstance(value, Integral) and not isinstance(value, bool)
 
 
+def is_seed(value: Any) -> bool:
+    """Whether ``value`` is a seed: an int (not a bool) in [0, 2**32).
+
+    Examples:
+        >>> is_seed(np.uint32(7)), is_seed(2**32), is_seed(-1), is_seed(False)
+        (True, False, False, False)
+    """
+    return is_int(value) and 0 <= int(value) < MAX_SEED
+
+
 def seed_in_range(value: Any, what: str) -> int:
     """``value`` as an int if it is a seed (in [0, 2**32)); a ValueError naming ``what`` otherwise.
 

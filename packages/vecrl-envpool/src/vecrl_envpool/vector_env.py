@@ -29,7 +29,7 @@ from vecrl.autoreset import (
 from vecrl.checks import check_fits_in_memory, check_reserved_kwargs, checked_num_envs, closed_env_error
 from vecrl.compat import FINAL_OBS_KEY
 from vecrl.episodes import checked_episode_budget, spent_observation
-from vecrl.seeding import MAX_SEED, SeedRule, checked_seed_rule, is_int, sub_env_seeds
+from vecrl.seeding import SeedRule, checked_seed_rule, is_int, is_seed, sub_env_seeds
 from vecrl_envpool.envpool_ids import checked_env_id, import_envpool
 
 #: envpool seeds are C++ int32s below this: sub-env ``i`` of ``reset(seed=S)`` gets ``S + i`` where that is below
@@ -246,7 +246,7 @@ class EnvpoolVectorEnv(BaseVectorEnv):
             >>> EnvpoolVectorEnv("CartPole-v1", num_envs=3).sub_env_seeds(7)
             [7, 8, 9]
         """
-        if not is_int(seed) or not 0 <= int(seed) < MAX_SEED:
+        if not is_seed(seed):
             raise ValueError(
                 f"seed must be an int in [0, 2**32) or a list of {self.num_envs} per-sub-env seeds, got {seed!r}."
             )
