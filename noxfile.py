@@ -1,6 +1,7 @@
 """vecrl's sessions.
 
-    nox -s tests        every package and every test, newest dependencies (README's test command)
+    nox -s tests        every package and every test, newest dependencies (README's test command); a package
+                        whose dependencies would hold the others back (vecrl-gymnax) is tested in its own row
     nox -s isolation    each install combination alone in a fresh env (what a user who installs one backend gets):
                         a README's rows install by its install line and run its code blocks (tests/readme_blocks.py)
     nox -s plugins      wheels (no editable installs) of our packages and a third-party plugin, discovered
@@ -15,7 +16,8 @@
     nox -s bench        everything in bench/ (off by default: slow, and numbers want a quiet machine)
 
 CI (.ci/run) runs tests, lint, typecheck, docs, and the sessions tagged `ci`: plugins and the isolation rows of
-the packages that declare `ci = true` (core, core+gym, core+policy) with the top README's (core+gym+policy):
+the packages that declare `ci = true` (core, core+gym, core+policy, core+brax+gymnax+policy) with the top
+README's (core+gym+policy):
 about 18 minutes on 2 cores on a quick day and 37 on a slow one (the same tests took 10 and 23 minutes), within
 CI's 45. Run the rest (the dependency rows, gymnasium 0.29's
 among them, the brax, sb3, envpool and playground isolation rows, `all`, TorchRL, vecrl-ray and vecrl-evotorch
@@ -44,6 +46,9 @@ TORCH = "torch==2.13.0"
 # The packages the sessions below name; the others are only ever read from PACKAGES.
 CORE, GYM, BRAX, POLICY = "vecrl-core", "vecrl-gym", "vecrl-brax", "vecrl-policy"
 ALL_PACKAGES = tuple(PACKAGES)
+# What `tests` and `bench` install together: every package but those whose dependencies would hold the others back
+# (`tests-session = false`; their tests run in their isolation rows).
+TOGETHER = tuple(name for name, package in PACKAGES.items() if package.get("tests-session", True))
 TEST_TOOLS = ("pytest", "hypothesis", "setuptools>=68")
 # What the tests of each package need beyond its own dependencies.
 TEST_EXTRAS = {name: tuple(package.get("test-extras")) for name, package in PACKAGES.items()}
@@ -92,16 +97,17 @@ def test_paths(packages: tuple[str, ...]) -> list[str]:
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Every package installed together, every test: the command README.md and CI run."""
+    """The packages installed together (all but those declaring ``tests-session = false``), every test: the
+    command README.md and CI run."""
     # gymnasium-robotics: the native goal env (PointMaze) of the Dict-observation tests;
     # matplotlib: the example's plot, smoke-tested here; moviepy: gymnasium's RecordVideo writes with it.
-    install_packages(session, ALL_PACKAGES, "gymnasium-robotics", "matplotlib", "moviepy", editable=True)
-    sources = [f"{path_of(p)}/src" for p in ALL_PACKAGES]  # the docstring examples run too
+    install_packages(session, TOGETHER, "gymnasium-robotics", "matplotlib", "moviepy", editable=True)
+    sources = [f"{path_of(p)}/src" for p in TOGETHER]  # the docstring examples run too
     session.run(
         "pytest",
         "--doctest-modules",
         *session.posargs,
-        *test_paths(ALL_PACKAGES),
+        *test_paths(TOGETHER),
         "tests",
         *sources,
         env=RAY_LOCAL_ONLY,
@@ -250,8 +256,10 @@ def lint(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """mypy on every package's src, then deptry on each package: everything it imports is declared in its own
     pyproject (transitive imports included); each pyproject's [tool.deptry] names the imports that are
-    optional by design. One venv for both (deptry reads editable installs as well)."""
-    install_packages(session, ALL_PACKAGES, "mypy", "deptry>=0.25", editable=True)
+    optional by design. One venv for both (deptry reads editable installs as well), holding the packages
+    `tests` installs: a package kept apart is checked against those (its own dependencies' imports are
+    untyped to mypy here, and deptry reads their names from its pyproject)."""
+    install_packages(session, TOGETHER, "mypy", "deptry>=0.25", editable=True)
     session.run("mypy", *[f"{path_of(p)}/src" for p in ALL_PACKAGES])
     for package in ALL_PACKAGES:
         with session.chdir(path_of(package)):
@@ -277,6 +285,6 @@ def demo(session: nox.Session) -> None:
 @nox.session(python=PYTHON, default=False)
 def bench(session: nox.Session) -> None:
     """Every benchmark in bench/, with EvoTorch 0.6.1 installed for the comparisons (benchmark only)."""
-    install_packages(session, ALL_PACKAGES, "evotorch==0.6.1", editable=True)
+    install_packages(session, TOGETHER, "evotorch==0.6.1", editable=True)
     for script in sorted((ROOT / "bench").glob("*.py")):
         session.run("python", str(script), *session.posargs)

@@ -36,6 +36,11 @@ def test_a_misspelled_key_names_the_file_and_the_known_keys(tmp_path: Path):
         read_package(folder)
 
 
+def test_only_the_packages_that_would_hold_the_others_back_are_kept_out_of_the_tests_session():
+    kept_apart = [name for name, package in PACKAGES.items() if not package.get("tests-session", True)]
+    assert kept_apart == ["vecrl-gymnax"]  # gymnax pins gymnasium<1.4
+
+
 def test_the_backends_vecrl_names_when_they_are_missing_are_the_declared_ones():
     # vecrl-core's hint for a backend that is not installed (vecrl.registry.WELL_KNOWN_BACKENDS) is kept by
     # hand: core cannot read a package that is not installed
@@ -60,7 +65,9 @@ def test_the_isolation_rows_and_those_ci_runs_come_from_the_declarations():
         "core+gym",
         "core+policy",
         "core+gym+policy",
+        "core+brax+gymnax+policy",  # gymnax's tests run there only (it is kept out of `nox -s tests`)
     }
+    assert rows["core+brax+gymnax+policy"].tests
     # two READMEs with one install line make one row, where both READMEs' blocks run
     assert rows["core+gym"].documents == ("packages/vecrl-core/README.md", "packages/vecrl-gym/README.md")
     assert rows["core+sb3"].tests and rows["core+gym+sb3"].documents == ("packages/vecrl-sb3/README.md",)

@@ -22,6 +22,9 @@ its own folder only:
   (default true; rows with the same packages merge);
 - ``isolation-rows``: more isolation rows, each a list of packages (the tests of those packages run there);
 - ``ci``: whether its isolation rows run in CI (``.ci/run`` runs the sessions tagged ``ci``);
+- ``tests-session``: whether ``nox -s tests`` (and ``bench``) install it with the others (default true); false
+  where its dependencies would hold the others back (gymnax pins an older gymnasium): its tests then run in its
+  isolation rows;
 - ``matrix-rows``: dependency rows ``{id, packages, pins}`` its tests run against (``nox -s matrix``);
 - ``matrix-tests``: the repository's own tests (under ``tests/``) that run in every matrix row holding it;
 - ``docs-title``: a backend's title on the docs site, where its README is its own page (``docs/hooks.py``
@@ -50,6 +53,7 @@ KEYS = {
     "readme-row",
     "isolation-rows",
     "ci",
+    "tests-session",
     "matrix-rows",
     "matrix-tests",
     "docs-page",

@@ -373,12 +373,13 @@ def make_packed(
     num_envs: int,
     num_episodes: int | None,
     *,
+    action_spec: jax.ShapeDtypeStruct,
     pack_outputs: bool,
     mode: AutoresetModeName = "same_step",
     fresh_env: Any = None,
 ) -> PackedEnv:
     """The functions of ``PackedEnv``, with the step's results packed into two buffers by ``pack_output``
-    when ``pack_outputs``.
+    when ``pack_outputs``; ``action_spec`` is the shape and dtype of a step's batched actions.
 
     ``fresh_env`` makes the fresh states: with autoreset, the same env with a batch size of
     ``pool_half(num_envs)``; ``env`` itself (the default) when that is ``num_envs`` or without autoreset."""
@@ -388,13 +389,12 @@ def make_packed(
     env_reset = jax.jit((env if fresh_env is None else fresh_env).reset)
     env_step = jax.jit(env.step)
     reset_shape = jax.eval_shape(env_reset, jax.random.PRNGKey(0))
-    action_shape = jax.ShapeDtypeStruct((num_envs, env.action_size), jnp.float32)
     # The step's output shapes, from num_envs rows of the reset's dtypes (strongly typed): states are packed
     # in the step's dtypes, which the step is then fed.
     state_shape = jax.tree_util.tree_map(
         lambda x: jax.ShapeDtypeStruct((num_envs, *x.shape[1:]), x.dtype), reset_shape
     )
-    packer = Packer(jax.eval_shape(env_step, state_shape, action_shape))
+    packer = Packer(jax.eval_shape(env_step, state_shape, action_spec))
     start = make_start(num_envs, num_episodes, mode)
     step = make_step(env_step, packer, num_envs, num_episodes, mode)
 
@@ -427,7 +427,7 @@ def make_packed(
         packed_step,
         make_masked_reset(num_episodes),
         observe,
-        (carry_shape, action_shape, pool_shape),
+        (carry_shape, action_spec, pool_shape),
     )
 
 

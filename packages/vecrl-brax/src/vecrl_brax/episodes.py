@@ -32,4 +32,5 @@ class BraxEpisodes:
         return self.env.step(state, action)
 
     def outcome(self, state: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
-        return state.obs, state.reward, state.done.astype(bool)
+        observation = state.obs.reshape(state.obs.shape[0], -1)  # flat, as evaluate's stepped loop has it
+        return observation, state.reward, state.done.astype(bool)

@@ -12,12 +12,12 @@ from typing import Any, ClassVar, Literal, NamedTuple, NoReturn
 import jax
 import numpy as np
 import torch
-from gymnasium.spaces import Box
+from gymnasium.spaces import Box, Discrete, Space
 from jax.sharding import SingleDeviceSharding
 
 from vecrl import BaseVectorEnv
-from vecrl.action_checks import ActionCheck
-from vecrl.arrays import convert_from_torch, convert_to_torch
+from vecrl.action_checks import ActionCheck, value_range
+from vecrl.arrays import convert_from_torch, convert_to_numpy, convert_to_torch
 from vecrl.autoreset import (
     AutoresetModeName,
     autoreset_metadata,
@@ -90,8 +90,9 @@ class JaxVectorEnv(BaseVectorEnv):
     A subclass says which env it steps, and nothing else: ``make_batch(env_name, batch_size, kwargs)``
     returns ``batch_size`` copies of the env as one brax-style env without autoreset (``reset(key)`` and
     ``step(state, action)`` giving states with ``obs``, ``reward``, ``done``, ``metrics`` and
-    ``info["truncation"]``, and ``action_size``; brax's ``VmapWrapper`` of one env lets each sub-env start
-    from a seed of its own); ``action_space_of(env)`` gives one sub-env's action space; ``reserved_kwargs``
+    ``info["truncation"]``; brax's ``VmapWrapper`` of one env lets each sub-env start from a seed of its
+    own); ``action_space_of(env)`` gives one sub-env's action space (a ``Box``, stepped as float32, or a
+    ``Discrete``, stepped as int32: see ``jax_actions``); ``reserved_kwargs``
     names the keywords it sets itself. The constructor's other keywords reach ``make_batch``. Everything
     below is this class's:
 
@@ -104,9 +105,10 @@ class JaxVectorEnv(BaseVectorEnv):
       ``terminated = truncated = False``. ``"disabled"``: no autoreset; stepping a sub-env whose episode
       ended before resetting it is a RuntimeError. The mode is declared in ``metadata["autoreset_mode"]``
       and chooses the jitted step once, at construction.
-    - NaN or inf actions of sub-envs that use theirs are a ValueError before anything steps, as on the gym
-      backend, for actions on the host (numpy, CPU tensors: one ``isfinite`` reduction a step); actions
-      already on a device (jax arrays, CUDA tensors) are not checked, which would cost a sync a step.
+    - NaN or inf actions (of a Box), and actions out of range (of a Discrete), of sub-envs that use theirs
+      are a ValueError before anything steps, as on the gym backend, for actions on the host (numpy, CPU
+      tensors: one reduction a step); actions already on a device (jax arrays, CUDA tensors) are not
+      checked, which would cost a sync a step. Float actions for a Discrete space are a ValueError.
     - ``reset(options={"reset_mask": mask})`` restarts only the sub-envs where ``mask`` is True (fresh
       random states: those a full ``reset`` with the same seed would give these rows; their budgets
       restart); the other rows keep their states and the observations last returned.
@@ -159,10 +161,11 @@ class JaxVectorEnv(BaseVectorEnv):
         )
 
     @staticmethod
-    def action_space_of(env: Any) -> Box:
+    def action_space_of(env: Any) -> Box | Discrete:
         """The single action space of the batched env ``env``. A subclass gives it."""
         raise NotImplementedError(
-            "a JaxVectorEnv subclass gives action_space_of(env), one sub-env's action space (a gymnasium Box)."
+            "a JaxVectorEnv subclass gives action_space_of(env), one sub-env's action space (a gymnasium Box"
+            " or Discrete)."
         )
 
     def __init__(
@@ -188,7 +191,14 @@ class JaxVectorEnv(BaseVectorEnv):
         self.array_type: Literal["jax", "torch"] = array_type
         self._autoreset_mode: AutoresetModeName = mode
         compiled = _compiled_env(
-            self.make_batch, env_name, num_envs, self.num_episodes, array_type == "torch", mode, brax_kwargs
+            self.make_batch,
+            self.action_space_of,
+            env_name,
+            num_envs,
+            self.num_episodes,
+            array_type == "torch",
+            mode,
+            brax_kwargs,
         )
         self.brax_env: Any = compiled.brax_env
         self._packer: Packer = compiled.packed.packer
@@ -199,11 +209,13 @@ class JaxVectorEnv(BaseVectorEnv):
         super().__init__(
             num_envs,
             spaces.observation_space(self._packer.example.obs),
-            self.action_space_of(self.brax_env),
+            compiled.action_space,
             reward_dtype=np.float32,
         )
         self.metadata = {**type(self).metadata, **autoreset_metadata(mode)}
-        self._action_shape: tuple[int, int] = (num_envs, int(self.brax_env.action_size))
+        self._actions: jax.ShapeDtypeStruct = compiled.packed.step_args[1]
+        self._discrete: bool = isinstance(compiled.action_space, Discrete)
+        self._action_check = ActionCheck(compiled.action_space, num_envs, type(self).__name__)
         obs_leaves, obs_treedef = jax.tree_util.tree_flatten(self._packer.example.obs)
         self._obs_treedef: Any = obs_treedef
         # per sub-env shape of each observation leaf (one leaf: a flat observation; several: a dict)
@@ -364,7 +376,8 @@ class JaxVectorEnv(BaseVectorEnv):
         return observation, info
 
     def step(self, action: Any) -> tuple[Any, Any, Any, Any, dict]:
-        """Step every sub-env with ``action`` (shape ``(num_envs, action_size)``); reset ended episodes.
+        """Step every sub-env with ``action`` (``num_envs`` rows of the single action space); reset ended
+        episodes.
 
         Returns ``(observation, reward, terminated, truncated, info)`` (of ``array_type``); ``info`` holds
         the final observation of each row under ``FINAL_OBS_KEY`` with its mask, and brax's metrics.
@@ -380,9 +393,6 @@ class JaxVectorEnv(BaseVectorEnv):
             finished = torch.nonzero(self._ended).flatten().tolist()
             raise finished_sub_envs_error(finished)
         action, borrowed = self._as_jax_input(action)
-        # NaN or inf actions: one reduction, for actions on the host only (a device's would cost a sync)
-        if isinstance(action, np.ndarray) and not np.isfinite(action).all():
-            self._refuse_non_finite(action)
         self._step_ahead.wait()  # the compile reset() started
         carry, self._carry = self._carry, None  # donated to the step: if it raises, only reset() helps
         self._carry, out = self._jit.step(carry, action, self._pool)
@@ -414,7 +424,7 @@ class JaxVectorEnv(BaseVectorEnv):
         half of the pool to refill (or -1)."""
         floats_t = convert_to_torch(floats.block_until_ready())
         flags_t = convert_to_torch(flags.block_until_ready())
-        n, obs_size = self._action_shape[0], self._observation_size
+        n, obs_size = self.num_envs, self._observation_size
         observation = self._observation_views(floats_t, 0)
         reward = floats_t[n * obs_size : n * (obs_size + 1)]
         offset = n * (obs_size + 1)
@@ -435,9 +445,9 @@ class JaxVectorEnv(BaseVectorEnv):
     def _observation_views(self, floats: torch.Tensor, offset: int) -> Any:
         """The batched observation laid out in ``floats`` from ``offset`` on, as views (a dict of them for
         dict observations, in the order of jax's flattening, sorted keys)."""
-        n = self._action_shape[0]
+        n = self.num_envs
         if not self._dict_observations:
-            return floats[offset : offset + n * self._observation_size].view(n, self._observation_size)
+            return floats[offset : offset + n * self._observation_size].view(n, *self._obs_shapes[0])
         views = []
         for shape in self._obs_shapes:
             size = n * math.prod(shape)
@@ -445,10 +455,11 @@ class JaxVectorEnv(BaseVectorEnv):
             offset += size
         return jax.tree_util.tree_unflatten(self._obs_treedef, views)
 
-    def _refuse_non_finite(self, action: np.ndarray) -> None:
-        """The ValueError for NaN or inf actions of sub-envs that use theirs (actions of a spent budget's
-        sub-envs, or of those a next_step autoreset resets, are ignored: a policy turns a spent sub-env's NaN
-        observation into NaN actions). Reads the carried budget from the device: only on this rare path."""
+    def _refuse_bad_actions(self, action: np.ndarray) -> None:
+        """The ValueError for bad actions (NaN or inf of a Box, out of range of a Discrete) of sub-envs that use
+        theirs (actions of a spent budget's sub-envs, or of those a next_step autoreset resets, are ignored: a
+        policy turns a spent sub-env's NaN observation into NaN actions). Reads the carried budget from the
+        device: only on this rare path."""
         acting = np.ones(self.num_envs, np.bool_)
         carry = self._carry
         assert carry is not None
@@ -456,31 +467,43 @@ class JaxVectorEnv(BaseVectorEnv):
             acting &= np.asarray(carry.episodes_left) > 0
         if carry.needs_reset is not None:
             acting &= ~np.asarray(carry.needs_reset)
-        check = ActionCheck(self.single_action_space, self.num_envs, type(self).__name__)
-        check(action, np.flatnonzero(acting).tolist())
+        self._action_check(action, np.flatnonzero(acting).tolist())
 
     def _as_jax_input(self, action: Any) -> tuple[Any, bool]:
-        """``action`` in a form the jitted step takes, and whether it borrows the caller's memory."""
+        """``action`` in a form the jitted step takes (checked where it is on the host), and whether it
+        borrows the caller's memory."""
+        expected = self._actions
         borrowed = False
         if isinstance(action, torch.Tensor):
             action = action.detach()
-            if action.dtype != torch.float32:
-                action = action.to(torch.float32)
+            if self._discrete and (action.is_floating_point() or action.is_complex()):
+                self._refuse_bad_actions(convert_to_numpy(action))
             if action.device.type == "cpu":
                 action, borrowed = action.numpy(), True
             else:
-                action = convert_from_torch(action, "jax")
+                action = convert_from_torch(action.to(_TORCH_DTYPES[expected.dtype.name]), "jax")
         elif not isinstance(action, (np.ndarray, jax.Array)):
-            action = np.asarray(action, dtype=np.float32)
-        if tuple(action.shape) != self._action_shape:
+            action = np.asarray(action, dtype=None if self._discrete else expected.dtype)
+        if tuple(action.shape) != expected.shape:
             raise ValueError(
-                f"step() got an action of shape {tuple(action.shape)}; expected {self._action_shape}"
-                " (num_envs, action_size)."
+                f"step() got an action of shape {tuple(action.shape)}; expected {expected.shape} (num_envs"
+                f" rows of the action space {self.single_action_space})."
             )
-        if action.dtype != np.float32:
-            action = action.astype(np.float32)
-            borrowed = False
+        if self._discrete and np.dtype(action.dtype).kind not in "iu":
+            self._refuse_bad_actions(np.asarray(action))
+        # bad values: one reduction, for actions on the host only (a device's would cost a sync)
+        if isinstance(action, np.ndarray) and not self._host_actions_valid(action):
+            self._refuse_bad_actions(action)
+        if action.dtype != expected.dtype:
+            action, borrowed = action.astype(expected.dtype), False
         return action, borrowed
+
+    def _host_actions_valid(self, action: np.ndarray) -> bool:
+        """Whether every action is valid for every sub-env: finite (a Box), in range (a Discrete)."""
+        if self._discrete:
+            low, high = value_range(self.single_action_space)
+            return bool(low <= action.min() and action.max() <= high)
+        return bool(np.isfinite(action).all())
 
     def __reduce__(self) -> NoReturn:
         raise TypeError(
@@ -543,6 +566,28 @@ class VectorEnvFromBrax(JaxVectorEnv):
         return spaces.action_space(env)
 
 
+#: The torch dtype of each dtype the jitted step takes actions in (``jax_actions``).
+_TORCH_DTYPES = {"float32": torch.float32, "int32": torch.int32}
+
+
+def jax_actions(space: Space, num_envs: int) -> jax.ShapeDtypeStruct:
+    """The batched actions a jitted step takes for the single action space ``space``: ``num_envs`` rows,
+    float32 for a Box, int32 (jax's default int) for a Discrete; a TypeError for another space.
+
+    Examples:
+        >>> jax_actions(Discrete(3), 8)
+        ShapeDtypeStruct(shape=(8,), dtype=int32)
+    """
+    if isinstance(space, Box):
+        return jax.ShapeDtypeStruct((num_envs, *space.shape), np.float32)
+    if isinstance(space, Discrete):
+        return jax.ShapeDtypeStruct((num_envs,), np.int32)
+    raise TypeError(
+        f"a JaxVectorEnv steps Box or Discrete actions, but its action_space_of gave {space}: return one of"
+        " these."
+    )
+
+
 def _next_seed(seeds: np.random.Generator) -> np.uint32:
     """The next seed from ``seeds``, for ``autoreset.PackedEnv.fresh``."""
     return np.uint32(seeds.integers(0, 2**32))
@@ -550,12 +595,14 @@ def _next_seed(seeds: np.random.Generator) -> np.uint32:
 
 class _CompiledEnv(NamedTuple):
     brax_env: Any
+    action_space: Box | Discrete  # one sub-env's
     packed: autoreset.PackedEnv  # with every function jitted
     step_ahead: CompileAhead  # of packed.step
 
 
 def _compiled_env(
     make_batch: Callable[[str, int, Mapping[str, Any]], Any],
+    action_space_of: Callable[[Any], Box | Discrete],
     env_name: str,
     num_envs: int,
     num_episodes: int | None,
@@ -563,7 +610,7 @@ def _compiled_env(
     mode: AutoresetModeName,
     brax_kwargs: dict,
 ) -> _CompiledEnv:
-    """The batched env (``make_batch``'s) and its jitted reset/step, shared by every env of the same
+    """The batched env (``make_batch``'s), its action space (``action_space_of``'s) and its jitted reset/step, shared by every env of the same
     configuration.
 
     jax caches compilations per function object, so sharing the functions means a second env of the same
@@ -571,6 +618,7 @@ def _compiled_env(
     """
     key = (
         make_batch,
+        action_space_of,
         env_name,
         num_envs,
         num_episodes,
@@ -587,6 +635,7 @@ def _compiled_env(
 
 def _build_compiled_env(
     make_batch: Callable[[str, int, Mapping[str, Any]], Any],
+    action_space_of: Callable[[Any], Box | Discrete],
     env_name: str,
     num_envs: int,
     num_episodes: int | None,
@@ -604,8 +653,15 @@ def _build_compiled_env(
     pool_half = autoreset.pool_half(num_envs)
     if mode != "disabled" and pool_half != num_envs:
         fresh_env = make_batch(env_name, pool_half, dict(brax_kwargs))
+    action_space = action_space_of(brax_env)
     packed = autoreset.make_packed(
-        brax_env, num_envs, num_episodes, pack_outputs=pack_outputs, mode=mode, fresh_env=fresh_env
+        brax_env,
+        num_envs,
+        num_episodes,
+        action_spec=jax_actions(action_space, num_envs),
+        pack_outputs=pack_outputs,
+        mode=mode,
+        fresh_env=fresh_env,
     )
     jitted = {
         name: jax.jit(getattr(packed, name), in_shardings=device, out_shardings=device)
@@ -620,7 +676,7 @@ def _build_compiled_env(
             getattr(packed, name), in_shardings=device, out_shardings=device, donate_argnums=0
         )
     step_ahead = CompileAhead(jitted["step"], packed.step_args)
-    return _CompiledEnv(brax_env, packed._replace(**jitted), step_ahead)  # type: ignore[arg-type]
+    return _CompiledEnv(brax_env, action_space, packed._replace(**jitted), step_ahead)  # type: ignore[arg-type]
 
 
 _cached_compiled_env = functools.lru_cache(maxsize=16)(_build_compiled_env)

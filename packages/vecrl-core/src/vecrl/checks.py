@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from vecrl.errors import VecrlError
+from vecrl.errors import UnknownEnvError, VecrlError
 
 
 class SubEnvError(VecrlError, RuntimeError):
@@ -166,6 +166,23 @@ def did_you_mean(name: str, known: Iterable[str], prefix: str = "") -> str:
     """
     close = difflib.get_close_matches(name, list(known), n=1)
     return f" Did you mean {prefix + close[0]!r}?" if close else ""
+
+
+def checked_env_name(env_name: str, known: Sequence[str], library: str) -> str:
+    """``env_name`` if it is one of ``known``, the envs ``library`` registers; else an UnknownEnvError with a
+    close match and the list.
+
+    Examples:
+        >>> checked_env_name("CartPole-v2", ["CartPole-v1", "Pendulum-v1"], "gymnax")
+        Traceback (most recent call last):
+        vecrl.errors.UnknownEnvError: gymnax has no environment 'CartPole-v2'. Did you mean 'CartPole-v1'? Its environments: CartPole-v1, Pendulum-v1.
+    """
+    if env_name in known:
+        return env_name
+    raise UnknownEnvError(
+        f"{library} has no environment {env_name!r}.{did_you_mean(env_name, known)} Its environments:"
+        f" {', '.join(known)}."
+    )
 
 
 def checked_callables(values: Sequence[Any], name: str, hint: str) -> tuple[Any, ...]:

@@ -29,6 +29,7 @@ WELL_KNOWN_BACKENDS: dict[str, str] = {
     "brax": "vecrl-brax",
     "envpool": "vecrl-envpool",
     "playground": "vecrl-playground",
+    "gymnax": "vecrl-gymnax",
 }
 
 

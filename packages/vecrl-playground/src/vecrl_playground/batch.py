@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 from gymnasium.spaces import Box
 
+from vecrl import checks
 from vecrl.checks import did_you_mean
-from vecrl.errors import UnknownEnvError
 
 #: Keywords of the episode wrapper (brax's ``EpisodeWrapper``); every other keyword overrides the env's config.
 WRAPPER_KEYWORDS = ("episode_length", "action_repeat")
@@ -47,12 +47,7 @@ def checked_env_name(env_name: str) -> str:
     """
     from mujoco_playground import registry
 
-    known = list(registry.ALL_ENVS)
-    if env_name in known:
-        return env_name
-    raise UnknownEnvError(
-        f"MuJoCo Playground has no environment {env_name!r}.{did_you_mean(env_name, known)} Its environments: {', '.join(known)}."
-    )
+    return checks.checked_env_name(env_name, list(registry.ALL_ENVS), "MuJoCo Playground")
 
 
 def make_playground_batch(env_name: str, batch_size: int, kwargs: Mapping[str, Any]) -> Any:

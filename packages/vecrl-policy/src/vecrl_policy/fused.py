@@ -59,11 +59,13 @@ class JaxEpisodes(Protocol):
         ...
 
     def step(self, state: Any, action: Any) -> Any:
-        """The batch ``state`` stepped with ``action`` (float32, one row per state), without autoreset."""
+        """The batch ``state`` stepped with ``action`` (one row per state: float32, or int32 for a Discrete
+        action space), without autoreset."""
         ...
 
     def outcome(self, state: Any) -> tuple[Any, Any, Any]:
-        """``(observation, reward, done)`` of a batch of states: float32 ``(n, size)``, ``(n,)``, bool ``(n,)``."""
+        """``(observation, reward, done)`` of a batch of states: float32 ``(n, size)`` (flat, as evaluate's
+        stepped loop flattens a Box observation), ``(n,)``, bool ``(n,)``."""
         ...
 
 
@@ -77,14 +79,14 @@ class _Settings(NamedTuple):
     clip: float | None
     normalize: bool
     observe: bool
+    discrete: bool  # the argmax of the network's scores is the action
 
 
 def fused_episodes(
     policy: Policy, env: Any, parameters: torch.Tensor, settings: RowSettings
 ) -> JaxEpisodes | str:
     """The env's jax episodes if evaluate can run this call as one program (a jax env, a network with jax
-    twins, float32 parameters on jax's device, continuous actions), else why not: a sentence saying what
-    to change."""
+    twins, float32 parameters on jax's device), else why not: a sentence saying what to change."""
     make = getattr(env.unwrapped, "jax_episodes", None)
     if make is None:
         return f"{type(env.unwrapped).__name__} is not a jax env (brax::, playground::)."
@@ -95,8 +97,6 @@ def fused_episodes(
         )
     if parameters.dtype != torch.float32:
         return f"the parameters are {parameters.dtype}; the program runs float32. Pass parameters.float()."
-    if settings.discrete:
-        return "its actions are discrete; the program runs continuous actions."
     import jax
 
     if parameters.device.type != ("cpu" if jax.default_backend() == "cpu" else "cuda"):
@@ -138,6 +138,7 @@ def run_fused(
             None if normalize is None else normalize.clip,
             mean is not None,
             settings.normalize is not None,
+            settings.discrete,
         )
     )
     if seeds is None:
@@ -268,6 +269,8 @@ def _rollout(
             step_keys = jax.vmap(jax.random.fold_in)(noise_keys[held], c["steps"][held])
             noise = jax.vmap(lambda key: jax.random.normal(key, action.shape[1:], action.dtype))(step_keys)
             action = action + shaping.action_noise_stdev * noise
+        if settings.discrete:  # as the stepped loop: the first of the highest scores
+            action = jnp.argmax(action, axis=-1).astype(jnp.int32)
         state = episodes.step(c["state"], action)
         observation, reward, done = episodes.outcome(state)
         t = c["t"] + 1

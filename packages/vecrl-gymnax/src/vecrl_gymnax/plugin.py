@@ -1,0 +1,38 @@
+"""The vecrl plugin of this package: it serves the ``gymnax`` prefix.
+
+Importing this module imports neither jax nor gymnax; they are imported when an env is made.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import vecrl
+from vecrl_brax.plugin import JAX_KEYWORDS, JAX_REFUSALS
+
+
+def make_gymnax_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
+    """``vecrl_gymnax.make_gymnax_env``, imported (with jax and gymnax) only when called."""
+    from vecrl_gymnax.make import make_gymnax_env as make
+
+    return make(env_name, **kwargs)
+
+
+BACKEND = vecrl.Backend(
+    prefix="gymnax",
+    make=make_gymnax_env,
+    description="gymnax environments (classic control, MinAtar, bsuite), batched and jitted like brax's",
+    keywords=JAX_KEYWORDS,
+    refusals=JAX_REFUSALS,
+)
+
+
+@vecrl.hookimpl
+def vecrl_backends() -> list[vecrl.Backend]:
+    """The ``gymnax`` backend: ``vecrl.make_vector_env("gymnax::CartPole-v1", num_envs=64)``.
+
+    Examples:
+        >>> [backend.prefix for backend in vecrl_backends()]
+        ['gymnax']
+    """
+    return [BACKEND]

@@ -1,0 +1,51 @@
+"""GymnaxVectorEnv: gymnax envs batched, jitted and autoreset by vecrl-brax's JaxVectorEnv."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from gymnasium.spaces import Box, Discrete
+
+from vecrl_brax import JaxVectorEnv
+from vecrl_brax.vector_env import JAX_RESERVED_KWARGS
+from vecrl_gymnax import batch
+
+_RESERVED_KWARGS = {
+    **JAX_RESERVED_KWARGS,
+    "action_repeat": "a gymnax env takes one action per step; repeat an action by stepping with it again",
+    "params": "give the fields of the env's params to change as keyword arguments (gravity=9.8, ...)",
+}
+
+
+class GymnaxVectorEnv(JaxVectorEnv):
+    """``num_envs`` copies of the gymnax env ``env_name`` (``CartPole-v1``, ``Pendulum-v1``,
+    ``Breakout-MinAtar``, ``Catch-bsuite``, ...), stepped together in one jitted call, with everything
+    ``vecrl_brax.JaxVectorEnv`` gives: one compile per configuration, the terminated/truncated split, a fresh
+    random start state per episode (gymnax's own autoreset is not used), episode budgets inside the jitted
+    step, every autoreset mode with ``reset_mask``, seeding (a seed per sub-env, ``seed_rule=``), torch views
+    of the jax results.
+
+    Keywords: ``episode_length`` (the params' ``max_steps_in_episode``; the env's by default; reaching it is
+    a truncation), the fields of the env's params (``gravity=9.8``) and the env's constructor arguments; an
+    unknown one is a TypeError listing them. Observations are float32; actions are the env's: a
+    ``Discrete`` (int actions) or a float32 ``Box``.
+
+    Examples:
+        >>> env = GymnaxVectorEnv("CartPole-v1", num_envs=4)
+        >>> obs, info = env.reset(seed=0)
+        >>> obs.shape, env.single_action_space
+        ((4, 4), Discrete(2))
+    """
+
+    reserved_kwargs: ClassVar[Mapping[str, str]] = _RESERVED_KWARGS
+
+    @staticmethod
+    def make_batch(env_name: str, batch_size: int, kwargs: Mapping[str, Any]) -> Any:
+        """``batch_size`` copies of the gymnax env, batched as brax batches its envs."""
+        return batch.make_gymnax_batch(env_name, batch_size, kwargs)
+
+    @staticmethod
+    def action_space_of(env: Any) -> Box | Discrete:
+        """The env's action space as gymnasium's (see ``vecrl_gymnax.batch.action_space``)."""
+        return batch.action_space(env)

@@ -1,0 +1,186 @@
+"""The gymnax backend on real gymnax envs: the backend contract, every autoreset mode, the step against
+gymnax's own, the time limit as truncation, Discrete and Box actions, keywords, mistakes, and evaluate
+(stepped on Discrete actions, fused on Box ones).
+
+gymnax's envs compile in a second or two on a CPU, so each test makes the envs it needs.
+"""
+
+import jax
+import numpy as np
+import pytest
+import torch
+
+import vecrl
+from vecrl.testing import check_autoreset_modes, check_backend
+from vecrl_gymnax import GymnaxVectorEnv, make_gymnax_env
+
+SHORT = {"episode_length": 4}  # episodes end within a few steps: the autoreset checks need ends
+
+
+def test_the_backend_follows_the_vecrl_contract():
+    check_backend(make_gymnax_env, "CartPole-v1", num_envs=3, **SHORT)
+
+
+@pytest.mark.parametrize("env_name", ["CartPole-v1", "Pendulum-v1"])  # Discrete and Box actions
+def test_every_autoreset_mode_and_the_budget_follow_the_episode_rules(env_name):
+    check_autoreset_modes(make_gymnax_env, env_name, num_steps=12, **SHORT)
+
+
+def test_a_step_is_gymnax_s_own_step_of_each_sub_env():
+    import gymnax
+
+    env = GymnaxVectorEnv("CartPole-v1", num_envs=3)
+    env.reset(seed=0)
+    state = env.state
+    actions = np.array([0, 1, 1])
+    gymnax_env, params = gymnax.make("CartPole-v1")
+
+    def gymnax_step(key, env_state, action):
+        return gymnax_env.step_env(jax.random.split(key)[1], env_state, action, params)
+
+    expected_obs, _, expected_reward, expected_done, _ = jax.vmap(gymnax_step)(
+        state.info["key"], state.pipeline_state, actions
+    )
+    obs, reward, terminated, truncated, _ = env.step(actions)
+    # equal up to float rounding: XLA fuses the jitted batch's arithmetic its own way
+    np.testing.assert_allclose(np.asarray(obs), np.asarray(expected_obs), rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(np.asarray(reward), np.asarray(expected_reward))
+    assert not np.asarray(expected_done).any() and not (np.asarray(terminated) | np.asarray(truncated)).any()
+    env.close()
+
+
+def test_the_time_limit_is_a_truncation_and_a_fall_a_termination():
+    env = vecrl.make_vector_env("gymnax::CartPole-v1", num_envs=2, episode_length=3)
+    assert vecrl.backend_distribution("gymnax") == ("vecrl-gymnax", "0.1.0")
+    env.reset(seed=0)
+    for _ in range(3):
+        obs, reward, terminated, truncated, info = env.step(torch.tensor([0, 1]))
+    assert truncated.all() and not terminated.any() and info["_" + vecrl.compat.FINAL_OBS_KEY].all()
+    env.close()
+    env = vecrl.make_vector_env("gymnax::CartPole-v1", num_envs=2)  # gymnax's own limit: 500 steps
+    env.reset(seed=0)
+    ended = torch.zeros(2, dtype=torch.bool)
+    for _ in range(100):  # always pushing one way: the pole falls within 100 steps
+        obs, reward, terminated, truncated, info = env.step(torch.tensor([0, 1]))
+        assert not truncated.any()
+        ended |= terminated
+    assert ended.all()
+    env.close()
+
+
+def test_params_and_constructor_arguments_reach_the_env_and_spaces_are_gymnasium_s():
+    from gymnasium.spaces import Box, Discrete
+
+    env = GymnaxVectorEnv("CartPole-v1", num_envs=2, gravity=20.0, episode_length=7)
+    params = env.brax_env.env.params
+    assert params.gravity == 20.0 and params.max_steps_in_episode == 7
+    assert env.single_action_space == Discrete(2) and env.single_observation_space.shape == (4,)
+    env.close()
+    pendulum = GymnaxVectorEnv("Pendulum-v1", num_envs=2)
+    assert pendulum.single_action_space == Box(-2.0, 2.0, (1,), np.float32)
+    pendulum.close()
+    # MinAtar: a constructor argument (the full action set), and observations of several axes (bool in
+    # gymnax, float32 here)
+    breakout = vecrl.make_vector_env("gymnax::Breakout-MinAtar", num_envs=2, use_minimal_action_set=False)
+    obs, _ = breakout.reset(seed=0)
+    assert breakout.single_action_space == Discrete(6) and obs.shape == (2, 10, 10, 4)
+    assert obs.dtype == torch.float32 and breakout.step(torch.tensor([5, 0]))[0].shape == (2, 10, 10, 4)
+    breakout.close()
+
+
+def test_seeds_per_sub_env_and_a_seed_rule():
+    env = vecrl.make_vector_env("gymnax::CartPole-v1", num_envs=3, seed_rule="gymnasium")
+    by_row, _ = env.reset(seed=[4, 5, 6])
+    swapped, _ = env.reset(seed=[6, 5, 4])
+    assert torch.equal(swapped, by_row.flip(0)) and not torch.equal(by_row[0], by_row[1])
+    by_rule, _ = env.reset(seed=4)
+    assert torch.equal(by_rule, by_row)
+    env.close()
+
+
+def test_discrete_actions_in_any_integer_form_and_bad_ones_refused_before_any_step():
+    env = vecrl.make_vector_env("gymnax::CartPole-v1", num_envs=3)
+    env.reset(seed=0)
+    for actions in (torch.tensor([0, 1, 1]), np.array([0, 1, 1], np.int8), [0, 1, 1]):
+        assert env.step(actions)[0].shape == (3, 4)
+    before = env.unwrapped.state.obs
+    with pytest.raises(ValueError, match=r"actions in \[0, 1\] .* sub-envs \[2\] are \[2\]"):
+        env.step(torch.tensor([0, 1, 2]))
+    with pytest.raises(
+        ValueError,
+        match=r"integer actions for the discrete action space Discrete\(2\), but received actions of dtype float32",
+    ):
+        env.step(torch.tensor([0.0, 1.0, 1.0]))
+    with pytest.raises(
+        ValueError, match=r"expected \(3,\) \(num_envs rows of the action space Discrete\(2\)\)"
+    ):
+        env.step(torch.zeros(3, 1, dtype=torch.int64))
+    np.testing.assert_array_equal(np.asarray(env.unwrapped.state.obs), np.asarray(before))  # nothing stepped
+    env.close()
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs", "error", "words"),
+    [
+        (
+            "CartPole-v2",
+            {},
+            vecrl.UnknownEnvError,
+            "gymnax has no environment 'CartPole-v2'. Did you mean 'CartPole-v1'",
+        ),
+        ("CartPole-v1", {"gravty": 9.8}, TypeError, "no keyword argument 'gravty'. Did you mean 'gravity'"),
+        ("CartPole-v1", {"max_steps_in_episode": 9}, TypeError, "Give the time limit as episode_length="),
+        ("CartPole-v1", {"gravity": "strong"}, TypeError, "gravity must be a finite number"),
+        ("CartPole-v1", {"gravity": float("nan")}, TypeError, "gravity must be a finite number"),
+        ("CartPole-v1", {"params": None}, ValueError, "give the fields of the env's params"),
+        ("CartPole-v1", {"action_repeat": 2}, ValueError, "one action per step"),
+        ("CartPole-v1", {"episode_length": 0}, ValueError, "episode_length must be a positive int"),
+        ("CartPole-v1", {"num_envs": None}, ValueError, "needs num_envs"),
+        ("CartPole-v1", {"device": "cpu"}, vecrl.UnknownKeywordError, "does not take: a jax env computes"),
+        ("CartPole-v1", {"num_env": 2}, vecrl.UnknownKeywordError, "Did you mean 'num_envs'"),
+    ],
+)
+def test_mistakes_say_what_to_do(name, kwargs, error, words):
+    kwargs = {"num_envs": 2, **kwargs}
+    with pytest.raises(error, match=words):
+        vecrl.make_vector_env(f"gymnax::{name}", **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("env_name", "network", "kwargs"),
+    [
+        ("CartPole-v1", "Linear(4, 2)", {}),  # Discrete actions: the argmax of the scores
+        ("Pendulum-v1", "Linear(3, 1)", {"episode_length": 20}),  # Box actions
+        ("Breakout-MinAtar", "Linear(400, 3)", {"episode_length": 30}),  # (10, 10, 4) observations, flattened
+    ],
+)
+def test_evaluate_runs_one_compiled_program_with_the_results_of_the_stepped_loop(env_name, network, kwargs):
+    policy_package = pytest.importorskip("vecrl_policy", reason="evaluate comes with vecrl-policy")
+    Policy, evaluate = policy_package.Policy, policy_package.evaluate
+
+    env = vecrl.make_vector_env(f"gymnax::{env_name}", num_envs=4, num_episodes=1, **kwargs)
+    policy = Policy(network)
+    rows = torch.randn(6, policy.parameter_length, generator=torch.Generator().manual_seed(0))
+    fused = evaluate(policy, env, rows, seed=1)
+    again = evaluate(policy, env, rows, seed=1)
+    stepped = evaluate(policy, env, rows, seed=1, fused=False)
+    env.close()
+    assert (fused.path, stepped.path) == ("fused", "stepped") and (fused.episodes == 1).all()
+    # a row starts from the same key on either path, and gymnax's randomness (MinAtar's sticky actions)
+    # rides in the state: the same episodes
+    assert torch.equal(fused.steps, stepped.steps) and torch.equal(fused.total_return, again.total_return)
+    torch.testing.assert_close(fused.total_return, stepped.total_return, rtol=1e-5, atol=1e-4)
+    if env_name == "CartPole-v1":
+        assert torch.equal(fused.total_return, fused.steps.to(fused.total_return.dtype))  # 1 a step
+
+
+def test_the_docstring_examples_run():
+    # `nox -s tests` runs every package's docstring examples (--doctest-modules); this package is kept out of
+    # it (gymnax pins an older gymnasium), so its own row runs them here
+    import doctest
+    import importlib
+
+    for name in ("vecrl_gymnax", "batch", "make", "plugin", "vector_env"):
+        module = importlib.import_module(name if name == "vecrl_gymnax" else f"vecrl_gymnax.{name}")
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.attempted > 0 and result.failed == 0, name
