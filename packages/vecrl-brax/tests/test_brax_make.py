@@ -58,9 +58,12 @@ def test_the_backend_and_other_env_constructor_arguments_reach_the_brax_env():
     assert env.unwrapped.brax_env.unwrapped._n_frames == 3
 
 
-def test_make_brax_env_needs_num_envs():
-    with pytest.raises(ValueError, match="num_envs"):
-        make_brax_env("fast")
+def test_make_brax_env_without_num_envs_gives_one_plain_env():
+    env = make_brax_env("fast", episode_length=5)  # as the gym backend does (tests/test_single_env.py)
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == (2,) and not hasattr(env, "num_envs")
+    with pytest.raises(ValueError, match="num_episodes=1 with num_envs=None"):
+        make_brax_env("fast", num_episodes=1)
 
 
 @pytest.mark.parametrize("keyword", ["batch_size", "auto_reset"])

@@ -88,6 +88,19 @@ def test_params_and_constructor_arguments_reach_the_env_and_spaces_are_gymnasium
     breakout.close()
 
 
+def test_num_envs_none_gives_one_plain_env_as_on_the_gym_backend():
+    env = vecrl.make_vector_env("gymnax::CartPole-v1", episode_length=3)
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == (4,) and env.action_space.n == 2
+    for _ in range(3):
+        obs, reward, terminated, truncated, _ = env.step(torch.tensor(1))
+    assert obs.shape == (4,) and reward.shape == () and bool(truncated) and not bool(terminated)
+    with pytest.raises(RuntimeError, match="autoreset is disabled"):
+        env.step(torch.tensor(1))  # a plain env waits for reset()
+    env.reset()
+    env.close()
+
+
 def test_seeds_per_sub_env_and_a_seed_rule():
     env = vecrl.make_vector_env("gymnax::CartPole-v1", num_envs=3, seed_rule="gymnasium")
     by_row, _ = env.reset(seed=[4, 5, 6])
@@ -135,7 +148,12 @@ def test_discrete_actions_in_any_integer_form_and_bad_ones_refused_before_any_st
         ("CartPole-v1", {"params": None}, ValueError, "give the fields of the env's params"),
         ("CartPole-v1", {"action_repeat": 2}, ValueError, "one action per step"),
         ("CartPole-v1", {"episode_length": 0}, ValueError, "episode_length must be a positive int"),
-        ("CartPole-v1", {"num_envs": None}, ValueError, "needs num_envs"),
+        (
+            "CartPole-v1",
+            {"num_envs": None, "num_episodes": 1},
+            ValueError,
+            "num_episodes=1 with num_envs=None",
+        ),
         ("CartPole-v1", {"device": "cpu"}, vecrl.UnknownKeywordError, "does not take: a jax env computes"),
         ("CartPole-v1", {"num_env": 2}, vecrl.UnknownKeywordError, "Did you mean 'num_envs'"),
     ],

@@ -8,6 +8,7 @@ import torch
 
 from vecrl import TorchWrapper
 from vecrl.seeding import SeedRule
+from vecrl.single_env import SingleEnv, check_vector_only_options
 from vecrl_envpool.plugin import BACKEND
 from vecrl_envpool.vector_env import EnvpoolVectorEnv
 
@@ -30,7 +31,8 @@ def make_envpool_env(
     ``env_name`` is an envpool id (``"CartPole-v1"``, ``"Hopper-v5"``, ``"Pong-v5"``); ``kwargs``
     (``num_threads``, ``max_episode_steps``, Atari's ``frame_skip``, ...) reach ``envpool.make``. See
     ``EnvpoolVectorEnv`` for ``autoreset_mode``, masked resets, ``num_episodes`` and seeding
-    (``seed_rule``: ``vecrl.seeding``). ``device`` moves the results to that torch device.
+    (``seed_rule``: ``vecrl.seeding``). ``device`` moves the results to that torch device. ``num_envs=None``
+    gives a single env (``vecrl.single_env.SingleEnv``: a pool of one, no autoreset), as on the gym backend.
 
     Examples:
         >>> env = make_envpool_env("CartPole-v1", num_envs=8, num_threads=1)
@@ -38,25 +40,24 @@ def make_envpool_env(
         >>> obs.shape, obs.dtype
         (torch.Size([8, 4]), torch.float32)
     """
-    if num_envs is None:
-        raise ValueError(
-            f"make_envpool_env({env_name!r}) needs num_envs: envpool envs are always a pool. Pass num_envs=1 for"
-            " a single environment."
-        )
+    single = num_envs is None
+    if single:
+        options = {"num_episodes": (num_episodes, None), "autoreset_mode": (autoreset_mode, "same_step")}
+        check_vector_only_options(f"make_envpool_env({env_name!r})", options)
     BACKEND.check_keywords(f"make_envpool_env({env_name!r})", kwargs)
     # array_type="torch": the env hands torch views of envpool's results to TorchWrapper, which then passes
     # torch actions through unconverted (the env checks them as numpy views).
     env = EnvpoolVectorEnv(
         env_name,
-        num_envs=num_envs,
+        num_envs=1 if num_envs is None else num_envs,
         num_episodes=num_episodes,
-        autoreset_mode=autoreset_mode,
+        autoreset_mode="disabled" if single else autoreset_mode,
         array_type="torch",
         seed_rule=seed_rule,
         **kwargs,
     )
     return TorchWrapper(
-        env,
+        SingleEnv(env) if single else env,
         force_classic_api=force_classic_api,
         discrete_to_continuous_act=discrete_to_continuous_act,
         clip_actions=clip_actions,

@@ -14,6 +14,7 @@ import vecrl
 from vecrl.checks import checked_callables, did_you_mean
 from vecrl.errors import UnknownEnvError
 from vecrl.seeding import SeedRule
+from vecrl.single_env import check_vector_only_options
 from vecrl_gym.auto_workers import auto_num_workers
 from vecrl_gym.checks import ObservationMode
 from vecrl_gym.process_vector_env import ProcessVectorEnv
@@ -79,13 +80,7 @@ def make_gym_env(
             "observation_mode": (observation_mode, "same"),
             "num_workers": (num_workers, None),
         }
-        for name, (value, default) in vector_only.items():
-            if value != default:
-                raise ValueError(
-                    f"make_gym_env({env_name!r}) received {name}={value!r} with num_envs=None. {name} is an"
-                    " option of the batched SyncVectorEnv: pass num_envs=<number of copies> to use it, or"
-                    f" leave {name} at its default ({default!r}) for a single env."
-                )
+        check_vector_only_options(f"make_gym_env({env_name!r})", vector_only)
         env: Any = _make_wrapped(env_name, _checked_wrappers(wrappers), kwargs)
     else:
         if isinstance(num_envs, bool) or not isinstance(num_envs, Integral) or num_envs < 1:
