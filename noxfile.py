@@ -86,6 +86,9 @@ def install_packages(
     install(session, *targets, *(TEST_TOOLS if for_tests else ()), *extra)
 
 
+# vecrl's conformance spec, on the cases each installed backend declares: every session that tests backends runs it.
+CONFORMANCE = "tests/test_backend_conformance.py"
+
 # Sessions other than `tests` leave out the tests marked slow (physics envs that take a minute to
 # compile): `tests` runs them, and the other sessions check installs and versions, not physics.
 NOT_SLOW = ("-m", "not slow")
@@ -160,6 +163,7 @@ def isolation(
         *session.posargs,
         *test_paths(packages),
         "tests/test_install_isolation.py",
+        CONFORMANCE,
         env={"VECRL_ISOLATION": ",".join(installed)},
     )
 
@@ -241,7 +245,7 @@ def matrix(session: nox.Session, packages: tuple[str, ...], pins: tuple[str, ...
         "import gymnasium, numpy; print('gymnasium', gymnasium.__version__, 'numpy', numpy.__version__)",
     )
     version_tests = dict.fromkeys(test for p in packages for test in PACKAGES[p].get("matrix-tests"))
-    session.run("pytest", *NOT_SLOW, *session.posargs, *test_paths(packages), *version_tests)
+    session.run("pytest", *NOT_SLOW, *session.posargs, *test_paths(packages), *version_tests, CONFORMANCE)
 
 
 @nox.session(python=PYTHON)

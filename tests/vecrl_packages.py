@@ -26,6 +26,10 @@ its own folder only:
   where its dependencies would hold the others back (gymnax pins an older gymnasium): its tests then run in its
   isolation rows;
 - ``matrix-rows``: dependency rows ``{id, packages, pins}`` its tests run against (``nox -s matrix``);
+- ``conformance``: a backend's cases of vecrl's conformance spec (``tests/test_backend_conformance.py`` runs
+  ``vecrl.testing``'s checks on them wherever the package is installed), each ``{env, kwargs}`` with episodes
+  that end within a few steps, and optionally ``checks`` (default: every check) and ``slow`` (checks marked
+  slow: the isolation and matrix rows leave them out);
 - ``matrix-tests``: the repository's own tests (under ``tests/``) that run in every matrix row holding it;
 - ``docs-title``: a backend's title on the docs site, where its README is its own page (``docs/hooks.py``
   makes it), or ``docs-page``: the authored page of ``docs/`` that shows its README. Every package gets an
@@ -56,6 +60,7 @@ KEYS = {
     "tests-session",
     "matrix-rows",
     "matrix-tests",
+    "conformance",
     "docs-page",
     "docs-title",
 }

@@ -8,12 +8,7 @@ import torch
 
 import vecrl
 from vecrl.compat import FINAL_OBS_KEY
-from vecrl.testing import check_backend
 from vecrl_brax import VectorEnvFromBrax, make_brax_env
-
-
-def test_the_brax_backend_follows_the_vecrl_contract():
-    check_backend(make_brax_env, "fast", num_envs=3, episode_length=4)
 
 
 def test_make_vector_env_with_the_brax_prefix_gives_torch_tensors():
@@ -58,24 +53,10 @@ def test_the_backend_and_other_env_constructor_arguments_reach_the_brax_env():
     assert env.unwrapped.brax_env.unwrapped._n_frames == 3
 
 
-def test_make_brax_env_without_num_envs_gives_one_plain_env():
-    env = make_brax_env("fast", episode_length=5)  # as the gym backend does (tests/test_single_env.py)
-    obs, _ = env.reset(seed=0)
-    assert obs.shape == (2,) and not hasattr(env, "num_envs")
-    with pytest.raises(ValueError, match="num_episodes=1 with num_envs=None"):
-        make_brax_env("fast", num_episodes=1)
-
-
 @pytest.mark.parametrize("keyword", ["batch_size", "auto_reset"])
 def test_keywords_that_would_break_batching_or_autoreset_are_rejected(keyword):
     with pytest.raises(ValueError, match=keyword):
         make_brax_env("fast", num_envs=2, **{keyword: 2})
-
-
-def test_the_brax_backend_follows_the_autoreset_rules_every_backend_follows():
-    from vecrl.testing import check_autoreset_modes
-
-    check_autoreset_modes(make_brax_env, "fast", episode_length=4, num_steps=12)
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,7 @@ __all__ = [
     "check_close",
     "check_reset_and_step",
     "check_seed_lists",
+    "check_single_env",
     "child_processes",
     "isolated_registry",
     "no_process_left",
@@ -150,14 +151,14 @@ def check_reset_and_step(
         _expect(isinstance(result, tuple) and len(result) == 2, "reset() must return (observation, info).")
         observation, info = result
         obs_space = env.single_observation_space
-        _check_observation(observation, obs_space, num_envs, "reset() observation")
+        _check_observation(observation, obs_space, (num_envs,), "reset() observation")
         _expect(isinstance(info, dict), f"reset() info must be a dict, got {type(info).__qualname__}.")
         seen = [leaf.detach().cpu().clone() for leaf in _leaves(observation)]
         for step in range(num_steps):
             result = env.step(random_actions(env, seed=seed + step))
             _expect(len(result) == 5, f"step() must return 5 items, got {len(result)}.")
             observation, reward, terminated, truncated, info = result
-            _check_observation(observation, obs_space, num_envs, "step() observation")
+            _check_observation(observation, obs_space, (num_envs,), "step() observation")
             _check_tensor(reward, (num_envs,), None, "step() reward")
             _check_tensor(terminated, (num_envs,), torch.bool, "step() terminated")
             _check_tensor(truncated, (num_envs,), torch.bool, "step() truncated")
@@ -398,6 +399,59 @@ def check_seed_lists(
         check_close(env)
 
 
+def check_single_env(
+    make: Callable[..., TorchWrapper], env_name: str, *, seed: int = 0, max_steps: int = 1000, **kwargs: Any
+) -> None:
+    """Check ``make(env_name, **kwargs)`` without ``num_envs``: one plain env, as gymnasium's (no
+    ``num_envs``, observations of the space's shape, 0-d reward and flags, a seed reproducing the start), whose
+    episode ends within ``max_steps`` random steps and which goes on after ``reset()``; ``num_episodes=2``
+    with it (an option of a batched env) is a ValueError. Raise BackendCheckError.
+
+    Examples:
+        >>> check_single_env(make_gym_env, "CartPole-v1")  # doctest: +SKIP
+    """
+    env = make(env_name, **kwargs)
+    try:
+        _expect(
+            not hasattr(env, "num_envs") and not hasattr(env.unwrapped, "single_observation_space"),
+            f"{env_name}: make() without num_envs must give one plain env, but it has num_envs (a vector env).",
+        )
+        space = env.observation_space
+        observation, info = env.reset(seed=seed)
+        _check_observation(observation, space, (), "reset() observation")
+        _expect(isinstance(info, dict), f"reset() info must be a dict, got {type(info).__qualname__}.")
+        again, _ = env.reset(seed=seed)
+        _expect(
+            all(torch.equal(a, b) for a, b in zip(_leaves(again), _leaves(observation), strict=True)),
+            f"{env_name}: reset(seed={seed}) twice gave different observations: it must reproduce.",
+        )
+        sample = random_action_sampler(env.action_space, 1, seed=seed)
+        for _ in range(max_steps):
+            observation, reward, terminated, truncated, info = env.step(sample()[0])
+            _check_observation(observation, space, (), "step() observation")
+            for value, what in ((reward, "reward"), (terminated, "terminated"), (truncated, "truncated")):
+                _check_tensor(value, (), None, f"step() {what}")
+            if bool(terminated) or bool(truncated):
+                break
+        else:
+            raise BackendCheckError(
+                f"{env_name}: no episode ended in {max_steps} random steps; pass keyword arguments that make"
+                " episodes short."
+            )
+        _check_observation(env.reset()[0], space, (), "reset() observation after an episode ended")
+        env.step(sample()[0])
+    finally:
+        check_close(env)
+    try:
+        env = make(env_name, num_episodes=2, **kwargs)
+    except ValueError:
+        return
+    check_close(env)
+    raise BackendCheckError(
+        f"{env_name}: num_episodes=2 without num_envs (one plain env) must be a ValueError."
+    )
+
+
 def _rows(observation: Any) -> list[torch.Tensor]:
     """Each sub-env's observation as one flat tensor (the leaves of a dict observation, end to end)."""
     leaves = [leaf.detach().cpu().reshape(leaf.shape[0], -1).double() for leaf in _leaves(observation)]
@@ -410,9 +464,9 @@ def check_close(env: TorchWrapper) -> None:
     env.close()
 
 
-def _check_observation(x: object, space: Space, num_envs: int, what: str) -> None:
-    """Check a batched observation: a tensor of shape (num_envs, *space.shape), or for a Dict space a
-    dict with the space's keys, checked leaf by leaf."""
+def _check_observation(x: object, space: Space, batch: tuple[int, ...], what: str) -> None:
+    """Check an observation: a tensor of shape (*batch, *space.shape) (``batch``: ``(num_envs,)``, or ``()``
+    for a single env), or for a Dict space a dict with the space's keys, checked leaf by leaf."""
     if isinstance(space, Dict):
         _expect(
             isinstance(x, Mapping) and set(x) == set(space.spaces),
@@ -421,9 +475,9 @@ def _check_observation(x: object, space: Space, num_envs: int, what: str) -> Non
         )
         assert isinstance(x, Mapping)
         for key, subspace in space.spaces.items():
-            _check_observation(x[key], subspace, num_envs, f"{what}[{key!r}]")
+            _check_observation(x[key], subspace, batch, f"{what}[{key!r}]")
     else:
-        _check_tensor(x, (num_envs, *(space.shape or ())), None, what)
+        _check_tensor(x, (*batch, *(space.shape or ())), None, what)
 
 
 def _leaves(x: Any) -> list[torch.Tensor]:
