@@ -1,8 +1,9 @@
 """One env made of a vector env of one sub-env: what ``num_envs=None`` gives on the backends that are always
 batched (brax, playground, gymnax, envpool), as the gym backend gives a plain gymnasium env.
 
-The rule of which options a single env refuses (those of the batched engine: budgets, autoreset modes, seed
-rules) lives here too, so that every backend words it alike.
+The refusal of a batched env's options given with ``num_envs=None`` (each backend names its own: budgets and
+autoreset modes everywhere, and the other options of the gym backend's SyncVectorEnv) lives here too, so that
+every backend words it alike.
 """
 
 from __future__ import annotations
