@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from vecrl import Backend, TorchWrapper
-from vecrl.single_env import SingleEnv, check_vector_only_options
+from vecrl.single_env import one_or_batched
 from vecrl_brax.plugin import BACKEND
 from vecrl_brax.vector_env import JaxVectorEnv, VectorEnvFromBrax
 
@@ -68,25 +68,22 @@ def make_torch_env(
     body of ``make_brax_env``, shared with ``vecrl_playground.make_playground_env`` (``backend`` is the one
     it serves, ``caller`` names the function the user called, in the errors). ``num_envs=None`` gives a
     single env (``vecrl.single_env.SingleEnv``: one sub-env, no autoreset), as on the gym backend."""
-    single = num_envs is None
-    if single:
-        options = {"num_episodes": (num_episodes, None), "autoreset_mode": (autoreset_mode, "same_step")}
-        check_vector_only_options(f"{caller}({env_name!r})", options)
     # vecrl's keywords the backend does not take (`wrappers=`: the jax envs take **kwargs and would ignore it)
     backend.check_keywords(f"{caller}({env_name!r})", kwargs)
     # array_type="torch": the env hands torch tensors (DLPack views of its jax results) to TorchWrapper, which
     # then passes torch actions through unconverted; the env takes a CPU tensor as a numpy view, the
     # cheapest way into jax (jax.dlpack.from_dlpack costs ~0.1-0.3 ms per step on CPU).
-    env = env_class(
-        env_name,
-        num_envs=1 if num_envs is None else num_envs,
+    env = one_or_batched(
+        f"{caller}({env_name!r})",
+        lambda n, mode: env_class(
+            env_name, num_envs=n, num_episodes=num_episodes, array_type="torch", autoreset_mode=mode, **kwargs
+        ),
+        num_envs=num_envs,
         num_episodes=num_episodes,
-        array_type="torch",
-        autoreset_mode="disabled" if single else autoreset_mode,
-        **kwargs,
+        autoreset_mode=autoreset_mode,
     )
     return TorchWrapper(
-        SingleEnv(env) if single else env,
+        env,
         force_classic_api=force_classic_api,
         discrete_to_continuous_act=discrete_to_continuous_act,
         clip_actions=clip_actions,

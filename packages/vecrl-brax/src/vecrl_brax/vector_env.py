@@ -16,7 +16,7 @@ from gymnasium.spaces import Box, Discrete, Space
 from jax.sharding import SingleDeviceSharding
 
 from vecrl import BaseVectorEnv
-from vecrl.action_checks import ActionCheck, value_range
+from vecrl.action_checks import ActionCheck
 from vecrl.arrays import convert_from_torch, convert_to_numpy, convert_to_torch
 from vecrl.autoreset import (
     AutoresetModeName,
@@ -492,18 +492,11 @@ class JaxVectorEnv(BaseVectorEnv):
         if self._discrete and np.dtype(action.dtype).kind not in "iu":
             self._refuse_bad_actions(np.asarray(action))
         # bad values: one reduction, for actions on the host only (a device's would cost a sync)
-        if isinstance(action, np.ndarray) and not self._host_actions_valid(action):
+        if isinstance(action, np.ndarray) and not self._action_check.valid(action):
             self._refuse_bad_actions(action)
         if action.dtype != expected.dtype:
             action, borrowed = action.astype(expected.dtype), False
         return action, borrowed
-
-    def _host_actions_valid(self, action: np.ndarray) -> bool:
-        """Whether every action is valid for every sub-env: finite (a Box), in range (a Discrete)."""
-        if self._discrete:
-            low, high = value_range(self.single_action_space)
-            return bool(low <= action.min() and action.max() <= high)
-        return bool(np.isfinite(action).all())
 
     def __reduce__(self) -> NoReturn:
         raise TypeError(

@@ -175,14 +175,25 @@ class ActionCheck:
             return checked_tree(self._space, actions, self._num_envs, rows)
         if type(actions) is not np.ndarray:
             actions = convert_to_numpy(actions)
-        if (
+        if not self.valid(actions, rows):
+            raise self._error(actions, rows)
+        return actions
+
+    def valid(self, actions: np.ndarray, rows: list[int] | None = None) -> bool:
+        """Whether the numpy ``actions`` of an array space pass the check (in ``rows`` only, if given),
+        without raising: for a caller that refuses them its own way (the jax backends check every row first,
+        then only the rows that use their action).
+
+        Examples:
+            >>> ActionCheck(Discrete(2), 2, "env").valid(np.array([0, 2])), ActionCheck(Discrete(2), 2, "env").valid(np.array([0, 2]), [0])
+            (False, True)
+        """
+        return not (
             actions.shape != self._shape
             or (self._discrete and not self._discrete_valid(actions, rows))
             or (self._box and not _finite(actions if rows is None else actions[rows]))
             or (self._other_integer and array_problem(self._space, actions, self._num_envs, rows))
-        ):
-            raise self._error(actions, rows)
-        return actions
+        )
 
     def _discrete_valid(self, actions: np.ndarray, rows: list[int] | None) -> bool:
         """Whether Discrete ``actions`` (of the right shape) are integers within the space's range (in

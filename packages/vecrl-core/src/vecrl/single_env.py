@@ -8,7 +8,7 @@ every backend words it alike.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import gymnasium
@@ -35,6 +35,32 @@ def check_vector_only_options(caller: str, options: Mapping[str, tuple[Any, Any]
                 f" env: pass num_envs=<number of copies> to use it, or leave {name} at its default"
                 f" ({default!r}) for a single env."
             )
+
+
+def one_or_batched(
+    caller: str,
+    make: Callable[[int, Any], Any],
+    *,
+    num_envs: int | None,
+    num_episodes: int | None,
+    autoreset_mode: Any,
+) -> Any:
+    """What an always-batched backend (brax, playground, gymnax, envpool) makes for ``num_envs``:
+    ``make(num_envs, autoreset_mode)``, a vector env; or, for ``num_envs=None``, one plain env, a
+    ``SingleEnv`` of ``make(1, "disabled")``, after refusing ``num_episodes`` and ``autoreset_mode`` (options
+    of a batched env; ``caller`` names the function the user called).
+
+    Examples:
+        >>> import vecrl
+        >>> make = lambda n, mode: vecrl.make_vector_env("gym::CartPole-v1", num_envs=n, autoreset_mode=mode)
+        >>> one_or_batched("make('CartPole-v1')", make, num_envs=None, num_episodes=None, autoreset_mode="same_step")
+        SingleEnv(...)
+    """
+    if num_envs is not None:
+        return make(num_envs, autoreset_mode)
+    options = {"num_episodes": (num_episodes, None), "autoreset_mode": (autoreset_mode, "same_step")}
+    check_vector_only_options(caller, options)
+    return SingleEnv(make(1, "disabled"))
 
 
 class SingleEnv(gymnasium.Env):

@@ -8,7 +8,7 @@ import torch
 
 from vecrl import TorchWrapper
 from vecrl.seeding import SeedRule
-from vecrl.single_env import SingleEnv, check_vector_only_options
+from vecrl.single_env import one_or_batched
 from vecrl_envpool.plugin import BACKEND
 from vecrl_envpool.vector_env import EnvpoolVectorEnv
 
@@ -40,24 +40,26 @@ def make_envpool_env(
         >>> obs.shape, obs.dtype
         (torch.Size([8, 4]), torch.float32)
     """
-    single = num_envs is None
-    if single:
-        options = {"num_episodes": (num_episodes, None), "autoreset_mode": (autoreset_mode, "same_step")}
-        check_vector_only_options(f"make_envpool_env({env_name!r})", options)
     BACKEND.check_keywords(f"make_envpool_env({env_name!r})", kwargs)
     # array_type="torch": the env hands torch views of envpool's results to TorchWrapper, which then passes
     # torch actions through unconverted (the env checks them as numpy views).
-    env = EnvpoolVectorEnv(
-        env_name,
-        num_envs=1 if num_envs is None else num_envs,
+    env = one_or_batched(
+        f"make_envpool_env({env_name!r})",
+        lambda n, mode: EnvpoolVectorEnv(
+            env_name,
+            num_envs=n,
+            num_episodes=num_episodes,
+            autoreset_mode=mode,
+            array_type="torch",
+            seed_rule=seed_rule,
+            **kwargs,
+        ),
+        num_envs=num_envs,
         num_episodes=num_episodes,
-        autoreset_mode="disabled" if single else autoreset_mode,
-        array_type="torch",
-        seed_rule=seed_rule,
-        **kwargs,
+        autoreset_mode=autoreset_mode,
     )
     return TorchWrapper(
-        SingleEnv(env) if single else env,
+        env,
         force_classic_api=force_classic_api,
         discrete_to_continuous_act=discrete_to_continuous_act,
         clip_actions=clip_actions,
