@@ -14,7 +14,6 @@ import importlib.util
 import pytest
 from vecrl_packages import PACKAGES
 
-import vecrl
 from vecrl import testing
 
 CHECKS = {
@@ -48,11 +47,7 @@ def cases() -> list:
 @pytest.mark.parametrize(("env", "kwargs", "check"), cases())
 def test_every_backend_follows_vecrl_s_conformance_spec(env, kwargs, check):
     prefix, _, env_name = env.partition("::")
-
-    def make(name: str, **options: object) -> vecrl.TorchWrapper:
-        return vecrl.make_vector_env(f"{prefix}::{name}", **options)
-
-    CHECKS[check](make, env_name, kwargs)
+    CHECKS[check](testing.maker(prefix), env_name, kwargs)
 
 
 def test_every_backend_declares_a_case_of_each_check():

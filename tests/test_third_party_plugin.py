@@ -73,15 +73,36 @@ def test_a_fresh_process_finds_the_plugin_by_its_prefix(toy_site):
 def test_the_installed_plugin_passes_the_backend_checks(toy_site):
     result = run_python(
         """
-        from vecrl.testing import check_backend
+        from vecrl.testing import check_backend, maker
         from vecrl_toy import make_toy_env
         check_backend(make_toy_env, "Counter", num_envs=4)
+        check_backend(maker("toy"), "Counter", num_envs=4)
         print("ok")
         """,
         toy_site,
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+def test_a_plugin_written_to_the_contract_before_gets_the_torch_options(toy_site):
+    """The toy's make takes force_classic_api, discrete_to_continuous_act and clip_actions and returns a
+    TorchWrapper (the contract before make_vector_env applied them itself): it keeps working, options too."""
+    result = run_python(
+        """
+        import torch, vecrl
+        env = vecrl.make_vector_env(
+            "toy::Counter", num_envs=2, force_classic_api=True, discrete_to_continuous_act=True
+        )
+        print(env.reset().tolist())
+        obs, reward, done, info = env.step(torch.tensor([[0.0, 1.0], [1.0, 0.0]]))
+        print(reward.tolist(), env.single_action_space.shape)
+        print(type(vecrl.make_vector_env("toy::Counter", num_envs=2, array_type="numpy").reset()[0]).__name__)
+        """,
+        toy_site,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines() == ["[[0.0], [0.0]]", "[1.0, 0.0] (2,)", "ndarray"]
 
 
 def test_listing_backends_loads_every_plugin(toy_site):

@@ -86,6 +86,9 @@ def test_an_unknown_keyword_lists_what_the_env_takes_with_a_close_match():
         match=r"does not take a keyword given.*It takes: action_repeat, backend, .*"
         r"Did you mean 'episode_length'\?",
     ):
+        VectorEnvFromBrax("inverted_pendulum", num_envs=2, episode_lenght=5)
+    # make_brax_env is make_vector_env's, which refuses a near miss of one of vecrl's keywords first
+    with pytest.raises(vecrl.UnknownKeywordError, match=r"episode_lenght=5, which is no option of vecrl's"):
         make_brax_env("inverted_pendulum", num_envs=2, episode_lenght=5)
 
 

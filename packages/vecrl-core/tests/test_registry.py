@@ -1,6 +1,8 @@
 import importlib.util
 
+import gymnasium
 import pytest
+import torch
 
 import vecrl
 from vecrl import Backend, make_vector_env, register_backend
@@ -15,10 +17,17 @@ def no_entry_points():
         yield
 
 
+def cartpoles(num_envs):
+    """What a backend's make returns: a gymnasium vector env (one plain env for num_envs=None)."""
+    if num_envs is None:
+        return gymnasium.make("CartPole-v1")
+    return gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * num_envs)
+
+
 def recording_backend(prefix, calls):
-    def make(env_name, **kwargs):
-        calls.append((env_name, kwargs))
-        return "made"
+    def make(env_name, *, num_envs=None, **kwargs):
+        calls.append((env_name, {"num_envs": num_envs, **kwargs}))
+        return cartpoles(num_envs)
 
     return Backend(prefix=prefix, make=make, description="records its calls")
 
@@ -27,8 +36,9 @@ def test_an_in_process_backend_is_found_and_can_be_undone():
     calls = []
     registration = register_backend(recording_backend("rec", calls))
     try:
-        assert make_vector_env("rec::Thing-v0", num_envs=2) == "made"
-        assert calls[0][0] == "Thing-v0" and calls[0][1]["num_envs"] == 2
+        env = make_vector_env("rec::Thing-v0", num_envs=2)
+        assert isinstance(env, vecrl.TorchWrapper) and env.num_envs == 2
+        assert calls == [("Thing-v0", {"num_envs": 2})]  # the torch options are make_vector_env's, not make's
         assert "rec" in vecrl.backend_prefixes()
     finally:
         registration.unregister()
@@ -218,3 +228,52 @@ def test_jax_results_without_jax_installed_are_refused_before_make_is_called():
     ):
         make_vector_env("rec::Thing-v0", num_envs=2, array_type="jax")
     assert calls == []
+
+
+def test_make_vector_env_applies_the_torch_options_to_what_a_backend_makes():
+    with register_backend(recording_backend("rec", [])):
+        env = make_vector_env(
+            "rec::Thing-v0", num_envs=2, force_classic_api=True, discrete_to_continuous_act=True
+        )
+        assert env.reset(seed=0).shape == (2, 4)
+        observation, reward, done, info = env.step(torch.tensor([[0.0, 1.0], [1.0, 0.0]]))
+        assert env.single_action_space.shape == (2,) and reward.tolist() == [1.0, 1.0]
+        assert type(env.env) is gymnasium.vector.SyncVectorEnv  # wrapped once
+        view = make_vector_env("rec::Thing-v0", num_envs=2, array_type="numpy")
+        assert type(view.reset(seed=0)[0]).__name__ == "ndarray"
+        single = make_vector_env("rec::Thing-v0")
+        assert single.reset(seed=0)[0].shape == (4,)
+
+
+def test_a_make_that_returns_no_env_is_a_clear_error():
+    with (
+        register_backend(Backend("rec", make=lambda name, **kw: "made")),
+        pytest.raises(
+            TypeError, match="The rec backend's make returned str, not an env. A backend's make returns a"
+        ),
+    ):
+        make_vector_env("rec::Thing-v0", num_envs=2)
+
+
+def test_a_make_written_to_the_contract_before_keeps_working():
+    """A make that takes the torch options and returns a TorchWrapper (vecrl-toy's, in tests/, is another)."""
+    calls = []
+
+    def make(env_name, *, num_envs=None, force_classic_api=False, discrete_to_continuous_act=False, **kwargs):
+        calls.append(kwargs)
+        return vecrl.TorchWrapper(
+            cartpoles(num_envs),
+            force_classic_api=force_classic_api,
+            discrete_to_continuous_act=discrete_to_continuous_act,
+        )
+
+    with register_backend(Backend("old", make=make)):
+        plain = make_vector_env("old::Thing-v0", num_envs=2)
+        assert type(plain.env) is gymnasium.vector.SyncVectorEnv  # kept as it is
+        env = make_vector_env(
+            "old::Thing-v0", num_envs=2, force_classic_api=True, discrete_to_continuous_act=True
+        )
+        assert env.reset(seed=0).shape == (2, 4)
+        observation, reward, done, info = env.step(torch.tensor([[0.0, 1.0], [1.0, 0.0]]))
+        assert reward.tolist() == [1.0, 1.0] and env.single_action_space.shape == (2,)
+    assert calls == [{}, {}]

@@ -87,11 +87,17 @@ def test_torch_wrapper_options_apply():
     plain.close()
 
 
-def test_results_can_be_sent_to_a_torch_device():
-    env = make_envpool_env("CartPole-v1", num_envs=2, device="cpu")
-    obs, _ = env.reset(seed=0)
-    assert obs.device == torch.device("cpu")
-    env.close()
+def test_results_are_placed_on_the_torch_device_given():
+    for device in (
+        "cpu",
+        "meta",
+    ):  # meta: a device other than the CPU on any machine (its tensors hold no values)
+        env = make_envpool_env("CartPole-v1", num_envs=2, device=device)
+        obs, _ = env.reset(seed=0)
+        assert obs.device == torch.device(device)
+        env.close()
+    with pytest.raises(ValueError, match="device='cpu' places torch results, but array_type is 'numpy'"):
+        EnvpoolVectorEnv("CartPole-v1", num_envs=2, device="cpu")
 
 
 def test_an_unknown_id_gets_a_close_match_and_how_to_list_them_all():

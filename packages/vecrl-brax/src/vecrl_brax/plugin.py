@@ -10,9 +10,9 @@ from typing import Any
 import vecrl
 
 
-def make_brax_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
-    """``vecrl_brax.make_brax_env``, imported (with jax and brax) only when called."""
-    from vecrl_brax.make import make_brax_env as make
+def make_brax_vector_env(env_name: str, **kwargs: Any) -> Any:
+    """``vecrl_brax.make.make_brax_vector_env``, imported (with jax and brax) only when called."""
+    from vecrl_brax.make import make_brax_vector_env as make
 
     return make(env_name, **kwargs)
 
@@ -30,7 +30,7 @@ JAX_REFUSALS = {
 }
 BACKEND = vecrl.Backend(
     prefix="brax",
-    make=make_brax_env,
+    make=make_brax_vector_env,
     description="brax environments, batched and jitted on the jax device, with fresh-state autoreset",
     keywords=JAX_KEYWORDS,
     refusals=JAX_REFUSALS,

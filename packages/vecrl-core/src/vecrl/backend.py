@@ -6,16 +6,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from vecrl.errors import UnknownKeywordError
 
-if TYPE_CHECKING:
-    from vecrl.torch_wrapper import TorchWrapper
-
 _PREFIX = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]*$")
 
-#: The keywords ``make_vector_env`` passes to every backend's ``make``.
+#: The keywords every backend takes: ``make_vector_env`` passes ``num_envs`` to the backend's ``make`` and
+#: applies the others (``TorchWrapper``'s options) to what it returns.
 COMMON_KEYWORDS = ("num_envs", "force_classic_api", "discrete_to_continuous_act", "clip_actions")
 #: vecrl's keywords that a backend takes or not (``Backend.keywords`` says which); each means the same on
 #: every backend that takes it.
@@ -36,11 +34,15 @@ OPTIONAL_KEYWORDS = (
 class Backend:
     """A backend: the ``prefix`` it serves in ``"prefix::name"``, and ``make``, which builds the env.
 
-    ``make(env_name, *, num_envs=None, force_classic_api=False, discrete_to_continuous_act=False,
-    clip_actions=False, **kwargs)`` returns a ``vecrl.TorchWrapper``. ``keywords`` names which of vecrl's
-    ``OPTIONAL_KEYWORDS`` it takes (``autoreset_mode``, ``num_episodes``, ``device``, ...): ``make_vector_env``
-    refuses the others with an ``UnknownKeywordError`` naming the backend, with the reason ``refusals``
-    gives for it, before ``make`` is called. Without ``keywords`` every keyword reaches ``make``.
+    ``make(env_name, *, num_envs=None, **kwargs)`` returns a ``gymnasium.vector.VectorEnv`` of ``num_envs``
+    sub-envs (a ``gymnasium.Env`` for ``num_envs=None``) whose results are numpy, torch or jax arrays;
+    ``make_vector_env`` makes it speak torch (a ``TorchWrapper``) and applies ``force_classic_api``,
+    ``discrete_to_continuous_act``, ``clip_actions``, ``vector_wrappers`` and ``array_type``, the same way
+    for every backend. (A ``make`` written to the contract before, which takes those three options and
+    returns a ``TorchWrapper``, keeps working.) ``keywords`` names which of vecrl's ``OPTIONAL_KEYWORDS`` it
+    takes (``autoreset_mode``, ``num_episodes``, ``device``, ...): ``make_vector_env`` refuses the others
+    with an ``UnknownKeywordError`` naming the backend, with the reason ``refusals`` gives for it, before
+    ``make`` is called. Without ``keywords`` every keyword reaches ``make``.
 
     Examples:
         >>> toy = Backend("toy", make=lambda name, **kw: None, keywords={"num_episodes"},
@@ -52,7 +54,7 @@ class Backend:
     """
 
     prefix: str
-    make: Callable[..., TorchWrapper]
+    make: Callable[..., Any]
     description: str = ""
     keywords: Collection[str] | None = None
     refusals: Mapping[str, str] = field(default_factory=dict, compare=False)

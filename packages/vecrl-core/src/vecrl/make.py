@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, overload
 
 from vecrl.arrays import ARRAY_TYPES, ArrayType
-from vecrl.backend import COMMON_KEYWORDS, OPTIONAL_KEYWORDS
+from vecrl.backend import COMMON_KEYWORDS, OPTIONAL_KEYWORDS, Backend
 from vecrl.errors import UnknownKeywordError
 from vecrl.numpy_view import JaxView, NumpyView, VectorWrapperMaker, with_vector_wrappers
 from vecrl.registry import WELL_KNOWN_BACKENDS, backend_prefixes, get_backend
@@ -175,29 +175,49 @@ def make_vector_env(
         )
     backend = get_backend(prefix)
     backend.check_keywords(f"make_vector_env({env_name!r})", {**kwargs, **own})
-    env = backend.make(
-        name,
-        force_classic_api=False if vector_wrappers else force_classic_api,
-        num_envs=num_envs,
-        discrete_to_continuous_act=discrete_to_continuous_act,
-        clip_actions=clip_actions,
-        **kwargs,
-        **own,
-    )
-    if vector_wrappers:
-        try:
-            env = with_vector_wrappers(env, vector_wrappers, force_classic_api=force_classic_api)
-        except BaseException:
-            env.close()
-            raise
-    if not isinstance(env, TorchWrapper):  # the backends' contract; a test double may return anything
-        return env
+    made = backend.make(name, num_envs=num_envs, **kwargs, **own)
+    options = {
+        "force_classic_api": force_classic_api,
+        "discrete_to_continuous_act": discrete_to_continuous_act,
+        "clip_actions": clip_actions,
+    }
+    try:
+        env = _speaking_torch(backend, made, vector_wrappers, options)
+    except BaseException:
+        if hasattr(made, "close"):
+            made.close()
+        raise
     env.recipe = recipe
     if array_type == "torch":
         return env
     view = _VIEWS[array_type](env)
     view.recipe = recipe
     return view
+
+
+def _speaking_torch(
+    backend: Backend, made: Any, vector_wrappers: Sequence[VectorWrapperMaker], options: Mapping[str, Any]
+) -> TorchWrapper:
+    """What ``backend.make`` returned, speaking torch: wrapped once in a ``TorchWrapper`` with ``options``
+    (``force_classic_api``, ``discrete_to_continuous_act``, ``clip_actions``), beneath it gymnasium's
+    ``vector_wrappers`` on a numpy view. A ``TorchWrapper`` (what a make written to the contract before
+    returned, having applied those options itself) is kept, and wrapped once more only for an option set
+    or for vector wrappers. Anything but an env is a TypeError naming the backend.
+    """
+    if not isinstance(made, TorchWrapper) and not all(
+        hasattr(made, attribute) for attribute in ("reset", "step", "observation_space", "action_space")
+    ):
+        raise TypeError(
+            f"The {backend.prefix} backend's make returned {type(made).__qualname__}, not an env. A backend's make"
+            " returns a gymnasium.vector.VectorEnv (a gymnasium.Env for num_envs=None), in numpy, torch or jax"
+            " arrays; make_vector_env makes it speak torch."
+        )
+    if vector_wrappers:
+        inner = made if isinstance(made, TorchWrapper) else TorchWrapper(made)
+        return with_vector_wrappers(inner, vector_wrappers, **options)
+    if isinstance(made, TorchWrapper) and not any(options.values()):
+        return made
+    return TorchWrapper(made, **options)
 
 
 def _check_array_type(array_type: Any, *, force_classic_api: bool, num_envs: int | None) -> None:

@@ -2,13 +2,13 @@
 
 Observations may be tensors or (for Dict observation spaces) dicts of tensors, nested like the space.
 
-Example (in a plugin's test suite)::
+Each check takes ``make(env_name, **kwargs)``, which gives a torch-speaking env: ``maker("toy")``, the
+backend of that prefix through ``make_vector_env`` (as users make its envs). Example (in a plugin's test suite)::
 
-    from vecrl.testing import check_backend
-    from vecrl_toy import make_toy_env
+    from vecrl.testing import check_backend, maker
 
     def test_toy_backend_follows_the_vecrl_contract():
-        check_backend(make_toy_env, "Toy-v0", num_envs=3)
+        check_backend(maker("toy"), "Toy-v0", num_envs=3)
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from vecrl.arrays import convert_to_numpy
 from vecrl.autoreset import AUTORESET_MODES, declared_autoreset_mode
 from vecrl.compat import FINAL_OBS_KEY
 from vecrl.errors import VecrlError
+from vecrl.make import make_vector_env
 from vecrl.registry import isolated_registry
 from vecrl.torch_wrapper import TorchWrapper
 
@@ -43,6 +44,7 @@ __all__ = [
     "check_single_env",
     "child_processes",
     "isolated_registry",
+    "maker",
     "no_process_left",
     "random_actions",
 ]
@@ -94,6 +96,23 @@ def no_process_left() -> Iterator[None]:
 def _expect(condition: bool, message: str) -> None:
     if not condition:
         raise BackendCheckError(message)
+
+
+def maker(prefix: str) -> Callable[..., TorchWrapper]:
+    """What the checks take for the backend of ``prefix``: ``make(env_name, **kwargs)`` is
+    ``vecrl.make_vector_env(f"{prefix}::{env_name}", **kwargs)``.
+
+    Examples:
+        >>> make = maker("gym")
+        >>> make("CartPole-v1", num_envs=2).num_envs  # doctest: +SKIP
+        2
+    """
+
+    def make(env_name: str, **kwargs: Any) -> TorchWrapper:
+        return make_vector_env(f"{prefix}::{env_name}", **kwargs)
+
+    make.__qualname__ = f"maker({prefix!r})"
+    return make
 
 
 def random_actions(env: TorchWrapper, seed: int = 0) -> torch.Tensor:

@@ -10,16 +10,16 @@ from typing import Any
 import vecrl
 
 
-def make_envpool_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
-    """``vecrl_envpool.make_envpool_env``, imported (with envpool) only when called."""
-    from vecrl_envpool.make import make_envpool_env as make
+def make_envpool_vector_env(env_name: str, **kwargs: Any) -> Any:
+    """``vecrl_envpool.make.make_envpool_vector_env``, imported (with envpool) only when called."""
+    from vecrl_envpool.make import make_envpool_vector_env as make
 
     return make(env_name, **kwargs)
 
 
 BACKEND = vecrl.Backend(
     prefix="envpool",
-    make=make_envpool_env,
+    make=make_envpool_vector_env,
     description="envpool's C++ environments (classic control, MuJoCo, Atari, ...), stepped in threads",
     keywords=("autoreset_mode", "device", "num_episodes", "seed_rule"),
     refusals={

@@ -26,7 +26,13 @@ from vecrl.autoreset import (
     checked_reset_mask,
     finished_sub_envs_error,
 )
-from vecrl.checks import check_fits_in_memory, check_reserved_kwargs, checked_num_envs, closed_env_error
+from vecrl.checks import (
+    check_fits_in_memory,
+    check_reserved_kwargs,
+    checked_device,
+    checked_num_envs,
+    closed_env_error,
+)
 from vecrl.compat import FINAL_OBS_KEY
 from vecrl.episodes import checked_episode_budget, spent_observation
 from vecrl.seeding import SeedRule, checked_seed_rule, is_int, is_seed, sub_env_seeds
@@ -125,7 +131,8 @@ class EnvpoolVectorEnv(BaseVectorEnv):
     - Observations: Box spaces in envpool's dtypes (float64 for MuJoCo, uint8 frames for Atari), or Discrete
       states as int64 (gymnasium's Discrete dtype; envpool gives int32).
       ``array_type="torch"`` returns observations, rewards and flags as torch tensors sharing envpool's
-      result memory (what ``make_envpool_env`` uses); ``"numpy"`` returns numpy arrays.
+      result memory (what ``make_envpool_env`` uses), or copied to ``device`` when one is given;
+      ``"numpy"`` returns numpy arrays.
 
     Examples:
         >>> env = EnvpoolVectorEnv("CartPole-v1", num_envs=4)
@@ -145,11 +152,17 @@ class EnvpoolVectorEnv(BaseVectorEnv):
         autoreset_mode: Any = "same_step",
         array_type: Literal["numpy", "torch"] = "numpy",
         seed_rule: SeedRule = "gymnasium",
+        device: str | torch.device | None = None,
         **envpool_kwargs: Any,
     ) -> None:
         num_envs = checked_num_envs(num_envs)
         if array_type not in ("numpy", "torch"):
             raise ValueError(f"array_type must be 'numpy' or 'torch', but got {array_type!r}.")
+        if device is not None and array_type != "torch":
+            raise ValueError(
+                f"device={device!r} places torch results, but array_type is {array_type!r}: pass array_type='torch'."
+            )
+        self._device: torch.device | None = None if device is None else checked_device(device)
         budget, mode = checked_episode_budget(num_episodes, autoreset_mode)
         self.seed_rule: SeedRule = checked_seed_rule(seed_rule)
         check_reserved_kwargs("EnvpoolVectorEnv", envpool_kwargs, _RESERVED_KWARGS)
@@ -464,7 +477,10 @@ class EnvpoolVectorEnv(BaseVectorEnv):
         return observation if observation.dtype == dtype else observation.astype(dtype)
 
     def _out(self, x: np.ndarray) -> Any:
-        return torch.from_numpy(x) if self.array_type == "torch" else x
+        if self.array_type == "numpy":
+            return x
+        tensor = torch.from_numpy(x)
+        return tensor if self._device is None else tensor.to(self._device)
 
     def __reduce__(self) -> NoReturn:
         raise TypeError(

@@ -8,10 +8,10 @@ Examples:
     (8, 4)
 """
 
-from vecrl_gym.make import make_gym_env
+from vecrl_gym.make import make_gym_env, make_gym_vector_env
 from vecrl_gym.process_vector_env import ProcessVectorEnv
 from vecrl_gym.sync_vector_env import SyncVectorEnv
 
 __version__ = "0.1.0"
 
-__all__ = ["ProcessVectorEnv", "SyncVectorEnv", "make_gym_env"]
+__all__ = ["ProcessVectorEnv", "SyncVectorEnv", "make_gym_env", "make_gym_vector_env"]

@@ -24,13 +24,24 @@ from vecrl_gym.sync_vector_env import SyncVectorEnv
 EnvWrapper = Callable[[gymnasium.Env], gymnasium.Env]
 
 
-def make_gym_env(
+def make_gym_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
+    """Make ``num_envs`` copies of the gymnasium env ``env_name``, speaking torch:
+    ``vecrl.make_vector_env("gym::" + env_name, **kwargs)``, with make_vector_env's keywords
+    (``force_classic_api``, ``array_type``, ...) and ``make_gym_vector_env``'s.
+
+    Examples:
+        >>> env = make_gym_env("CartPole-v1", num_envs=4, num_episodes=1)
+        >>> obs, info = env.reset(seed=0)
+        >>> obs.shape
+        torch.Size([4, 4])
+    """
+    return vecrl.make_vector_env(f"gym::{env_name}", **kwargs)
+
+
+def make_gym_vector_env(
     env_name: str,
     *,
-    force_classic_api: bool = False,
     num_envs: int | None = None,
-    discrete_to_continuous_act: bool = False,
-    clip_actions: bool = False,
     empty_info: bool = False,
     num_episodes: int | None = None,
     device: str | torch.device | None = None,
@@ -40,14 +51,15 @@ def make_gym_env(
     wrappers: Sequence[EnvWrapper] | None = None,
     num_workers: int | Literal["auto"] | None = None,
     **kwargs: Any,
-) -> vecrl.TorchWrapper:
-    """Make ``num_envs`` copies of the gymnasium env ``env_name`` in a ``SyncVectorEnv``, as a TorchWrapper.
+) -> gymnasium.Env | SyncVectorEnv | ProcessVectorEnv:
+    """The gym backend's ``make``: ``num_envs`` copies of the gymnasium env ``env_name`` in a
+    ``SyncVectorEnv`` (``make_vector_env`` makes it speak torch).
 
     ``kwargs`` go to ``gymnasium.make``, and ``wrappers`` (gymnasium wrapper classes or functions taking an
     env) are applied in order to each sub-env, as ``gymnasium.make_vec(..., wrappers=...)`` does. The
     SyncVectorEnv makes its results torch tensors on ``device``
     (the CPU by default, sharing memory with its arrays), info's numeric arrays included, so the
-    TorchWrapper has nothing left to convert. With ``num_envs=None`` the result wraps one plain
+    TorchWrapper has nothing left to convert. With ``num_envs=None`` the result is one plain
     ``gymnasium.make`` env, and ``empty_info``, ``num_episodes``, ``device``, ``autoreset_mode``
     (``"same_step"``, ``"next_step"`` or ``"disabled"``), ``seed_rule`` (``"evotorch"`` or
     ``"gymnasium"``) and ``observation_mode`` (gymnasium's), options of ``SyncVectorEnv``, must be left at
@@ -65,10 +77,10 @@ def make_gym_env(
     needs no import of its own.
 
     Examples:
-        >>> env = make_gym_env("CartPole-v1", num_envs=4, num_episodes=1)
+        >>> env = make_gym_vector_env("CartPole-v1", num_envs=4, num_episodes=1)
         >>> obs, info = env.reset(seed=0)
-        >>> obs.shape
-        torch.Size([4, 4])
+        >>> type(env).__name__, obs.shape
+        ('SyncVectorEnv', torch.Size([4, 4]))
     """
     if num_envs is None:
         vector_only = {
@@ -80,37 +92,29 @@ def make_gym_env(
             "observation_mode": (observation_mode, "same"),
             "num_workers": (num_workers, None),
         }
-        check_vector_only_options(f"make_gym_env({env_name!r})", vector_only)
-        env: Any = _make_wrapped(env_name, _checked_wrappers(wrappers), kwargs)
-    else:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, Integral) or num_envs < 1:
-            raise ValueError(
-                f"num_envs must be a positive int (the number of sub-envs) or None (one plain env),"
-                f" but got {num_envs!r}."
-            )
-        make_one = functools.partial(_make_wrapped, env_name, _checked_wrappers(wrappers), kwargs)
-        # The batched results become tensors (on the CPU without a copy) right where they are made,
-        # which leaves the TorchWrapper nothing to convert.
-        options: dict[str, Any] = {
-            "empty_info": empty_info,
-            "num_episodes": num_episodes,
-            "device": "cpu" if device is None else device,
-            "autoreset_mode": autoreset_mode,
-            "seed_rule": seed_rule,
-            "observation_mode": observation_mode,
-        }
-        if num_workers == "auto":
-            num_workers = auto_num_workers(make_one, int(num_envs))
-        if num_workers is None or (isinstance(num_workers, int) and num_workers == 1):
-            env = SyncVectorEnv(_Copies(make_one, int(num_envs)), **options)
-        else:
-            env = ProcessVectorEnv([make_one] * int(num_envs), num_workers=num_workers, **options)
-    return vecrl.TorchWrapper(
-        env,
-        force_classic_api=force_classic_api,
-        discrete_to_continuous_act=discrete_to_continuous_act,
-        clip_actions=clip_actions,
-    )
+        check_vector_only_options(f"make_vector_env('gym::{env_name}')", vector_only)
+        return _make_wrapped(env_name, _checked_wrappers(wrappers), kwargs)
+    if isinstance(num_envs, bool) or not isinstance(num_envs, Integral) or num_envs < 1:
+        raise ValueError(
+            f"num_envs must be a positive int (the number of sub-envs) or None (one plain env),"
+            f" but got {num_envs!r}."
+        )
+    make_one = functools.partial(_make_wrapped, env_name, _checked_wrappers(wrappers), kwargs)
+    # The batched results become tensors (on the CPU without a copy) right where they are made,
+    # which leaves the TorchWrapper nothing to convert.
+    options: dict[str, Any] = {
+        "empty_info": empty_info,
+        "num_episodes": num_episodes,
+        "device": "cpu" if device is None else device,
+        "autoreset_mode": autoreset_mode,
+        "seed_rule": seed_rule,
+        "observation_mode": observation_mode,
+    }
+    if num_workers == "auto":
+        num_workers = auto_num_workers(make_one, int(num_envs))
+    if num_workers is None or (isinstance(num_workers, int) and num_workers == 1):
+        return SyncVectorEnv(_Copies(make_one, int(num_envs)), **options)
+    return ProcessVectorEnv([make_one] * int(num_envs), num_workers=num_workers, **options)
 
 
 def _make_wrapped(env_name: str, wrappers: Sequence[EnvWrapper], kwargs: dict[str, Any]) -> gymnasium.Env:

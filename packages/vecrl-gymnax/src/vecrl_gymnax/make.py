@@ -1,30 +1,20 @@
-"""make_gymnax_env: a gymnax env name to a vecrl.TorchWrapper around a GymnaxVectorEnv."""
+"""make_gymnax_env: a gymnax env name to a torch-speaking vector env; make_gymnax_vector_env, the backend's
+make."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from vecrl import TorchWrapper
-from vecrl_brax.make import make_torch_env
-from vecrl_gymnax.plugin import BACKEND
+import vecrl
+from vecrl.single_env import SingleEnv
+from vecrl_brax.make import make_jax_vector_env
 from vecrl_gymnax.vector_env import GymnaxVectorEnv
 
 
-def make_gymnax_env(
-    env_name: str,
-    *,
-    force_classic_api: bool = False,
-    num_envs: int | None = None,
-    discrete_to_continuous_act: bool = False,
-    clip_actions: bool = False,
-    num_episodes: int | None = None,
-    autoreset_mode: Any = "same_step",
-    **kwargs: Any,
-) -> TorchWrapper:
-    """Make ``num_envs`` gymnax envs, batched, jitted, and speaking torch.
-
-    ``kwargs``: ``episode_length``, fields of the env's params and its constructor's arguments. See
-    ``GymnaxVectorEnv``.
+def make_gymnax_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
+    """Make ``num_envs`` gymnax envs, batched, jitted, and speaking torch:
+    ``vecrl.make_vector_env("gymnax::" + env_name, **kwargs)``, with make_vector_env's keywords and
+    ``make_gymnax_vector_env``'s.
 
     Examples:
         >>> env = make_gymnax_env("CartPole-v1", num_envs=8)
@@ -32,15 +22,33 @@ def make_gymnax_env(
         >>> obs.shape, obs.dtype
         (torch.Size([8, 4]), torch.float32)
     """
-    return make_torch_env(
+    return vecrl.make_vector_env(f"gymnax::{env_name}", **kwargs)
+
+
+def make_gymnax_vector_env(
+    env_name: str,
+    *,
+    num_envs: int | None = None,
+    num_episodes: int | None = None,
+    autoreset_mode: Any = "same_step",
+    **kwargs: Any,
+) -> GymnaxVectorEnv | SingleEnv:
+    """The gymnax backend's ``make``: a ``GymnaxVectorEnv`` of ``num_envs`` gymnax envs (``make_vector_env`` makes it
+    speak torch).
+
+    ``kwargs``: ``episode_length``, fields of the env's params and its constructor's arguments. See
+    ``GymnaxVectorEnv``.
+
+    Examples:
+        >>> env = make_gymnax_vector_env("CartPole-v1", num_envs=8)
+        >>> type(env).__name__, env.num_envs
+        ('GymnaxVectorEnv', 8)
+    """
+    return make_jax_vector_env(
         GymnaxVectorEnv,
-        BACKEND,
-        "make_gymnax_env",
+        "gymnax",
         env_name,
-        force_classic_api=force_classic_api,
         num_envs=num_envs,
-        discrete_to_continuous_act=discrete_to_continuous_act,
-        clip_actions=clip_actions,
         num_episodes=num_episodes,
         autoreset_mode=autoreset_mode,
         **kwargs,

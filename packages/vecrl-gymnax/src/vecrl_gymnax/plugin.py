@@ -11,16 +11,16 @@ import vecrl
 from vecrl_brax.plugin import JAX_KEYWORDS, JAX_REFUSALS
 
 
-def make_gymnax_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
-    """``vecrl_gymnax.make_gymnax_env``, imported (with jax and gymnax) only when called."""
-    from vecrl_gymnax.make import make_gymnax_env as make
+def make_gymnax_vector_env(env_name: str, **kwargs: Any) -> Any:
+    """``vecrl_gymnax.make.make_gymnax_vector_env``, imported (with jax and gymnax) only when called."""
+    from vecrl_gymnax.make import make_gymnax_vector_env as make
 
     return make(env_name, **kwargs)
 
 
 BACKEND = vecrl.Backend(
     prefix="gymnax",
-    make=make_gymnax_env,
+    make=make_gymnax_vector_env,
     description="gymnax environments (classic control, MinAtar, bsuite), batched and jitted like brax's",
     keywords=JAX_KEYWORDS,
     refusals=JAX_REFUSALS,

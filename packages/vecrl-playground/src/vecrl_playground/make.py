@@ -1,30 +1,20 @@
-"""make_playground_env: a MuJoCo Playground env name to a vecrl.TorchWrapper around a PlaygroundVectorEnv."""
+"""make_playground_env: a MuJoCo Playground env name to a torch-speaking vector env; make_playground_vector_env, the backend's
+make."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from vecrl import TorchWrapper
-from vecrl_brax.make import make_torch_env
-from vecrl_playground.plugin import BACKEND
+import vecrl
+from vecrl.single_env import SingleEnv
+from vecrl_brax.make import make_jax_vector_env
 from vecrl_playground.vector_env import PlaygroundVectorEnv
 
 
-def make_playground_env(
-    env_name: str,
-    *,
-    force_classic_api: bool = False,
-    num_envs: int | None = None,
-    discrete_to_continuous_act: bool = False,
-    clip_actions: bool = False,
-    num_episodes: int | None = None,
-    autoreset_mode: Any = "same_step",
-    **kwargs: Any,
-) -> TorchWrapper:
-    """Make ``num_envs`` MuJoCo Playground envs, batched, jitted, and speaking torch.
-
-    ``kwargs``: ``episode_length``, ``action_repeat`` and overrides of the env's config (``impl``,
-    ``ctrl_dt``, ...). See ``PlaygroundVectorEnv``.
+def make_playground_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
+    """Make ``num_envs`` MuJoCo Playground envs, batched, jitted, and speaking torch:
+    ``vecrl.make_vector_env("playground::" + env_name, **kwargs)``, with make_vector_env's keywords and
+    ``make_playground_vector_env``'s.
 
     Examples:
         >>> env = make_playground_env("CartpoleBalance", num_envs=8, episode_length=200)
@@ -32,15 +22,33 @@ def make_playground_env(
         >>> obs.shape, obs.dtype
         (torch.Size([8, 5]), torch.float32)
     """
-    return make_torch_env(
+    return vecrl.make_vector_env(f"playground::{env_name}", **kwargs)
+
+
+def make_playground_vector_env(
+    env_name: str,
+    *,
+    num_envs: int | None = None,
+    num_episodes: int | None = None,
+    autoreset_mode: Any = "same_step",
+    **kwargs: Any,
+) -> PlaygroundVectorEnv | SingleEnv:
+    """The playground backend's ``make``: a ``PlaygroundVectorEnv`` of ``num_envs`` MuJoCo Playground envs (``make_vector_env`` makes it
+    speak torch).
+
+    ``kwargs``: ``episode_length``, ``action_repeat`` and overrides of the env's config (``impl``,
+    ``ctrl_dt``, ...). See ``PlaygroundVectorEnv``.
+
+    Examples:
+        >>> env = make_playground_vector_env("CartpoleBalance", num_envs=8, episode_length=200)
+        >>> type(env).__name__, env.num_envs
+        ('PlaygroundVectorEnv', 8)
+    """
+    return make_jax_vector_env(
         PlaygroundVectorEnv,
-        BACKEND,
-        "make_playground_env",
+        "playground",
         env_name,
-        force_classic_api=force_classic_api,
         num_envs=num_envs,
-        discrete_to_continuous_act=discrete_to_continuous_act,
-        clip_actions=clip_actions,
         num_episodes=num_episodes,
         autoreset_mode=autoreset_mode,
         **kwargs,

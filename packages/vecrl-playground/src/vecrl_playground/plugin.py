@@ -11,16 +11,16 @@ import vecrl
 from vecrl_brax.plugin import JAX_KEYWORDS, JAX_REFUSALS
 
 
-def make_playground_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
-    """``vecrl_playground.make_playground_env``, imported (with jax and playground) only when called."""
-    from vecrl_playground.make import make_playground_env as make
+def make_playground_vector_env(env_name: str, **kwargs: Any) -> Any:
+    """``vecrl_playground.make.make_playground_vector_env``, imported (with jax and playground) only when called."""
+    from vecrl_playground.make import make_playground_vector_env as make
 
     return make(env_name, **kwargs)
 
 
 BACKEND = vecrl.Backend(
     prefix="playground",
-    make=make_playground_env,
+    make=make_playground_vector_env,
     description="MuJoCo Playground (MJX) environments, batched and jitted like brax's, fresh-state autoreset",
     keywords=JAX_KEYWORDS,
     refusals=JAX_REFUSALS,
