@@ -67,7 +67,7 @@ class SingleEnv(gymnasium.Env):
     """The one sub-env of ``vector_env`` (``num_envs=1``, autoreset ``"disabled"``) as a gymnasium env: its
     observations, rewards and flags without the batch axis, its actions given without it, and its infos'
     arrays of one row as that row. As a gymnasium env, it never restarts an episode by itself: call
-    ``reset()`` after one ends (stepping first is a RuntimeError, the vector env's own).
+    ``reset()`` after one ends (stepping first is a RuntimeError saying so).
 
     Examples:
         >>> import vecrl
@@ -92,17 +92,25 @@ class SingleEnv(gymnasium.Env):
         self.observation_space = vector_env.single_observation_space
         self.action_space = vector_env.single_action_space
         self.metadata = {key: value for key, value in vector_env.metadata.items() if key != "autoreset_mode"}
+        self._ended = False  # the episode ended at the last step, and reset() has not been called since
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
         observation, info = self.vector_env.reset(seed=seed, options=options)
+        self._ended = False
         return _first_row(observation), _info_row(info)
 
     def step(self, action: Any) -> tuple[Any, Any, Any, Any, dict]:
+        if self._ended:
+            raise RuntimeError(
+                "The episode has ended (terminated or truncated) and this env does not start the next one by"
+                " itself: call env.reset() before stepping again."
+            )
         if isinstance(action, torch.Tensor):
             batched: Any = action.reshape(1, *action.shape)
         else:
             batched = np.asarray(action)[None]
         observation, reward, terminated, truncated, info = self.vector_env.step(batched)
+        self._ended = bool(terminated[0] or truncated[0])
         return _first_row(observation), reward[0], terminated[0], truncated[0], _info_row(info)
 
     def close(self) -> None:

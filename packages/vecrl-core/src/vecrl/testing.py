@@ -111,7 +111,6 @@ def maker(prefix: str) -> Callable[..., TorchWrapper]:
     def make(env_name: str, **kwargs: Any) -> TorchWrapper:
         return make_vector_env(f"{prefix}::{env_name}", **kwargs)
 
-    make.__qualname__ = f"maker({prefix!r})"
     return make
 
 
@@ -424,7 +423,9 @@ def check_single_env(
     """Check ``make(env_name, **kwargs)`` without ``num_envs``: one plain env, as gymnasium's (no
     ``num_envs``, observations of the space's shape, 0-d reward and flags, a seed reproducing the start), whose
     episode ends within ``max_steps`` random steps and which goes on after ``reset()``; ``num_episodes=2``
-    with it (an option of a batched env) is a ValueError. Raise BackendCheckError.
+    with it (an option of a batched env) is a ValueError. Stepping after the episode ended may go on (a
+    gymnasium env's) or be a RuntimeError that says to call ``reset()``, never a vector env's error naming
+    sub-envs. Raise BackendCheckError.
 
     Examples:
         >>> check_single_env(make_gym_env, "CartPole-v1")  # doctest: +SKIP
@@ -456,6 +457,14 @@ def check_single_env(
             raise BackendCheckError(
                 f"{env_name}: no episode ended in {max_steps} random steps; pass keyword arguments that make"
                 " episodes short."
+            )
+        try:
+            env.step(sample()[0])
+        except RuntimeError as error:
+            _expect(
+                "reset()" in str(error) and "sub-env" not in str(error),
+                f"{env_name}: stepping one plain env after its episode ended raised {error!r}; say to call"
+                " reset(), in a single env's words.",
             )
         _check_observation(env.reset()[0], space, (), "reset() observation after an episode ended")
         env.step(sample()[0])
