@@ -38,6 +38,7 @@ import jax
 import jax.numpy as jnp
 
 from vecrl.autoreset import AutoresetModeName
+from vecrl.episodes import count_episode_ends
 from vecrl_brax.packing import Packed, Packer, take_rows, where_rows
 
 #: The smallest half of the pool of fresh states (in states).
@@ -224,8 +225,7 @@ def make_step(
             restart = done
         else:
             active = carry.episodes_left > 0
-            episodes_left = carry.episodes_left - (done & active).astype(jnp.int32)
-            restart = done & active & (episodes_left > 0)
+            episodes_left, restart = count_episode_ends(carry.episodes_left, done & active)
             # a sub-env past its budget stays frozen: stepping a finished physics state only risks NaNs
             stepped_rows = where_rows(active, stepped_rows, carry.state)
             stepped = packer.unpack(stepped_rows)
@@ -303,7 +303,7 @@ def _make_next_step(
             # a sub-env whose last episode ended stays frozen: it would start one episode too many
             spent = resetting & (carry.episodes_left == 0)
             restart = resetting & ~spent
-            episodes_left = episodes_left - ended.astype(jnp.int32)
+            episodes_left, _ = count_episode_ends(episodes_left, ended)  # restarted at the next step
             stepped_rows = where_rows(spent, carry.state, stepped_rows)
         state, pool_use = _restart_from_pool(num_envs, carry, pool, restart, stepped_rows)
         new = packer.unpack(state)

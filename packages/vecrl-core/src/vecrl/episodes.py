@@ -6,7 +6,8 @@ the next ``reset()`` of that sub-env, it reports ``terminated = truncated = True
 for integer dtypes: ``spent_observation``) and a NaN reward. In ``next_step`` mode the reset step that
 would start one episode too many is not taken. With ``autoreset_mode="disabled"`` a budget is a
 ValueError, since the user starts every episode. Stepping a finished sub-env while autoreset is disabled
-is ``vecrl.autoreset.finished_sub_envs_error``.
+is ``vecrl.autoreset.finished_sub_envs_error``. ``count_episode_ends`` is the budget's count, written once
+over whichever array type a backend keeps it in (numpy on the host, jax inside a jitted step).
 
 Examples:
     >>> checked_episode_budget(2, "next_step")
@@ -16,12 +17,15 @@ Examples:
 from __future__ import annotations
 
 from numbers import Integral
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from gymnasium.spaces import Dict, Space, Tuple
 
 from vecrl.autoreset import AutoresetModeName, autoreset_mode_name
+
+#: A numpy array, or a jax array inside a jitted step.
+ArrayT = TypeVar("ArrayT", bound=Any)
 
 
 def checked_episode_budget(num_episodes: Any, autoreset_mode: Any) -> tuple[int | None, AutoresetModeName]:
@@ -52,6 +56,21 @@ def checked_episode_budget(num_episodes: Any, autoreset_mode: Any) -> tuple[int 
             " use autoreset_mode='same_step' or 'next_step'."
         )
     return (None if num_episodes is None else int(num_episodes)), mode
+
+
+def count_episode_ends(episodes_left: ArrayT, ended: ArrayT) -> tuple[ArrayT, ArrayT]:
+    """The budget after a step: ``episodes_left`` (an int per sub-env, 0 once its budget is spent) less the
+    episodes that ``ended`` (a bool per sub-env, True only where episodes were left), and where an episode
+    ended with another still to run (the sub-envs to restart; the others that ended are now spent). Array
+    methods only, so numpy arrays and jax arrays (inside a jitted step) alike.
+
+    Examples:
+        >>> left, restart = count_episode_ends(np.array([2, 1, 1]), np.array([True, True, False]))
+        >>> left.tolist(), restart.tolist()
+        ([1, 0, 1], [True, False, False])
+    """
+    left = episodes_left - ended.astype(episodes_left.dtype)
+    return left, ended & (left > 0)
 
 
 def spent_observation(space: Space) -> Any:

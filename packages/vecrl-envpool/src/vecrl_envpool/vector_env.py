@@ -34,7 +34,7 @@ from vecrl.checks import (
     closed_env_error,
 )
 from vecrl.compat import FINAL_OBS_KEY
-from vecrl.episodes import checked_episode_budget, spent_observation
+from vecrl.episodes import checked_episode_budget, count_episode_ends, spent_observation
 from vecrl.seeding import SeedRule, checked_seed_rule, is_int, is_seed, sub_env_seeds
 from vecrl_envpool.envpool_ids import checked_env_id, import_envpool
 
@@ -193,9 +193,9 @@ class EnvpoolVectorEnv(BaseVectorEnv):
         self._seed_source: np.random.Generator = np.random.default_rng()
         self._pending_seed: Any = None
         self._last_observation: np.ndarray | None = None  # for masked resets, which keep the other rows
-        # with a budget: the episodes each sub-env ended and which are spent; the live sub-envs' ids, or None
-        # while every sub-env steps (the path without any gathering)
-        self._episodes: np.ndarray = np.zeros(num_envs, np.int64)
+        # with a budget: the episodes each sub-env has left and which are spent; the live sub-envs' ids, or
+        # None while every sub-env steps (the path without any gathering)
+        self._episodes_left: np.ndarray = np.full(num_envs, budget or 0, np.int64)
         self._spent: np.ndarray = np.zeros(num_envs, np.bool_)
         self._live: np.ndarray | None = None
         self._live_rows: list[int] | None = None
@@ -318,7 +318,7 @@ class EnvpoolVectorEnv(BaseVectorEnv):
             )
         observation, info = self._pool.reset()
         observation = self._in_space_dtype(observation)
-        self._episodes[:] = 0
+        self._episodes_left[:] = self.num_episodes or 0
         self._spent[:] = False
         self._live = self._live_rows = None
         self._ended[:] = False
@@ -364,7 +364,7 @@ class EnvpoolVectorEnv(BaseVectorEnv):
         fresh, info = self._pool.reset(ids)
         observation = self._last_observation.copy()
         observation[info["env_id"]] = fresh
-        self._episodes[ids] = 0
+        self._episodes_left[ids] = self.num_episodes or 0
         self._spent[ids] = False
         self._set_live()
         self._ended[ids] = False
@@ -452,12 +452,14 @@ class EnvpoolVectorEnv(BaseVectorEnv):
         budget, and restart them (same_step) or mark them (disabled)."""
         restart = ended
         if self.num_episodes is not None:
-            self._episodes[ended] += 1
-            last = self._episodes[ended] >= self.num_episodes
-            if last.any():
-                self._spent[ended[last]] = True
+            ending = np.zeros(self.num_envs, np.bool_)
+            ending[ended] = True
+            self._episodes_left, restarting = count_episode_ends(self._episodes_left, ending)
+            spent = ending & ~restarting
+            if spent.any():
+                self._spent |= spent
                 self._set_live()
-                restart = ended[~last]
+                restart = np.flatnonzero(restarting)
         if self._autoreset_mode == "same_step":
             mask = np.zeros(self.num_envs, np.bool_)
             mask[ended] = True
