@@ -23,10 +23,10 @@ def check_vector_only_options(caller: str, options: Mapping[str, tuple[Any, Any]
     ``options`` maps each option's name to ``(value given, default)``.
 
     Examples:
-        >>> check_vector_only_options("make_brax_env('ant')", {"num_episodes": (2, None)})
+        >>> check_vector_only_options("make_vector_env('brax::ant')", {"num_episodes": (2, None)})
         Traceback (most recent call last):
         ...
-        ValueError: make_brax_env('ant') received num_episodes=2 with num_envs=None. num_episodes is an option of the batched env: pass num_envs=<number of copies> to use it, or leave num_episodes at its default (None) for a single env.
+        ValueError: make_vector_env('brax::ant') received num_episodes=2 with num_envs=None. num_episodes is an option of the batched env: pass num_envs=<number of copies> to use it, or leave num_episodes at its default (None) for a single env.
     """
     for name, (value, default) in options.items():
         if value != default:
@@ -48,7 +48,8 @@ def one_or_batched(
     """What an always-batched backend (brax, playground, gymnax, envpool) makes for ``num_envs``:
     ``make(num_envs, autoreset_mode)``, a vector env; or, for ``num_envs=None``, one plain env, a
     ``SingleEnv`` of ``make(1, "disabled")``, after refusing ``num_episodes`` and ``autoreset_mode`` (options
-    of a batched env; ``caller`` names the function the user called).
+    of a batched env; ``caller`` names the call in the error: ``make_vector_env('brax::ant')``, which the
+    backends' ``make_<x>_env`` are too).
 
     Examples:
         >>> import vecrl
