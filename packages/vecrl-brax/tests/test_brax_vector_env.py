@@ -220,13 +220,6 @@ def test_reset_without_a_seed_draws_a_fresh_one_from_the_env_not_from_pythons_ra
     assert not np.array_equal(np.asarray(a), np.asarray(b))
 
 
-def test_reset_accepts_empty_options_and_rejects_options_brax_cannot_honour(pendulum):
-    pendulum.reset(seed=0, options={})
-    pendulum.reset(seed=0, options=None)
-    with pytest.raises(ValueError, match="take no reset options"):
-        pendulum.reset(seed=0, options={"init_state": 1})
-
-
 def test_actions_of_the_wrong_shape_are_rejected_with_the_expected_shape(pendulum):
     pendulum.reset(seed=0)
     with pytest.raises(ValueError, match=r"expected \(4, 1\)"):

@@ -194,26 +194,6 @@ def test_disabled_mode_refuses_finished_sub_envs_until_a_masked_reset():
     env.close()
 
 
-def test_masked_reset_mistakes():
-    env = EnvpoolVectorEnv("CartPole-v1", num_envs=NUM_ENVS)
-    with pytest.raises(RuntimeError, match="not been reset yet"):
-        env.reset(options={"reset_mask": np.array([True, False, False, False])})
-    env.reset(seed=0)
-    with pytest.raises(ValueError, match="cannot seed only some sub-envs"):
-        env.reset(seed=1, options={"reset_mask": np.array([True, False, False, False])})
-    env.seed(1)
-    with pytest.raises(ValueError, match="cannot seed only some sub-envs"):
-        env.reset(options={"reset_mask": np.array([True, False, False, False])})
-    first, _ = env.reset()  # the refused reset left the pending seed in place
-    again, _ = env.reset(seed=1)
-    np.testing.assert_array_equal(first, again)
-    with pytest.raises(ValueError, match="no reset options other than 'reset_mask'"):
-        env.reset(options={"low": 0.1})
-    with pytest.raises(ValueError, match=r"shape \(4,\)"):
-        env.reset(options={"reset_mask": np.array([True, False])})
-    env.close()
-
-
 @pytest.mark.parametrize(
     ("env_id", "action", "words"),
     [

@@ -15,14 +15,11 @@ import torch
 from gymnasium.spaces import Box, Discrete, Space
 from jax.sharding import SingleDeviceSharding
 
-from vecrl import BaseVectorEnv
+from vecrl import EpisodeVectorEnv
 from vecrl.action_checks import ActionCheck
 from vecrl.arrays import convert_from_torch, convert_to_numpy, convert_to_torch
 from vecrl.autoreset import (
     AutoresetModeName,
-    autoreset_metadata,
-    autoreset_mode_value,
-    checked_reset_mask,
     finished_sub_envs_error,
 )
 from vecrl.checks import (
@@ -33,8 +30,7 @@ from vecrl.checks import (
     did_you_mean,
 )
 from vecrl.compat import FINAL_OBS_KEY
-from vecrl.episodes import checked_episode_budget
-from vecrl.seeding import SeedRule, checked_seed_rule, is_seed, sub_env_seeds
+from vecrl.seeding import SeedRule, is_seed
 from vecrl_brax import autoreset, spaces
 from vecrl_brax.brax_versions import env_keywords, resolve_create
 from vecrl_brax.compile_ahead import CompileAhead
@@ -82,7 +78,7 @@ def check_episode_keywords(kwargs: Mapping[str, Any]) -> None:
             raise ValueError(f"{key} must be a positive int ({meaning}), got {value!r}.")
 
 
-class JaxVectorEnv(BaseVectorEnv):
+class JaxVectorEnv(EpisodeVectorEnv):
     """``num_envs`` copies of a jax env, stepped together in one jitted call, with vecrl's episode rules
     inside it: the base of the jax backends (``VectorEnvFromBrax``, vecrl-playground's
     ``PlaygroundVectorEnv``) and of yours.
@@ -182,14 +178,14 @@ class JaxVectorEnv(BaseVectorEnv):
         num_envs = checked_num_envs(num_envs)
         if array_type not in ("jax", "torch"):
             raise ValueError(f"array_type must be 'jax' or 'torch', but got {array_type!r}.")
-        self.seed_rule: SeedRule | None = None if seed_rule is None else checked_seed_rule(seed_rule)
-        budget, mode = checked_episode_budget(num_episodes, autoreset_mode)
+        self._take_episode_options(
+            num_episodes=num_episodes, autoreset_mode=autoreset_mode, seed_rule=seed_rule
+        )
+        mode = self._autoreset_mode
         check_reserved_kwargs(type(self).__name__, brax_kwargs, self.reserved_kwargs)
         check_episode_keywords(brax_kwargs)
         self.env_name: str = env_name
-        self.num_episodes: int | None = budget
         self.array_type: Literal["jax", "torch"] = array_type
-        self._autoreset_mode: AutoresetModeName = mode
         compiled = _compiled_env(
             self.make_batch,
             self.action_space_of,
@@ -212,7 +208,6 @@ class JaxVectorEnv(BaseVectorEnv):
             compiled.action_space,
             reward_dtype=np.float32,
         )
-        self.metadata = {**type(self).metadata, **autoreset_metadata(mode)}
         self._actions: jax.ShapeDtypeStruct = compiled.packed.step_args[1]
         self._discrete: bool = isinstance(compiled.action_space, Discrete)
         self._action_check = ActionCheck(compiled.action_space, num_envs, type(self).__name__)
@@ -226,7 +221,6 @@ class JaxVectorEnv(BaseVectorEnv):
             name: math.prod(leaf.shape[1:]) for name, leaf in sorted(self._packer.example.metrics.items())
         }
         self._seed_source: np.random.Generator = np.random.default_rng()
-        self._pending_seed: int | np.ndarray | None = None
         self._carry: autoreset.Carry | None = None  # its state packed
         # fresh initial states for autoreset (two packed batches end to end), and the source of the keys of its
         # refills (seeded by reset(), so that a seed reproduces a run)
@@ -236,11 +230,6 @@ class JaxVectorEnv(BaseVectorEnv):
         # disabled mode: which sub-envs ended at the last step (checked at the next one), else None
         self._ended: Any = None
         self.closed: bool = False
-
-    @property
-    def autoreset_mode(self) -> Any:
-        """The autoreset mode: gymnasium's ``AutoresetMode`` on gymnasium >= 1.1, else its name."""
-        return autoreset_mode_value(self._autoreset_mode)
 
     @property
     def state(self) -> Any:
@@ -255,19 +244,13 @@ class JaxVectorEnv(BaseVectorEnv):
             return None
         return BraxEpisodes(self.brax_env)
 
-    def seed(self, seed: int | Sequence[int] | None = None) -> None:
-        """Make the next ``reset()`` (without a seed) use ``seed`` (an int, or one per sub-env);
-        ``seed(None)`` cancels that."""
-        self._pending_seed = None if seed is None else self._checked_seed(seed)
-
-    def _checked_seed(self, seed: Any) -> int | np.ndarray:
-        """``seed`` as an int, or a list of them as a uint32 array of ``num_envs``; a ValueError otherwise."""
+    def _checked_seeds(self, seed: Any) -> int | np.ndarray:
+        """``seed`` as an int (without a ``seed_rule``: split into keys jax's way), or as a uint32 array of
+        one seed per sub-env; a ValueError otherwise."""
         if is_seed(seed):
-            if self.seed_rule is None:
+            if self._seed_rule is None:
                 return int(seed)
-            return np.asarray(sub_env_seeds(int(seed), self.num_envs, self.seed_rule), np.uint64).astype(
-                np.uint32
-            )
+            return np.asarray(self.sub_env_seeds(seed), np.uint64).astype(np.uint32)
         expected = f"an int in [0, 2**32) or a list of {self.num_envs} of them (one per sub-env)"
         if isinstance(seed, (str, bytes)) or not isinstance(seed, Sequence | np.ndarray | torch.Tensor):
             raise ValueError(f"seed must be {expected}, but got {seed!r}.")
@@ -302,37 +285,13 @@ class JaxVectorEnv(BaseVectorEnv):
             >>> (np.asarray(obs)[:, 0] == 0).tolist()  # only row 0 is back at the start
             [True, False, False]
         """
-        if self.closed:
-            raise closed_env_error("reset", self)
-        mask = None
-        if options:
-            unknown = {key: value for key, value in options.items() if key != "reset_mask"}
-            if unknown:
-                raise ValueError(
-                    f"reset() got options={dict(options)!r}, but brax environments take no reset options"
-                    " other than 'reset_mask'; pass None, {} or {'reset_mask': mask}."
-                )
-            if "reset_mask" in options:
-                mask = checked_reset_mask(options["reset_mask"], self.num_envs)
-                if mask.all():
-                    mask = None
-                elif self._carry is None:
-                    raise RuntimeError(
-                        "reset(options={'reset_mask': mask}) keeps the other sub-envs' observations, but this"
-                        " env has not been reset yet (or a failed step left it without a state). Call reset()"
-                        " without a mask first."
-                    )
-        chosen: int | np.ndarray
-        if seed is not None:
-            chosen = self._checked_seed(seed)
-        elif self._pending_seed is not None:
-            chosen = self._pending_seed
-        else:
-            chosen = int(self._seed_source.integers(0, 2**32))
-        self._pending_seed = None
+        mask, requested, _ = self._reset_request(seed, options, started=self._carry is not None)
+        chosen: int | np.ndarray = (
+            int(self._seed_source.integers(0, 2**32)) if requested is None else requested
+        )
         seeds = np.random.default_rng(chosen)
         if isinstance(chosen, np.ndarray):  # one seed per sub-env: each starts from its own key
-            assert self._jit.fresh_rows is not None  # _checked_seed refused a list otherwise
+            assert self._jit.fresh_rows is not None  # _checked_seeds refused a list otherwise
             rows = self._jit.fresh_rows(chosen)
         else:
             rows = self._jit.fresh(_next_seed(seeds))

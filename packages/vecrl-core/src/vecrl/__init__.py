@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from vecrl.backend import Backend
     from vecrl.base_vector_env import BaseVectorEnv
     from vecrl.checks import SubEnvError
+    from vecrl.episode_vector_env import EpisodeVectorEnv
     from vecrl.errors import UnknownEnvError, UnknownKeywordError, VecrlError
     from vecrl.goal import GoalEnvWrapper
     from vecrl.hookspecs import hookimpl
@@ -52,6 +53,7 @@ __all__ = [
     "Backend",
     "BackendRegistration",
     "BaseVectorEnv",
+    "EpisodeVectorEnv",
     "GoalEnvWrapper",
     "SubEnvError",
     "TorchWrapper",
@@ -81,6 +83,7 @@ _LAZY = {
     "Backend": "vecrl.backend",
     "BackendRegistration": "vecrl.registry",
     "BaseVectorEnv": "vecrl.base_vector_env",
+    "EpisodeVectorEnv": "vecrl.episode_vector_env",
     "GoalEnvWrapper": "vecrl.goal",
     "SubEnvError": "vecrl.checks",
     "TorchWrapper": "vecrl.torch_wrapper",

@@ -208,7 +208,8 @@ def check_autoreset_modes(
       rows, with a bool mask of exactly the sub-envs whose episode ended;
     - ``next_step``: the step after an episode ends reports reward 0 and neither flag for that sub-env;
     - ``disabled``: stepping a finished sub-env is a RuntimeError; ``reset(options={"reset_mask": ended})``
-      restarts those sub-envs and leaves the other observations as they were;
+      restarts those sub-envs and leaves the other observations as they were; a mask before any reset, all
+      False, of the wrong length or not of bools is refused as gymnasium refuses it;
     - ``num_episodes=1`` (same_step and next_step): once every sub-env's episode ended, every step reports
       NaN rewards and both flags True; with ``disabled`` it is a ValueError.
 
@@ -223,6 +224,8 @@ def check_autoreset_modes(
                 f"{env_name}: an env made with autoreset_mode={mode!r} declares"
                 f" metadata['autoreset_mode'] = {env.metadata.get('autoreset_mode')!r}.",
             )
+            if mode == "disabled":
+                _check_reset_mask_mistakes(env, env_name, num_envs)
             ends = _run_mode(env, mode, env_name, num_steps, seed)
         finally:
             check_close(env)
@@ -242,6 +245,34 @@ def check_autoreset_modes(
         raise BackendCheckError(
             f"{env_name}: num_episodes=1 with autoreset_mode='disabled' must be a ValueError."
         )
+
+
+def _check_reset_mask_mistakes(env: TorchWrapper, env_name: str, num_envs: int) -> None:
+    """The mistakes of ``options["reset_mask"]`` are refused as gymnasium refuses them, naming the mask: one
+    before any reset (no rows to keep: RuntimeError), all False, of the wrong length (ValueError) or not of
+    bools (TypeError)."""
+    one = torch.zeros(num_envs, dtype=torch.bool)
+    one[0] = True
+    mistakes = [
+        ("before any reset", one, RuntimeError),
+        ("all False", torch.zeros(num_envs, dtype=torch.bool), ValueError),
+        ("of the wrong length", torch.ones(num_envs + 1, dtype=torch.bool), ValueError),
+        ("of ints", one.long(), TypeError),
+    ]
+    for index, (what, mask, error) in enumerate(mistakes):
+        try:
+            env.reset(options={"reset_mask": mask})
+        except error as raised:
+            _expect(
+                "reset_mask" in str(raised),
+                f"{env_name}: the error for a reset_mask {what} names no reset_mask: {raised}",
+            )
+        else:
+            raise BackendCheckError(
+                f"{env_name}: reset(options={{'reset_mask': <{what}>}}) must be a {error.__name__}."
+            )
+        if index == 0:
+            env.reset(seed=0)
 
 
 def _run_mode(env: TorchWrapper, mode: str, env_name: str, num_steps: int, seed: int) -> int:
@@ -370,7 +401,8 @@ def check_seed_lists(
 ) -> None:
     """Check per-sub-env seeds on ``make(env_name, num_envs=..., **kwargs)``: ``reset(seed=[...])`` (one seed
     per sub-env, as gymnasium takes them) starts sub-env ``i`` from ``seeds[i]`` alone, so the same seeds in
-    another order give the same rows in that order; it reproduces; and a masked reset with a list restarts
+    another order give the same rows in that order; it reproduces; ``seed(seeds)`` seeds the next
+    ``reset(seed=None)`` alike, and a refused reset leaves it pending; and a masked reset with a list restarts
     each masked sub-env from its own seed's start, or, for a backend that declares it cannot reseed some
     sub-envs alone (``seeded_masked_reset = False`` on its vector env: envpool fixes seeds when its pool is
     built), is a ValueError. Raise BackendCheckError.
@@ -392,6 +424,15 @@ def check_seed_lists(
         _expect(
             all(torch.equal(a, b) for a, b in zip(_rows(env.reset(seed=seeds)[0]), first, strict=True)),
             f"{env_name}: reset(seed=<a list>) twice gave different observations: it must reproduce.",
+        )
+        env.seed(seeds)
+        with contextlib.suppress(ValueError):  # refused before anything changes: the seed stays pending
+            env.reset(options={"reset_mask": torch.zeros(num_envs, dtype=torch.bool)})
+        _expect(
+            all(torch.equal(a, b) for a, b in zip(_rows(env.reset(seed=None)[0]), first, strict=True)),
+            f"{env_name}: seed(seeds) then reset(seed=None) (what wrappers pass on) must reset as"
+            " reset(seed=seeds) does, after a reset refused for its all-False reset_mask too: a seed given to"
+            " seed() seeds the next reset that gets none of its own (vecrl.EpisodeVectorEnv).",
         )
         for step in range(2):
             env.step(random_actions(env, seed=seed + step))

@@ -17,13 +17,9 @@ import numpy as np
 import torch
 from gymnasium.spaces import Box, Discrete
 
-from vecrl import BaseVectorEnv
+from vecrl import EpisodeVectorEnv
 from vecrl.action_checks import ActionCheck
 from vecrl.autoreset import (
-    AutoresetModeName,
-    autoreset_metadata,
-    autoreset_mode_value,
-    checked_reset_mask,
     finished_sub_envs_error,
 )
 from vecrl.checks import (
@@ -34,8 +30,8 @@ from vecrl.checks import (
     closed_env_error,
 )
 from vecrl.compat import FINAL_OBS_KEY
-from vecrl.episodes import checked_episode_budget, count_episode_ends, spent_observation
-from vecrl.seeding import SeedRule, checked_seed_rule, is_int, is_seed, sub_env_seeds
+from vecrl.episodes import count_episode_ends, spent_observation
+from vecrl.seeding import SeedRule, is_int
 from vecrl_envpool.envpool_ids import checked_env_id, import_envpool
 
 #: envpool seeds are C++ int32s below this: sub-env ``i`` of ``reset(seed=S)`` gets ``S + i`` where that is below
@@ -103,7 +99,7 @@ def _check_counts(envpool_kwargs: Mapping[str, Any], num_envs: int) -> None:
 _ROW_KEYS = ("env_id", "players")
 
 
-class EnvpoolVectorEnv(BaseVectorEnv):
+class EnvpoolVectorEnv(EpisodeVectorEnv):
     """``num_envs`` copies of the envpool env ``env_id``, stepped in C++ threads, with vecrl's episode rules.
 
     The pool is ``envpool.make(env_id, env_type="gymnasium", num_envs=N, batch_size=N, **envpool_kwargs)``
@@ -163,8 +159,10 @@ class EnvpoolVectorEnv(BaseVectorEnv):
                 f"device={device!r} places torch results, but array_type is {array_type!r}: pass array_type='torch'."
             )
         self._device: torch.device | None = None if device is None else checked_device(device)
-        budget, mode = checked_episode_budget(num_episodes, autoreset_mode)
-        self.seed_rule: SeedRule = checked_seed_rule(seed_rule)
+        self._take_episode_options(
+            num_episodes=num_episodes, autoreset_mode=autoreset_mode, seed_rule=seed_rule
+        )
+        budget, mode = self._num_episodes, self._autoreset_mode
         check_reserved_kwargs("EnvpoolVectorEnv", envpool_kwargs, _RESERVED_KWARGS)
         _check_counts(envpool_kwargs, num_envs)
         self._envpool: ModuleType = import_envpool()
@@ -183,15 +181,11 @@ class EnvpoolVectorEnv(BaseVectorEnv):
                 " and Discrete observation spaces."
             )
         super().__init__(num_envs, observation_space, action_space, reward_dtype=np.float32)
-        self.metadata = {**type(self).metadata, **autoreset_metadata(mode)}
-        self.num_episodes: int | None = budget
         self.array_type: Literal["numpy", "torch"] = array_type
-        self._autoreset_mode: AutoresetModeName = mode
         self._check_action: ActionCheck = ActionCheck(action_space, num_envs, "EnvpoolVectorEnv")
         self._spent_observation: np.ndarray = spent_observation(observation_space)
         self._pool: Any = None
         self._seed_source: np.random.Generator = np.random.default_rng()
-        self._pending_seed: Any = None
         self._last_observation: np.ndarray | None = None  # for masked resets, which keep the other rows
         # with a budget: the episodes each sub-env has left and which are spent; the live sub-envs' ids, or
         # None while every sub-env steps (the path without any gathering)
@@ -220,11 +214,6 @@ class EnvpoolVectorEnv(BaseVectorEnv):
                 f"envpool's {self.env_id!r} does not take the keyword arguments given ({error}). It takes:"
                 f" {', '.join(settable)}."
             ) from error
-
-    @property
-    def autoreset_mode(self) -> Any:
-        """The autoreset mode: gymnasium's ``AutoresetMode`` on gymnasium >= 1.1, else its name."""
-        return autoreset_mode_value(self._autoreset_mode)
 
     @property
     def envpool_env(self) -> Any:
@@ -259,17 +248,9 @@ class EnvpoolVectorEnv(BaseVectorEnv):
             >>> EnvpoolVectorEnv("CartPole-v1", num_envs=3).sub_env_seeds(7)
             [7, 8, 9]
         """
-        if not is_seed(seed):
-            raise ValueError(
-                f"seed must be an int in [0, 2**32) or a list of {self.num_envs} per-sub-env seeds, got {seed!r}."
-            )
-        return [_envpool_seed(s) for s in sub_env_seeds(int(seed), self.num_envs, self.seed_rule)]
+        return [_envpool_seed(s) for s in super().sub_env_seeds(seed)]
 
-    def seed(self, seed: int | Sequence[int | None] | None = None) -> None:
-        """Make the next ``reset()`` (without a seed) use ``seed``; ``seed(None)`` cancels that."""
-        self._pending_seed = None if seed is None else self._seeds(seed)
-
-    def _seeds(self, seed: int | Sequence[int | None]) -> list[int]:
+    def _checked_seeds(self, seed: int | Sequence[int | None]) -> list[int]:
         """The per-sub-env seeds of ``seed`` (an int, or a list with None for a random seed)."""
         if not isinstance(seed, Sequence) or isinstance(seed, str):
             return self.sub_env_seeds(seed)
@@ -298,18 +279,7 @@ class EnvpoolVectorEnv(BaseVectorEnv):
             >>> bool((first == again).all())
             True
         """
-        if self.closed:
-            raise closed_env_error("reset", self)
-        mask = self._reset_mask(options)
-        seeds = self._pending_seed if seed is None else self._seeds(seed)
-        if mask is not None and seeds is not None:
-            raise ValueError(
-                "A masked reset (options={'reset_mask': mask}) cannot seed only some sub-envs (a seed given to"
-                " reset() or seed()): envpool fixes each sub-env's seed when the pool is built, and building it"
-                " again would restart every sub-env. Reset the masked sub-envs without a seed (they continue"
-                " their random streams; env.seed(None) cancels a pending seed), or reset all of them with a seed."
-            )
-        self._pending_seed = None
+        mask, seeds, _ = self._reset_request(seed, options, started=self._pool is not None)
         if mask is not None:
             return self._masked_reset(mask)
         if seeds is not None or self._pool is None:
@@ -325,26 +295,6 @@ class EnvpoolVectorEnv(BaseVectorEnv):
         self._resetting[:] = False
         self._last_observation = observation
         return self._out(observation), _own_info(info)
-
-    def _reset_mask(self, options: Mapping[str, Any] | None) -> np.ndarray | None:
-        """The mask of ``options`` (None: reset every sub-env); anything else in ``options`` is an error."""
-        if not options:
-            return None
-        unknown = {key: value for key, value in options.items() if key != "reset_mask"}
-        if unknown:
-            raise ValueError(
-                f"reset() got options={dict(options)!r}, but envpool envs take no reset options other than"
-                " 'reset_mask'; pass None, {} or {'reset_mask': mask}."
-            )
-        mask = checked_reset_mask(options["reset_mask"], self.num_envs)
-        if mask.all():
-            return None
-        if self._pool is None:
-            raise RuntimeError(
-                "reset(options={'reset_mask': mask}) keeps the other sub-envs' observations, but this env has"
-                " not been reset yet. Call reset() without a mask first."
-            )
-        return mask
 
     def _build(self, seeds: list[int]) -> None:
         """Build the pool again with sub-env ``i`` seeded ``seeds[i]``."""

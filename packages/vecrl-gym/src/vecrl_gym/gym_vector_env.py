@@ -9,30 +9,20 @@ from typing import Any
 import numpy as np
 import torch
 
-import vecrl
-from vecrl.autoreset import autoreset_mode_value, checked_reset_mask
 from vecrl.checks import checked_device, checked_flag, failed_env_error
-from vecrl.episodes import checked_episode_budget
-from vecrl.seeding import SeedRule, checked_seed_rule, checked_seeds
+from vecrl.episode_vector_env import EpisodeVectorEnv, ResetRequest
+from vecrl.seeding import SeedRule
 from vecrl_gym.checks import ObservationMode, checked_observation_mode
 
 Seed = int | Sequence[int | None] | None
 
 
-class Unset:
-    """The default of ``reset(seed=...)``: unlike an explicit None, it keeps a seed given to ``seed()``."""
-
-    def __repr__(self) -> str:
-        return "<unset>"
-
-
-UNSET = Unset()
-
-
-class GymVectorEnv(vecrl.BaseVectorEnv):
+class GymVectorEnv(EpisodeVectorEnv):
     """The options, seeding and gymnasium API shared by the gym backend's vector envs; subclasses call
     ``_take_options()`` first, then ``BaseVectorEnv.__init__``, and implement ``reset``, ``step`` and
-    ``get_attr``."""
+    ``get_attr``. Reset options other than ``reset_mask`` go on to the sub-envs' ``reset``."""
+
+    passes_reset_options = True
 
     def _take_options(
         self,
@@ -45,16 +35,18 @@ class GymVectorEnv(vecrl.BaseVectorEnv):
         observation_mode: Any,
     ) -> None:
         """Check and keep the options every gym vector env takes (a clear error for a bad one)."""
-        self._num_episodes, self._autoreset_mode = checked_episode_budget(num_episodes, autoreset_mode)
+        self._take_episode_options(
+            num_episodes=num_episodes, autoreset_mode=autoreset_mode, seed_rule=seed_rule
+        )
         self.observation_mode: ObservationMode = checked_observation_mode(observation_mode)
         self._device = None if device is None else checked_device(device)
         self._empty_info = checked_flag(empty_info, "empty_info")
-        self._seed_rule = checked_seed_rule(seed_rule)
-        self._pending_seeds: list[int | None] | None = None
         self._pending_actions: Any = None
+        # Why step() is refused (an error left the sub-envs out of step), or None.
+        self._failure: str | None = None
 
     def reset(
-        self, *, seed: Seed | Unset = UNSET, options: dict[str, Any] | None = None
+        self, *, seed: Seed = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         """Reset the sub-envs (each subclass says how)."""
         raise NotImplementedError
@@ -63,59 +55,12 @@ class GymVectorEnv(vecrl.BaseVectorEnv):
         """The attribute ``name`` of every sub-env (each subclass says how)."""
         raise NotImplementedError
 
-    def sub_env_seeds(self, seed: int) -> list[int | None]:
-        """The seed each sub-env gets from ``reset(seed=seed)``, by the env's ``seed_rule``.
-
-        Examples:
-            >>> import gymnasium
-            >>> from vecrl_gym import SyncVectorEnv
-            >>> SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2, seed_rule="gymnasium").sub_env_seeds(4)
-            [4, 5]
-        """
-        return checked_seeds(seed, self.num_envs, self._seed_rule) or []
-
-    def _take_reset_mask(
-        self, options: dict[str, Any] | None, reset_before: bool, failure: str | None
-    ) -> tuple[np.ndarray | None, dict[str, Any] | None]:
-        """``options["reset_mask"]`` checked (None when not given) and the other options; a masked reset
-        keeps the other rows, so it is refused before any reset (``reset_before`` False) and while
-        ``failure`` says the sub-envs are out of step."""
-        if options is None or "reset_mask" not in options:
-            return None, options
-        mask = checked_reset_mask(options["reset_mask"], self.num_envs)
-        options = {key: value for key, value in options.items() if key != "reset_mask"}
-        if not reset_before and not mask.all():
-            raise RuntimeError(
-                "reset(options={'reset_mask': mask}) keeps the other sub-envs' observations, but this env"
-                " has not been reset yet. Call reset() without a mask first."
-            )
-        if failure is not None and not mask.all():
-            raise failed_env_error(failure)
-        return mask, options
-
-    def _take_seeds(self, seed: Seed | Unset) -> list[int | None]:
-        """The per-sub-env seeds of this reset: from ``seed`` if given, else from ``seed()`` (once)."""
-        if not isinstance(seed, Unset):
-            self.seed(seed)
-        seeds = self._pending_seeds or [None] * self.num_envs
-        self._pending_seeds = None
-        return seeds
-
-    @property
-    def num_episodes(self) -> int | None:
-        """The episode budget of each sub-env (None: autoreset forever)."""
-        return self._num_episodes
-
-    @property
-    def autoreset_mode(self) -> Any:
-        """The autoreset mode: gymnasium's ``AutoresetMode`` on gymnasium >= 1.1, else its name
-        (``"same_step"``, ``"next_step"`` or ``"disabled"``)."""
-        return autoreset_mode_value(self._autoreset_mode)
-
-    @property
-    def seed_rule(self) -> SeedRule:
-        """How ``reset(seed=S)`` seeds the sub-envs: ``"evotorch"`` or ``"gymnasium"`` (``S + i``)."""
-        return self._seed_rule
+    def _check_reset(self, request: ResetRequest) -> None:
+        """A masked reset keeps the other rows, so it is refused while an error has left the sub-envs out of
+        step (``_failure``)."""
+        super()._check_reset(request)
+        if self._failure is not None and request.mask is not None:
+            raise failed_env_error(self._failure)
 
     @property
     def np_random_seed(self) -> tuple[int, ...]:  # type: ignore[override]
@@ -136,23 +81,6 @@ class GymVectorEnv(vecrl.BaseVectorEnv):
     def np_random(self) -> tuple[np.random.Generator, ...]:  # type: ignore[override]
         """Every sub-env's random generator."""
         return self.get_attr("np_random")
-
-    def seed(self, seed: Seed = None) -> None:
-        """Seed the next ``reset()`` (and only that one); None clears a pending seed.
-
-        An int ``S`` gives the sub-envs the seeds ``numpy.random.RandomState(S).randint(0, 2**32,
-        num_envs)`` (with ``seed_rule="gymnasium"``: ``S + i`` for sub-env ``i``); a list gives one seed (or
-        None) per sub-env. ``seed(S); reset()`` is the same as ``reset(seed=S)``.
-
-        Examples:
-            >>> import gymnasium
-            >>> from vecrl_gym import SyncVectorEnv
-            >>> env = SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2)
-            >>> env.seed(7)
-            >>> bool((env.reset()[0] == env.reset(seed=7)[0]).all())
-            True
-        """
-        self._pending_seeds = checked_seeds(seed, self.num_envs, self._seed_rule)
 
     # gymnasium 0.29's VectorEnvWrapper steps and resets its env through these async/wait pairs.
     def step_async(self, actions: Any) -> None:

@@ -29,7 +29,7 @@ from vecrl_gym.checks import (
 )
 from vecrl_gym.device import info_to_device
 from vecrl_gym.final_infos import EndedEpisode, add_final_infos
-from vecrl_gym.gym_vector_env import UNSET, GymVectorEnv, Seed, Unset
+from vecrl_gym.gym_vector_env import GymVectorEnv, Seed
 from vecrl_gym.shared_batch import SharedBatch, rows_of, write_rows
 from vecrl_gym.sync_vector_env import SyncVectorEnv
 from vecrl_gym.worker import BlockInfos, RecordingSyncVectorEnv, serve
@@ -118,7 +118,6 @@ class ProcessVectorEnv(GymVectorEnv):
         # the finalizer (close(), garbage collection, interpreter exit) ends those in the list then.
         self._workers: list[_Worker] = []
         self._finalizer = weakref.finalize(self, _stop, self._workers, self._own)
-        self._failure: str | None = None
         self._reset_once = False
         # With autoreset disabled: the sub-envs whose episode ended and which no reset has restarted yet,
         # refused here (as the sync env refuses them) before anything is sent to a worker.
@@ -148,7 +147,7 @@ class ProcessVectorEnv(GymVectorEnv):
     def reset(
         self,
         *,
-        seed: Seed | Unset = UNSET,
+        seed: Seed = None,
         options: dict[str, Any] | None = None,
     ) -> tuple[Any, dict[str, Any]]:
         """Reset as ``SyncVectorEnv.reset`` does (seeds, ``options``, ``options["reset_mask"]``); a full reset
@@ -161,10 +160,8 @@ class ProcessVectorEnv(GymVectorEnv):
             (2, 4)
             >>> env.close()
         """
-        if self.closed:
-            raise closed_env_error("reset", self)
-        mask, options = self._take_reset_mask(options, self._reset_once, self._failure)
-        seeds = self._take_seeds(seed)
+        mask, seeds, options = self._reset_request(seed, options, started=self._reset_once)
+        seeds = seeds or [None] * self.num_envs
         dead = [index for index, worker in enumerate(self._workers, start=1) if not worker.process.is_alive()]
         if dead:
             self._start_workers(dead)

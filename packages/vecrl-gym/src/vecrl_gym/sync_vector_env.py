@@ -41,7 +41,7 @@ from vecrl_gym.checks import (
 )
 from vecrl_gym.device import info_to_device
 from vecrl_gym.final_infos import EndedEpisode, add_final_infos
-from vecrl_gym.gym_vector_env import UNSET, GymVectorEnv, Seed, Unset
+from vecrl_gym.gym_vector_env import GymVectorEnv, Seed
 from vecrl_gym.tensor_rows import TensorRows
 
 EnvMaker = Callable[[], gymnasium.Env]
@@ -170,9 +170,8 @@ class SyncVectorEnv(GymVectorEnv):
                 self._result_rows = TensorRows(self._initial_results)
         self._env_steps = [env.step for env in envs]
         self._env_resets = [env.reset for env in envs]
-        # Why step() is refused (an error left the sub-envs out of step), or None. _unusable is "failed or
-        # closed" in one flag, so that step() checks a single attribute on its hot path.
-        self._failure: str | None = None
+        # _unusable is "failed (_failure) or closed" in one flag, so that step() checks a single attribute on
+        # its hot path.
         self._unusable = False
         # The step loop of the chosen mode: picked once here, so no step pays for branching on the mode.
         self._step_sub_envs = {
@@ -201,13 +200,13 @@ class SyncVectorEnv(GymVectorEnv):
     def reset(
         self,
         *,
-        seed: Seed | Unset = UNSET,
+        seed: Seed = None,
         options: dict[str, Any] | None = None,
     ) -> tuple[Any, dict[str, Any]]:
         """Reset the sub-envs and restart their episode budgets; returns ``(observations, info)``.
 
-        ``seed`` is as in ``seed()``; leaving it out uses the seed given to ``seed()`` if any, and an
-        explicit ``seed=None`` resets without seeding. ``options`` go to every reset sub-env's ``reset``,
+        ``seed`` is as in ``seed()``; without one (None) the seed given to ``seed()`` is used, if any
+        (``vecrl.episode_vector_env``). ``options`` go to every reset sub-env's ``reset``,
         except ``options["reset_mask"]``: a bool array of length ``num_envs`` choosing the sub-envs to
         reset (and to seed); the other rows keep the observations last returned.
 
@@ -219,12 +218,10 @@ class SyncVectorEnv(GymVectorEnv):
             >>> bool((again[0] == obs[0]).all()), bool((again[1] == obs[1]).all())
             (True, False)
         """
-        if self.closed:
-            raise closed_env_error("reset", self)
-        mask, options = self._take_reset_mask(options, self._last_observations is not None, self._failure)
-        seeds = self._take_seeds(seed)
+        mask, seeds, options = self._reset_request(seed, options, started=self._last_observations is not None)
+        seeds = seeds or [None] * self.num_envs
 
-        if mask is None or self._last_observations is None:
+        if mask is None:
             indices: Iterable[int] = range(self.num_envs)
             observations = self._new_observations(None)
         else:
@@ -243,7 +240,7 @@ class SyncVectorEnv(GymVectorEnv):
                     episodes_left[index] = self._num_episodes  # type: ignore[assignment]
         except BaseException as error:
             self._fail(index, "reset()", error)
-        if mask is None or mask.all():
+        if mask is None:
             self._failure, self._unusable = None, False
         if episodes_left is not None:
             self._update_live()

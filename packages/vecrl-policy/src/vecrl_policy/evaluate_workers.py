@@ -59,7 +59,7 @@ def checked_num_workers(num_workers: Any, env: Any) -> int:
         )
     if num_workers == 1:
         return 1
-    if getattr(env, "recipe", None) is None or not hasattr(env.unwrapped, "sub_env_seeds"):
+    if getattr(env, "recipe", None) is None or getattr(env.unwrapped, "jit_compiled", False):
         raise ValueError(
             f"evaluate(num_workers={num_workers}) makes the env again in each worker process, so it needs a"
             f" gym env made by vecrl.make_vector_env (e.g. make_vector_env('gym::Hopper-v5', num_envs=64));"

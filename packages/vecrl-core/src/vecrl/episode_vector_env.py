@@ -1,0 +1,179 @@
+"""EpisodeVectorEnv: the episode options and the reset request of every backend, written once.
+
+A backend subclasses ``EpisodeVectorEnv`` instead of ``BaseVectorEnv``, calls ``_take_episode_options``
+before ``BaseVectorEnv.__init__``, and begins its ``reset`` with ``_reset_request``; it then writes only how
+to reset its sub-envs (all of them, or those of the request's mask) with the request's seeds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+
+from vecrl.autoreset import autoreset_metadata, autoreset_mode_value, checked_reset_mask
+from vecrl.base_vector_env import BaseVectorEnv
+from vecrl.checks import closed_env_error
+from vecrl.episodes import checked_episode_budget
+from vecrl.seeding import SeedRule, checked_seed_rule, checked_seeds, is_seed, sub_env_seeds
+
+
+class ResetRequest(NamedTuple):
+    """What a ``reset()`` asks for, checked: the sub-envs to reset (``mask``, None for all), their seeds (as
+    the env's ``_checked_seeds`` gives them, None for unseeded) and the options that are not ``reset_mask``
+    (None when there are none)."""
+
+    mask: np.ndarray | None
+    seeds: Any
+    options: dict[str, Any] | None
+
+
+class EpisodeVectorEnv(BaseVectorEnv):
+    """A ``BaseVectorEnv`` that owns vecrl's episode options and the checks of ``reset()``, the same on
+    every backend (and on a third party's that subclasses it):
+
+    - ``num_episodes`` and ``autoreset_mode``, checked together (``vecrl.episodes``), the mode declared in
+      ``metadata["autoreset_mode"]``; ``seed_rule`` (``vecrl.seeding``).
+    - ``seed(S)`` seeds the next ``reset()`` that gets no seed of its own: ``reset()`` and ``reset(seed=None)``
+      alike, so a seed given to ``seed()`` reaches the env through wrappers, which pass ``seed=None`` on.
+      ``seed(None)`` cancels it; a reset refused for a bad argument leaves it in place.
+    - ``options["reset_mask"]`` (``vecrl.autoreset.checked_reset_mask``) chooses the sub-envs to reset; it is
+      refused before the first full reset (there are no other rows to keep), an all-True mask is a full
+      reset, and a masked reset with seeds is refused where ``seeded_masked_reset`` is False. Other options
+      reach the sub-envs where ``passes_reset_options`` is True and are a ValueError elsewhere.
+    - ``reset()`` and ``step()`` on a closed env are refused (``vecrl.checks.closed_env_error``).
+
+    Examples:
+        >>> from gymnasium.spaces import Box, Discrete
+        >>> class Idle(EpisodeVectorEnv):
+        ...     def __init__(self, num_envs, **options):
+        ...         self._take_episode_options(**options)
+        ...         super().__init__(num_envs, Box(-1.0, 1.0, (3,)), Discrete(2))
+        ...     def reset(self, *, seed=None, options=None):
+        ...         request = self._reset_request(seed, options, started=True)
+        ...         return request.seeds, {}
+        >>> env = Idle(2, seed_rule="gymnasium")
+        >>> env.seed(7)
+        >>> env.reset(seed=None)[0], env.reset()[0]
+        ([7, 8], None)
+    """
+
+    #: Whether reset options other than ``reset_mask`` go on to the sub-envs (gymnasium's envs take options);
+    #: where False, any other option is a ValueError rather than silently ignored.
+    passes_reset_options: ClassVar[bool] = False
+
+    def _take_episode_options(
+        self, *, num_episodes: Any = None, autoreset_mode: Any = "same_step", seed_rule: Any = "evotorch"
+    ) -> None:
+        """Check and keep the episode options (a clear error for a bad one, before anything is built):
+        ``num_episodes``, ``autoreset_mode`` and ``seed_rule`` (None where the backend has a seeding of its
+        own for an int seed, as the jax backends split one key)."""
+        self._num_episodes, self._autoreset_mode = checked_episode_budget(num_episodes, autoreset_mode)
+        self._seed_rule: SeedRule | None = None if seed_rule is None else checked_seed_rule(seed_rule)
+        self._pending_seeds: Any = None
+        self.metadata = {**type(self).metadata, **autoreset_metadata(self._autoreset_mode)}
+
+    @property
+    def num_episodes(self) -> int | None:
+        """The episode budget of each sub-env (None: autoreset forever)."""
+        return self._num_episodes
+
+    @property
+    def autoreset_mode(self) -> Any:
+        """The autoreset mode: gymnasium's ``AutoresetMode`` on gymnasium >= 1.1, else its name
+        (``"same_step"``, ``"next_step"`` or ``"disabled"``)."""
+        return autoreset_mode_value(self._autoreset_mode)
+
+    @property
+    def seed_rule(self) -> SeedRule | None:
+        """How ``reset(seed=S)`` seeds the sub-envs: ``"evotorch"`` or ``"gymnasium"`` (``S + i``); None
+        where the backend seeds them its own way (``vecrl.seeding``)."""
+        return self._seed_rule
+
+    def sub_env_seeds(self, seed: int) -> list[int]:
+        """The seed each sub-env gets from ``reset(seed=seed)``, by the env's ``seed_rule``; a ValueError
+        where it has none (its sub-envs start from keys split off one key of ``seed``).
+
+        Examples:
+            >>> from gymnasium.spaces import Discrete
+            >>> class Idle(EpisodeVectorEnv):
+            ...     def __init__(self):
+            ...         self._take_episode_options(seed_rule="gymnasium")
+            ...         super().__init__(3, Discrete(2), Discrete(2))
+            >>> Idle().sub_env_seeds(4)
+            [4, 5, 6]
+        """
+        if not is_seed(seed):
+            raise ValueError(f"seed must be an int in [0, 2**32), but got {seed!r}.")
+        if self._seed_rule is None:
+            raise ValueError(
+                f"This {type(self).__name__} has no seed_rule: reset(seed=S) starts its sub-envs from keys split"
+                " off one key of S, not from a seed each. Make it with seed_rule='evotorch' or 'gymnasium' to"
+                " give each sub-env a seed of its own."
+            )
+        return sub_env_seeds(int(seed), self.num_envs, self._seed_rule)
+
+    def seed(self, seed: Any = None) -> None:
+        """Seed the next ``reset()`` that gets no seed of its own; ``seed(None)`` cancels a pending seed.
+
+        An int ``S`` seeds the sub-envs by the env's ``seed_rule``; a list gives one seed per sub-env.
+        ``seed(S); reset()`` is the same as ``reset(seed=S)``.
+        """
+        self._pending_seeds = None if seed is None else self._checked_seeds(seed)
+
+    def _checked_seeds(self, seed: Any) -> Any:
+        """The per-sub-env seeds that the seed given to ``reset()`` or ``seed()`` stands for (never None); a
+        ValueError for a bad one. This rule is ``vecrl.seeding.checked_seeds``; a backend whose sub-envs
+        take seeds of another form overrides it."""
+        return checked_seeds(seed, self.num_envs, self._seed_rule or "evotorch")
+
+    def _reset_request(self, seed: Any, options: Mapping[str, Any] | None, *, started: bool) -> ResetRequest:
+        """The checked request of ``reset(seed=seed, options=options)``, ``started`` saying whether a full
+        reset has been done (a masked one keeps the other rows). Every check comes before any change: a
+        refused reset leaves the pending seed in place."""
+        if self.closed:
+            raise closed_env_error("reset", self)
+        mask, rest = self._reset_options(options, started)
+        seeds = self._pending_seeds if seed is None else self._checked_seeds(seed)
+        request = ResetRequest(mask, seeds, rest)
+        self._check_reset(request)
+        self._pending_seeds = None
+        return request
+
+    def _check_reset(self, request: ResetRequest) -> None:
+        """Refuse ``request`` if this env cannot do it (a ValueError or RuntimeError saying why); a backend
+        with refusals of its own extends this. Here: a masked reset with seeds, where ``seeded_masked_reset``
+        is False."""
+        if request.mask is not None and request.seeds is not None and not self.seeded_masked_reset:
+            raise ValueError(
+                f"A masked reset (options={{'reset_mask': mask}}) cannot seed only some sub-envs of a"
+                f" {type(self).__name__} (a seed given to reset() or seed()): it fixes each sub-env's seed when"
+                " its sub-envs are built, and building them again would restart every sub-env. Reset the masked"
+                " sub-envs without a seed (they continue their random streams; env.seed(None) cancels a"
+                " pending seed), or reset all of them with a seed."
+            )
+
+    def _reset_options(
+        self, options: Mapping[str, Any] | None, started: bool
+    ) -> tuple[np.ndarray | None, dict[str, Any] | None]:
+        """The mask of ``options`` (None: every sub-env) and its other options (None: none)."""
+        if not options:
+            return None, None
+        rest = {key: value for key, value in options.items() if key != "reset_mask"}
+        if rest and not self.passes_reset_options:
+            raise ValueError(
+                f"reset() got options={dict(options)!r}, but {type(self).__name__} takes no reset options other"
+                " than 'reset_mask'; pass None, {} or {'reset_mask': mask}."
+            )
+        if "reset_mask" not in options:
+            return None, rest
+        mask = checked_reset_mask(options["reset_mask"], self.num_envs)
+        if mask.all():
+            return None, rest or None
+        if not started:
+            raise RuntimeError(
+                "reset(options={'reset_mask': mask}) keeps the other sub-envs' observations, but this env has"
+                " not been reset yet (or an error left it without a state). Call reset() without a mask first."
+            )
+        return mask, rest or None
