@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 import torch
 
-from vecrl.autoreset import autoreset_mode_value, declared_autoreset_mode
 from vecrl.compat import FINAL_OBS_KEY
 from vecrl_brax import VectorEnvFromBrax, make_brax_env
 
@@ -29,12 +28,6 @@ def make(mode: str, **kwargs):
     )
 
 
-@pytest.fixture(scope="module", params=["same_step", "next_step", "disabled"])
-def env(request):
-    """One fast env per mode (2 sub-envs, episodes truncated after 3 steps), compiled once per module."""
-    return make(request.param)
-
-
 def assert_step(result, obs_k, reward, terminated=(False, False), truncated=(False, False)):
     """``result`` is a step whose rows are the observations after ``obs_k[i]`` steps (None: NaN)."""
     obs, rew, term, trunc, _ = result
@@ -46,14 +39,6 @@ def assert_step(result, obs_k, reward, terminated=(False, False), truncated=(Fal
 
 def p(k: int) -> float:
     return fast_state(k)[0]
-
-
-def test_metadata_declares_the_mode(env):
-    assert (
-        autoreset_mode_value(declared_autoreset_mode(env))
-        == env.unwrapped.autoreset_mode
-        == env.autoreset_mode
-    )
 
 
 def test_same_step_returns_the_next_episodes_first_observation_and_the_last_one_in_info():
@@ -122,11 +107,6 @@ def test_next_step_budget_reports_the_last_episode_end_then_nan_and_both_flags_u
     # a masked reset restarts the budget of its rows only
     env.reset(options={"reset_mask": [True, False]})
     assert_step(env.step(PUSH), [1, None], [p(1), np.nan], (False, True), (False, True))
-
-
-def test_a_budget_with_autoreset_disabled_is_refused_with_the_reason():
-    with pytest.raises(ValueError, match="num_episodes=2 cannot be combined with autoreset_mode='disabled'"):
-        VectorEnvFromBrax("fast", num_envs=2, num_episodes=2, autoreset_mode="disabled")
 
 
 def test_an_unknown_mode_is_refused():

@@ -401,7 +401,8 @@ def check_seed_lists(
 ) -> None:
     """Check per-sub-env seeds on ``make(env_name, num_envs=..., **kwargs)``: ``reset(seed=[...])`` (one seed
     per sub-env, as gymnasium takes them) starts sub-env ``i`` from ``seeds[i]`` alone, so the same seeds in
-    another order give the same rows in that order; it reproduces; ``seed(seeds)`` seeds the next
+    another order give the same rows in that order; it reproduces; seeds that are no seeds (negative, past
+    2**32, not ints, a list of another length) are a ValueError; ``seed(seeds)`` seeds the next
     ``reset(seed=None)`` alike, and a refused reset leaves it pending; and a masked reset with a list restarts
     each masked sub-env from its own seed's start, or, for a backend that declares it cannot reseed some
     sub-envs alone (``seeded_masked_reset = False`` on its vector env: envpool fixes seeds when its pool is
@@ -425,6 +426,12 @@ def check_seed_lists(
             all(torch.equal(a, b) for a, b in zip(_rows(env.reset(seed=seeds)[0]), first, strict=True)),
             f"{env_name}: reset(seed=<a list>) twice gave different observations: it must reproduce.",
         )
+        for bad in (-1, 2**32, 1.5, "0", [seed] * (num_envs + 1), [*seeds[:-1], -1]):
+            try:
+                env.reset(seed=bad)
+            except ValueError:
+                continue
+            raise BackendCheckError(f"{env_name}: reset(seed={bad!r}) must be a ValueError: it is no seed.")
         env.seed(seeds)
         with contextlib.suppress(ValueError):  # refused before anything changes: the seed stays pending
             env.reset(options={"reset_mask": torch.zeros(num_envs, dtype=torch.bool)})
