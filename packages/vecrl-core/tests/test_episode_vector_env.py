@@ -117,3 +117,19 @@ def test_sub_env_seeds_follow_the_rule_and_need_one():
         Requests(seed_rule=None).sub_env_seeds(4)
     with pytest.raises(ValueError, match=r"seed must be an int in \[0, 2\*\*32\)"):
         Requests().sub_env_seeds(2.5)
+
+
+def test_with_autoreset_disabled_a_step_is_refused_until_the_finished_sub_envs_are_reset():
+    import torch
+
+    env = Requests(autoreset_mode="disabled")
+    env._refuse_finished()  # nothing ended yet
+    env._note_ended(np.array([False, True, False]))
+    env._note_ended(torch.tensor([False, False, True]))  # any array type; kept until a reset
+    with pytest.raises(RuntimeError, match=r"sub-envs \[1, 2\] have ended and autoreset is disabled"):
+        env._refuse_finished()
+    env._note_reset(np.array([False, True, False]))
+    with pytest.raises(RuntimeError, match=r"sub-envs \[2\] have ended"):
+        env._refuse_finished()
+    env._note_reset(None)
+    env._refuse_finished()

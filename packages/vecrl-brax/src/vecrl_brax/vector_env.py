@@ -20,7 +20,6 @@ from vecrl.action_checks import ActionCheck
 from vecrl.arrays import convert_from_torch, convert_to_numpy, convert_to_torch
 from vecrl.autoreset import (
     AutoresetModeName,
-    finished_sub_envs_error,
 )
 from vecrl.checks import (
     check_fits_in_memory,
@@ -227,8 +226,6 @@ class JaxVectorEnv(EpisodeVectorEnv):
         self._pool: dict[str, jax.Array] | None = None
         self._refill_seeds: np.random.Generator = np.random.default_rng()
         self._last_observation: Any = None  # what the last reset() or step() returned, for masked resets
-        # disabled mode: which sub-envs ended at the last step (checked at the next one), else None
-        self._ended: Any = None
         self.closed: bool = False
 
     @property
@@ -300,12 +297,10 @@ class JaxVectorEnv(EpisodeVectorEnv):
         if mask is None:
             self._carry = self._jit.start(rows)
             self._refill_seeds = seeds
-            self._ended = None
         else:
             assert self._carry is not None  # a masked reset before the first reset was refused above
             self._carry = self._jit.masked_reset(self._carry, rows, mask)
-            if self._ended is not None:
-                self._ended = self._ended & ~torch.from_numpy(mask)
+        self._note_reset(mask)
         observation: Any
         info: dict[str, Any]
         observation, info = self._jit.observe(self._carry)
@@ -348,9 +343,7 @@ class JaxVectorEnv(EpisodeVectorEnv):
                 "step() was called before reset(), or after a step that raised (which leaves no state to"
                 " step from); call reset() first."
             )
-        if self._ended is not None and bool(self._ended.any()):
-            finished = torch.nonzero(self._ended).flatten().tolist()
-            raise finished_sub_envs_error(finished)
+        self._refuse_finished()
         action, borrowed = self._as_jax_input(action)
         self._step_ahead.wait()  # the compile reset() started
         carry, self._carry = self._carry, None  # donated to the step: if it raises, only reset() helps
@@ -369,11 +362,7 @@ class JaxVectorEnv(EpisodeVectorEnv):
             self._pool = self._jit.refill(self._pool, self._jit.fresh(_next_seed(self._refill_seeds)), refill)
         self._last_observation = result[0]
         if self._autoreset_mode == "disabled":
-            self._ended = (
-                torch.from_numpy(np.array(result[2] | result[3]))
-                if self.array_type == "jax"
-                else (result[2] | result[3])
-            )
+            self._note_ended(result[2] | result[3])
         return result
 
     def _split_torch(
@@ -466,7 +455,7 @@ class JaxVectorEnv(EpisodeVectorEnv):
     def close(self, **kwargs: Any) -> None:
         """Drop the state; ``step()`` and ``reset()`` raise from now on; calling it again is harmless."""
         self._carry = self._pool = None
-        self._last_observation = self._ended = None
+        self._last_observation = None
         self.closed = True
 
     def __repr__(self) -> str:

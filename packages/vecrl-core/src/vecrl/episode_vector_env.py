@@ -12,7 +12,13 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from vecrl.autoreset import autoreset_metadata, autoreset_mode_value, checked_reset_mask
+from vecrl.arrays import convert_to_numpy
+from vecrl.autoreset import (
+    autoreset_metadata,
+    autoreset_mode_value,
+    checked_reset_mask,
+    finished_sub_envs_error,
+)
 from vecrl.base_vector_env import BaseVectorEnv
 from vecrl.checks import closed_env_error
 from vecrl.episodes import checked_episode_budget
@@ -42,7 +48,9 @@ class EpisodeVectorEnv(BaseVectorEnv):
       refused before the first full reset (there are no other rows to keep), an all-True mask is a full
       reset, and a masked reset with seeds is refused where ``seeded_masked_reset`` is False. Other options
       reach the sub-envs where ``passes_reset_options`` is True and are a ValueError elsewhere.
-    - ``reset()`` and ``step()`` on a closed env are refused (``vecrl.checks.closed_env_error``).
+    - ``reset()`` on a closed env is refused (``vecrl.checks.closed_env_error``).
+    - With autoreset disabled, a step is refused while a sub-env whose episode ended has not been reset:
+      the backend says which ended (``_note_ended``) and asks before stepping (``_refuse_finished``).
 
     Examples:
         >>> from gymnasium.spaces import Box, Discrete
@@ -72,6 +80,8 @@ class EpisodeVectorEnv(BaseVectorEnv):
         self._num_episodes, self._autoreset_mode = checked_episode_budget(num_episodes, autoreset_mode)
         self._seed_rule: SeedRule | None = None if seed_rule is None else checked_seed_rule(seed_rule)
         self._pending_seeds: Any = None
+        # with autoreset disabled: the sub-envs whose episode ended and that no reset has restarted (None: none)
+        self._finished: np.ndarray | None = None
         self.metadata = {**type(self).metadata, **autoreset_metadata(self._autoreset_mode)}
 
     @property
@@ -153,6 +163,24 @@ class EpisodeVectorEnv(BaseVectorEnv):
                 " sub-envs without a seed (they continue their random streams; env.seed(None) cancels a"
                 " pending seed), or reset all of them with a seed."
             )
+
+    def _refuse_finished(self) -> None:
+        """Refuse a step while autoreset is disabled and a sub-env whose episode ended has not been reset
+        since (``vecrl.autoreset.finished_sub_envs_error``); a backend calls it before stepping."""
+        finished = self._finished
+        if finished is not None and finished.any():
+            raise finished_sub_envs_error(np.flatnonzero(finished).tolist())
+
+    def _note_ended(self, ended: Any) -> None:
+        """Keep the sub-envs whose episode ``ended`` at this step (a bool per sub-env, as numpy, torch or jax)
+        until a reset restarts them; a backend calls it after each step with autoreset disabled."""
+        ended = convert_to_numpy(ended)
+        self._finished = ended.copy() if self._finished is None else self._finished | ended
+
+    def _note_reset(self, mask: np.ndarray | None) -> None:
+        """The sub-envs of a reset that went through (``mask``, None for all) are no longer finished."""
+        if self._finished is not None:
+            self._finished = None if mask is None else self._finished & ~mask
 
     def _reset_options(
         self, options: Mapping[str, Any] | None, started: bool

@@ -19,9 +19,6 @@ from gymnasium.spaces import Box, Discrete
 
 from vecrl import EpisodeVectorEnv
 from vecrl.action_checks import ActionCheck
-from vecrl.autoreset import (
-    finished_sub_envs_error,
-)
 from vecrl.checks import (
     check_fits_in_memory,
     check_reserved_kwargs,
@@ -193,8 +190,6 @@ class EnvpoolVectorEnv(EpisodeVectorEnv):
         self._spent: np.ndarray = np.zeros(num_envs, np.bool_)
         self._live: np.ndarray | None = None
         self._live_rows: list[int] | None = None
-        # disabled mode: which sub-envs ended and have not been reset
-        self._ended: np.ndarray = np.zeros(num_envs, np.bool_)
         # next_step mode: which sub-envs the next step resets (their actions are ignored, so not checked)
         self._resetting: np.ndarray = np.zeros(num_envs, np.bool_)
         # whether a step must find the episodes that ended (envpool's own next-step mode without a budget
@@ -291,7 +286,7 @@ class EnvpoolVectorEnv(EpisodeVectorEnv):
         self._episodes_left[:] = self.num_episodes or 0
         self._spent[:] = False
         self._live = self._live_rows = None
-        self._ended[:] = False
+        self._note_reset(None)
         self._resetting[:] = False
         self._last_observation = observation
         return self._out(observation), _own_info(info)
@@ -317,7 +312,7 @@ class EnvpoolVectorEnv(EpisodeVectorEnv):
         self._episodes_left[ids] = self.num_episodes or 0
         self._spent[ids] = False
         self._set_live()
-        self._ended[ids] = False
+        self._note_reset(mask)
         self._resetting[ids] = False
         self._last_observation = observation
         return self._out(observation), _widened_info(info, self.num_envs)
@@ -347,8 +342,7 @@ class EnvpoolVectorEnv(EpisodeVectorEnv):
             if self.closed:
                 raise closed_env_error("step", self)
             raise RuntimeError("step() was called before reset(); call reset() first.")
-        if self._autoreset_mode == "disabled" and self._ended.any():  # only that mode marks ended sub-envs
-            raise finished_sub_envs_error(np.flatnonzero(self._ended).tolist())
+        self._refuse_finished()
         live = self._live
         rows = self._live_rows
         if self._autoreset_mode == "next_step" and self._resetting.any():
@@ -419,7 +413,9 @@ class EnvpoolVectorEnv(EpisodeVectorEnv):
                 observation = observation.copy()
                 observation[reset_info["env_id"]] = fresh
         elif self._autoreset_mode == "disabled":
-            self._ended[ended] = True
+            finished = np.zeros(self.num_envs, np.bool_)
+            finished[ended] = True
+            self._note_ended(finished)
         return observation, info
 
     def _in_space_dtype(self, observation: np.ndarray) -> np.ndarray:

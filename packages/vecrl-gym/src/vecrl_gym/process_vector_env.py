@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from vecrl.action_checks import ActionCheck
-from vecrl.autoreset import autoreset_metadata, finished_sub_envs_error
+from vecrl.autoreset import autoreset_metadata
 from vecrl.checks import SubEnvError, closed_env_error, failed_env_error
 from vecrl.processes import SPAWN, RemoteFailure, WorkerProcess, pickled
 from vecrl.seeding import SeedRule
@@ -119,9 +119,6 @@ class ProcessVectorEnv(GymVectorEnv):
         self._workers: list[_Worker] = []
         self._finalizer = weakref.finalize(self, _stop, self._workers, self._own)
         self._reset_once = False
-        # With autoreset disabled: the sub-envs whose episode ended and which no reset has restarted yet,
-        # refused here (as the sync env refuses them) before anything is sent to a worker.
-        self._needs_reset = np.zeros(num_envs, np.bool_)
         # The sub-envs whose action the next step uses (None: all), as the blocks last reported them.
         self._acting: list[int] | None = None
         try:
@@ -177,7 +174,7 @@ class ProcessVectorEnv(GymVectorEnv):
 
         infos = self._run_everywhere("reset", block_arguments, "reset()", self._reset_own)
         self._failure, self._reset_once = None, True
-        self._needs_reset[mask if mask is not None else slice(None)] = False
+        self._note_reset(mask)
         return self._results(infos, None)
 
     def _reset_own(self, seeds: Any, options: Any) -> BlockInfos:
@@ -200,14 +197,13 @@ class ProcessVectorEnv(GymVectorEnv):
             raise closed_env_error("step", self)
         if self._failure is not None:
             raise failed_env_error(self._failure)
-        if self._autoreset_mode == "disabled" and self._needs_reset.any():
-            raise finished_sub_envs_error(np.flatnonzero(self._needs_reset).tolist())
+        self._refuse_finished()  # before anything is sent to a worker
         actions = self._check_actions(actions, self._acting)
         write_rows(self._views.actions, actions, 0, self.num_envs)
         infos = self._run_everywhere("step", lambda start, stop: None, "step()", self._step_own)
         views = self._views
         if self._autoreset_mode == "disabled":
-            self._needs_reset |= views.terminated | views.truncated
+            self._note_ended(views.terminated | views.truncated)
         return self._results(infos, (views.rewards.copy(), views.terminated.copy(), views.truncated.copy()))
 
     def _step_own(self) -> BlockInfos:
