@@ -192,9 +192,9 @@ class EnvpoolVectorEnv(EpisodeVectorEnv):
         self._live_rows: list[int] | None = None
         # next_step mode: which sub-envs the next step resets (their actions are ignored, so not checked)
         self._resetting: np.ndarray = np.zeros(num_envs, np.bool_)
-        # whether a step must find the episodes that ended (envpool's own next-step mode without a budget
-        # needs nothing of them)
-        self._tracks_ends: bool = mode != "next_step" or budget is not None
+        # whether a step must find the episodes that ended: to restart them (same_step) or count them against a
+        # budget (envpool's own next-step mode restarts them, and the disabled mode's bookkeeping is the base's)
+        self._tracks_ends: bool = mode == "same_step" or budget is not None
         self.closed: bool = False
 
     def _spec(self, options: dict[str, Any]) -> Any:
@@ -362,6 +362,8 @@ class EnvpoolVectorEnv(EpisodeVectorEnv):
             observation, info = self._episodes_ended(ended, observation, info)
         if self._autoreset_mode == "next_step":
             self._resetting = terminated | truncated
+        elif self._autoreset_mode == "disabled":
+            self._note_ended(terminated | truncated)
         self._last_observation = observation
         out = self._out
         return out(observation), out(reward), out(terminated), out(truncated), info
@@ -393,7 +395,7 @@ class EnvpoolVectorEnv(EpisodeVectorEnv):
         self, ended: np.ndarray, observation: np.ndarray, info: dict[str, Any]
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Apply the episode rules to the sub-envs ``ended`` (their ids): count their episodes against the
-        budget, and restart them (same_step) or mark them (disabled)."""
+        budget, and restart them (same_step)."""
         restart = ended
         if self.num_episodes is not None:
             ending = np.zeros(self.num_envs, np.bool_)
@@ -412,10 +414,6 @@ class EnvpoolVectorEnv(EpisodeVectorEnv):
                 fresh, reset_info = self._pool.reset(restart.astype(np.int32))
                 observation = observation.copy()
                 observation[reset_info["env_id"]] = fresh
-        elif self._autoreset_mode == "disabled":
-            finished = np.zeros(self.num_envs, np.bool_)
-            finished[ended] = True
-            self._note_ended(finished)
         return observation, info
 
     def _in_space_dtype(self, observation: np.ndarray) -> np.ndarray:
