@@ -34,6 +34,15 @@ def test_rows_with_nan_or_inf_parameters_are_refused_by_number(env, bad):
         evaluate(policy, env, parameters, seed=0)
 
 
+def test_rows_of_huge_finite_parameters_are_not_refused(env):
+    """A row whose sum overflows to inf holds only finite values: evaluate() runs it."""
+    policy = Policy("Linear(4, 2)")
+    parameters = rows(policy, 3)
+    parameters[1] = 3e38
+    result = evaluate(policy, env, parameters, seed=0)
+    assert result.episodes.tolist() == [1, 1, 1]
+
+
 def test_a_population_on_the_meta_device_is_refused(env):
     policy = Policy("Linear(4, 2)")
     with pytest.raises(ValueError, match="meta device, which holds shapes but no values"):

@@ -3,8 +3,9 @@
 A vector env made with ``num_episodes=n`` runs each sub-env for ``n`` episodes. On the step where a
 sub-env's last episode ends it reports that episode's final observation and reward; from then on, until
 the next ``reset()`` of that sub-env, it reports ``terminated = truncated = True``, a NaN observation (0
-for integer dtypes: ``spent_observation``) and a NaN reward. In ``next_step`` mode the reset step that
-would start one episode too many is not taken. With ``autoreset_mode="disabled"`` a budget is a
+for integer dtypes: ``spent_observation``) and a NaN reward (``spent_results``: the arrays a host
+backend's step starts from). In ``next_step`` mode the reset step that would start one episode too many
+is not taken. With ``autoreset_mode="disabled"`` a budget is a
 ValueError, since the user starts every episode. Stepping a finished sub-env while autoreset is disabled
 is ``vecrl.autoreset.finished_sub_envs_error``. ``count_episode_ends`` is the budget's count, written once
 over whichever array type a backend keeps it in (numpy on the host, jax inside a jitted step).
@@ -21,8 +22,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 from gymnasium.spaces import Dict, Space, Tuple
+from gymnasium.vector.utils import create_empty_array
 
 from vecrl.autoreset import AutoresetModeName, autoreset_mode_name
+from vecrl.spaces import write_rows
 
 #: A numpy array, or a jax array inside a jitted step.
 ArrayT = TypeVar("ArrayT", bound=Any)
@@ -88,3 +91,24 @@ def spent_observation(space: Space) -> Any:
         return tuple(spent_observation(subspace) for subspace in space.spaces)
     fill = np.nan if np.issubdtype(space.dtype, np.inexact) else 0
     return np.full(space.shape, fill, dtype=space.dtype)
+
+
+def spent_results(
+    space: Space, spent: np.ndarray, reward_dtype: Any = np.float64
+) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
+    """The arrays a host backend's step starts from, ``(observations, rewards, terminated, truncated)`` for
+    ``len(spent)`` sub-envs of observation ``space``: what a sub-env whose budget is ``spent`` (a bool per
+    sub-env) reports in its rows, zeros and False flags in the others (which the step writes). The spent
+    rows are written at once, not one by one.
+
+    Examples:
+        >>> from gymnasium.spaces import Box
+        >>> observations, rewards, terminated, _ = spent_results(Box(-1.0, 1.0, (2,)), np.array([False, True]))
+        >>> observations.tolist(), rewards.tolist(), terminated.tolist()
+        ([[0.0, 0.0], [nan, nan]], [0.0, nan], [False, True])
+    """
+    observations = create_empty_array(space, n=len(spent), fn=np.zeros)
+    if spent.any():
+        write_rows(observations, spent, spent_observation(space))
+    rewards = np.where(spent, np.nan, 0.0).astype(reward_dtype)
+    return observations, rewards, spent.copy(), spent.copy()

@@ -7,6 +7,8 @@ per-env samples, which no tensor can hold: they are refused with an error that s
 
 from __future__ import annotations
 
+from typing import Any
+
 from gymnasium.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
 from gymnasium.vector.utils import batch_space
 
@@ -90,3 +92,25 @@ def unbatched_space(space: Space, what: str) -> Space:
         " are all equal (the batched form of a Discrete), or a Tuple or Dict of such spaces; or give the env"
         f" a single_{what.replace(' ', '_')} attribute."
     )
+
+
+def write_rows(batch: Any, rows: Any, value: Any) -> None:
+    """``batch[rows] = value`` in every array of ``batch`` (an array, or dicts and tuples of arrays nested
+    as a Dict or Tuple space batches them; ``value`` nested alike): ``rows`` is one sub-env's index or an
+    index array.
+
+    Examples:
+        >>> import numpy as np
+        >>> batch = {"a": np.zeros((3, 2)), "b": (np.zeros(3, np.int64),)}
+        >>> write_rows(batch, np.array([0, 2]), {"a": np.ones(2), "b": (7,)})
+        >>> batch["a"][:, 0].tolist(), batch["b"][0].tolist()
+        ([1.0, 0.0, 1.0], [7, 0, 7])
+    """
+    if isinstance(batch, dict):
+        for key, leaf in batch.items():
+            write_rows(leaf, rows, value[key])
+    elif isinstance(batch, tuple):
+        for leaf, part in zip(batch, value, strict=True):
+            write_rows(leaf, rows, part)
+    else:
+        batch[rows] = value

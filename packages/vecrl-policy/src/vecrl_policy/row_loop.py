@@ -270,7 +270,7 @@ class _RowLoop:
         self.slot_episodes.zero_()
         self.t.zero_()
         self.live = self.actions = None
-        self.policy.set_parameters(self.rows[self.held.to(self.rows.device)])
+        self.policy.set_parameters(self._rows_of(self.held))
         seeds = self._seeds_of(self.held)
         if self.noise is not None:
             self.noise.start(list(range(self.num_slots)), seeds)
@@ -296,7 +296,7 @@ class _RowLoop:
         self._set_counting(counting)
         self.slot_episodes[slots] = 0
         self.t[slots] = 0
-        self.policy.set_parameters(self.rows[new.to(self.rows.device)], slots)  # their state cleared
+        self.policy.set_parameters(self._rows_of(new), slots)  # their state cleared
         if self.noise is not None:
             self.noise.start(slots.tolist(), self._seeds_of(new))
         mask = torch.zeros(self.num_slots, dtype=torch.bool)
@@ -307,6 +307,10 @@ class _RowLoop:
             self.env.reset(options=options) if seeds is None else self.env.reset(seed=seeds, options=options)
         )
         return self.flatten(observation)
+
+    def _rows_of(self, rows: torch.Tensor) -> torch.Tensor:
+        """The parameter rows ``rows`` (index_select: advanced indexing copies 4x slower on the CPU)."""
+        return self.rows.index_select(0, rows.to(self.rows.device))
 
     def _seeds_of(self, rows: torch.Tensor) -> list[int] | None:
         return None if self.seeds is None else [self.seeds[row] for row in rows.tolist()]
