@@ -202,11 +202,21 @@ def test_an_unknown_seed_rule_is_refused_before_anything_is_compiled():
         VectorEnvFromBrax("inverted_pendulum", num_envs=2, seed_rule="numpy")
 
 
-@pytest.mark.parametrize("seed", [[1, 2, 3], [1, 2, 3, -1], [1, 2, 3, True], "1234", 1.5, {1: 2}])
-def test_a_seed_that_is_no_int_or_list_of_one_per_sub_env_says_what_is_expected(pendulum, seed):
-    with pytest.raises(ValueError, match=r"an int in \[0, 2\*\*32\) or a list of 4 of them"):
+@pytest.mark.parametrize(
+    ("seed", "message"),
+    [
+        ([1, 2, 3], r"needs one seed per sub-env \(4\), but 3 were given"),
+        ([1, 2, 3, -1], r"seed\[3\] is -1, but seeds must be ints in \[0, 2\*\*32\)"),
+        ([1, 2, 3, True], r"seed\[3\] is True; each per-sub-env seed must be None or an int"),
+        ("1234", r"seed must be None, an int in \[0, 2\*\*32\) or a list of num_envs=4 such ints"),
+        (1.5, "seed must be None, an int"),
+        ({1: 2}, "seed must be None, an int"),
+    ],
+)
+def test_a_seed_that_is_no_int_or_list_of_one_per_sub_env_says_what_is_expected(pendulum, seed, message):
+    with pytest.raises(ValueError, match=message):
         pendulum.reset(seed=seed)
-    with pytest.raises(ValueError, match="a list of 4 of them"):
+    with pytest.raises(ValueError, match=message):
         pendulum.seed(seed)
 
 

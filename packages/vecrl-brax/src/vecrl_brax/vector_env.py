@@ -29,7 +29,7 @@ from vecrl.checks import (
     did_you_mean,
 )
 from vecrl.compat import FINAL_OBS_KEY
-from vecrl.seeding import SeedRule, is_seed
+from vecrl.seeding import SeedRule, checked_seeds, is_seed
 from vecrl_brax import autoreset, spaces
 from vecrl_brax.brax_versions import env_keywords, resolve_create
 from vecrl_brax.compile_ahead import CompileAhead
@@ -243,20 +243,16 @@ class JaxVectorEnv(EpisodeVectorEnv):
 
     def _checked_seeds(self, seed: Any) -> int | np.ndarray:
         """``seed`` as an int (without a ``seed_rule``: split into keys jax's way), or as a uint32 array of
-        one seed per sub-env; a ValueError otherwise."""
-        if is_seed(seed):
-            if self._seed_rule is None:
-                return int(seed)
-            return np.asarray(self.sub_env_seeds(seed), np.uint64).astype(np.uint32)
-        expected = f"an int in [0, 2**32) or a list of {self.num_envs} of them (one per sub-env)"
-        if isinstance(seed, (str, bytes)) or not isinstance(seed, Sequence | np.ndarray | torch.Tensor):
-            raise ValueError(f"seed must be {expected}, but got {seed!r}.")
-        seeds = seed.tolist() if isinstance(seed, np.ndarray | torch.Tensor) else list(seed)
-        if len(seeds) != self.num_envs or not all(is_seed(s) for s in seeds):
-            raise ValueError(f"seed must be {expected}, but got {seeds!r}.")
+        one seed per sub-env (``vecrl.seeding.checked_seeds``; a None in a list: a seed drawn at random,
+        as an unseeded reset draws one); a ValueError otherwise."""
+        if is_seed(seed) and self._seed_rule is None:
+            return int(seed)
+        seeds = checked_seeds(seed, self.num_envs, self._seed_rule or "evotorch")
+        assert seeds is not None  # (reset() takes a seed of None as no seed before asking)
         if self._jit.fresh_rows is None:
-            raise ValueError(self._no_seeds_per_sub_env(f"seed={seeds!r}"))
-        return np.asarray(seeds, dtype=np.uint32)
+            raise ValueError(self._no_seeds_per_sub_env(f"seed={seed!r}"))
+        drawn = [int(self._seed_source.integers(0, 2**32)) if s is None else s for s in seeds]
+        return np.asarray(drawn, dtype=np.uint32)
 
     def _no_seeds_per_sub_env(self, given: str) -> str:
         return (

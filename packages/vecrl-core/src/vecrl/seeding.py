@@ -62,16 +62,21 @@ def sub_env_seeds(seed: int, num_envs: int, rule: SeedRule) -> list[int]:
 
 def checked_seeds(seed: Any, num_envs: int, rule: SeedRule = "evotorch") -> list[int | None] | None:
     """The per-sub-env seeds that ``seed`` stands for (None: no seeding): an int ``S`` by ``rule``
-    (``sub_env_seeds``); a list or tuple gives one seed (an int or None) per sub-env.
+    (``sub_env_seeds``); a list or tuple gives one seed (an int or None: unseeded) per sub-env, and so does
+    a 1-D numpy, torch or jax array of ints.
 
     Examples:
         >>> checked_seeds([3, None], 2), checked_seeds(None, 2), checked_seeds(5, 3, "gymnasium")
         ([3, None], None, [5, 6, 7])
+        >>> checked_seeds(np.array([4, 2]), 2)
+        [4, 2]
     """
     if seed is None:
         return None
     if is_int(seed):
         return list(sub_env_seeds(seed_in_range(seed, "seed"), num_envs, rule))
+    if getattr(seed, "ndim", None) == 1 and hasattr(seed, "tolist"):
+        seed = seed.tolist()
     if isinstance(seed, Sequence) and not isinstance(seed, (str, bytes)):
         if len(seed) != num_envs:
             raise ValueError(

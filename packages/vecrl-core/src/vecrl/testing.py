@@ -401,7 +401,8 @@ def check_seed_lists(
 ) -> None:
     """Check per-sub-env seeds on ``make(env_name, num_envs=..., **kwargs)``: ``reset(seed=[...])`` (one seed
     per sub-env, as gymnasium takes them) starts sub-env ``i`` from ``seeds[i]`` alone, so the same seeds in
-    another order give the same rows in that order; it reproduces; seeds that are no seeds (negative, past
+    another order give the same rows in that order; it reproduces; a None in the list leaves that sub-env
+    unseeded and the others seeded; seeds that are no seeds (negative, past
     2**32, not ints, a list of another length) are a ValueError; ``seed(seeds)`` seeds the next
     ``reset(seed=None)`` alike, and a refused reset leaves it pending; and a masked reset with a list restarts
     each masked sub-env from its own seed's start, or, for a backend that declares it cannot reseed some
@@ -425,6 +426,12 @@ def check_seed_lists(
         _expect(
             all(torch.equal(a, b) for a, b in zip(_rows(env.reset(seed=seeds)[0]), first, strict=True)),
             f"{env_name}: reset(seed=<a list>) twice gave different observations: it must reproduce.",
+        )
+        partly = _rows(env.reset(seed=[None, *seeds[1:]])[0])
+        _expect(
+            all(torch.equal(a, b) for a, b in zip(partly[1:], first[1:], strict=True)),
+            f"{env_name}: reset(seed=[None, s1, s2, ...]) must start sub-env 0 unseeded and each other sub-env"
+            " from its seed, as gymnasium's vector envs do.",
         )
         for bad in (-1, 2**32, 1.5, "0", [seed] * (num_envs + 1), [*seeds[:-1], -1]):
             try:

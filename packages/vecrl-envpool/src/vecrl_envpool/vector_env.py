@@ -28,7 +28,7 @@ from vecrl.checks import (
 )
 from vecrl.compat import FINAL_OBS_KEY
 from vecrl.episodes import count_episode_ends, spent_results
-from vecrl.seeding import SeedRule, is_int
+from vecrl.seeding import SeedRule, checked_seeds, is_int
 from vecrl_envpool.envpool_ids import checked_env_id, import_envpool
 
 #: envpool seeds are C++ int32s below this: sub-env ``i`` of ``reset(seed=S)`` gets ``S + i`` where that is below
@@ -244,18 +244,21 @@ class EnvpoolVectorEnv(EpisodeVectorEnv):
         """
         return [_envpool_seed(s) for s in super().sub_env_seeds(seed)]
 
-    def _checked_seeds(self, seed: int | Sequence[int | None]) -> list[int]:
-        """The per-sub-env seeds of ``seed`` (an int, or a list with None for a random seed)."""
-        if not isinstance(seed, Sequence) or isinstance(seed, str):
+    def _checked_seeds(self, seed: Any) -> list[int]:
+        """The per-sub-env seeds of ``seed``: an int by the seed rule, or one per sub-env
+        (``vecrl.seeding.checked_seeds``), each below ``SEED_MODULUS`` (envpool's int32 seeds) or None for
+        a random one."""
+        if is_int(seed):
             return self.sub_env_seeds(seed)
-        if len(seed) != self.num_envs or not all(
-            s is None or (is_int(s) and 0 <= int(s) < SEED_MODULUS) for s in seed
-        ):
+        seeds = checked_seeds(seed, self.num_envs)
+        assert seeds is not None  # (reset() takes a seed of None as no seed before asking)
+        too_large = [s for s in seeds if s is not None and s >= SEED_MODULUS]
+        if too_large:
             raise ValueError(
-                f"A list of seeds needs one per sub-env ({self.num_envs}), each an int in [0, 2**31 - 1) (envpool's"
-                f" int32 seeds) or None for a random one; got {list(seed)!r}."
+                f"envpool's seeds are int32: each seed of a list must be below 2**31 - 1, but {too_large} are not;"
+                " give smaller seeds, or one int seed (a large one is mapped onto envpool's seeds)."
             )
-        return [int(self._seed_source.integers(0, SEED_MODULUS)) if s is None else int(s) for s in seed]
+        return [int(self._seed_source.integers(0, SEED_MODULUS)) if s is None else s for s in seeds]
 
     def reset(
         self, *, seed: int | Sequence[int | None] | None = None, options: Mapping[str, Any] | None = None
