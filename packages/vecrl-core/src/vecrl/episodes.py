@@ -5,9 +5,9 @@ sub-env's last episode ends it reports that episode's final observation and rewa
 the next ``reset()`` of that sub-env, it reports ``terminated = truncated = True``, a NaN observation (0
 for integer dtypes: ``spent_observation``) and a NaN reward (``spent_results``: the arrays a host
 backend's step starts from). In ``next_step`` mode the reset step that would start one episode too many
-is not taken. With ``autoreset_mode="disabled"`` a budget is a
-ValueError, since the user starts every episode. Stepping a finished sub-env while autoreset is disabled
-is ``vecrl.autoreset.finished_sub_envs_error``. ``count_episode_ends`` is the budget's count, written once
+is not taken. With ``autoreset_mode="disabled"`` a budget is a ValueError, since the user starts every
+episode. Stepping a finished sub-env while autoreset is disabled is
+``vecrl.autoreset.finished_sub_envs_error``. ``count_episode_ends`` is the budget's count, written once
 over whichever array type a backend keeps it in (numpy on the host, jax inside a jitted step).
 
 Examples:

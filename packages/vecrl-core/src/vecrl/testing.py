@@ -402,7 +402,7 @@ def check_seed_lists(
     """Check per-sub-env seeds on ``make(env_name, num_envs=..., **kwargs)``: ``reset(seed=[...])`` (one seed
     per sub-env, as gymnasium takes them) starts sub-env ``i`` from ``seeds[i]`` alone, so the same seeds in
     another order give the same rows in that order; it reproduces; a None in the list leaves that sub-env
-    unseeded and the others seeded; seeds that are no seeds (negative, past
+    unseeded and the others seeded; a 1-D tensor of seeds is a list; seeds that are no seeds (negative, past
     2**32, not ints, a list of another length) are a ValueError; ``seed(seeds)`` seeds the next
     ``reset(seed=None)`` alike, and a refused reset leaves it pending; and a masked reset with a list restarts
     each masked sub-env from its own seed's start, or, for a backend that declares it cannot reseed some
@@ -424,14 +424,18 @@ def check_seed_lists(
             " sub-env the start of its own seed: the rows of the second are not those of the first, moved.",
         )
         _expect(
-            all(torch.equal(a, b) for a, b in zip(_rows(env.reset(seed=seeds)[0]), first, strict=True)),
+            _same_rows(_rows(env.reset(seed=seeds)[0]), first),
             f"{env_name}: reset(seed=<a list>) twice gave different observations: it must reproduce.",
         )
         partly = _rows(env.reset(seed=[None, *seeds[1:]])[0])
         _expect(
-            all(torch.equal(a, b) for a, b in zip(partly[1:], first[1:], strict=True)),
+            _same_rows(partly[1:], first[1:]),
             f"{env_name}: reset(seed=[None, s1, s2, ...]) must start sub-env 0 unseeded and each other sub-env"
             " from its seed, as gymnasium's vector envs do.",
+        )
+        _expect(
+            _same_rows(_rows(env.reset(seed=torch.tensor(seeds))[0]), first),
+            f"{env_name}: reset(seed=<a 1-D tensor of seeds>) must seed the sub-envs as the list of them does.",
         )
         for bad in (-1, 2**32, 1.5, "0", [seed] * (num_envs + 1), [*seeds[:-1], -1]):
             try:
@@ -443,7 +447,7 @@ def check_seed_lists(
         with contextlib.suppress(ValueError):  # refused before anything changes: the seed stays pending
             env.reset(options={"reset_mask": torch.zeros(num_envs, dtype=torch.bool)})
         _expect(
-            all(torch.equal(a, b) for a, b in zip(_rows(env.reset(seed=None)[0]), first, strict=True)),
+            _same_rows(_rows(env.reset(seed=None)[0]), first),
             f"{env_name}: seed(seeds) then reset(seed=None) (what wrappers pass on) must reset as"
             " reset(seed=seeds) does, after a reset refused for its all-False reset_mask too: a seed given to"
             " seed() seeds the next reset that gets none of its own (vecrl.EpisodeVectorEnv).",
@@ -539,6 +543,11 @@ def _rows(observation: Any) -> list[torch.Tensor]:
     """Each sub-env's observation as one flat tensor (the leaves of a dict observation, end to end)."""
     leaves = [leaf.detach().cpu().reshape(leaf.shape[0], -1).double() for leaf in _leaves(observation)]
     return list(torch.cat(leaves, dim=1))
+
+
+def _same_rows(rows: list[torch.Tensor], others: list[torch.Tensor]) -> bool:
+    """Whether ``rows`` and ``others`` (as ``_rows`` gives them) are equal, row for row."""
+    return all(torch.equal(a, b) for a, b in zip(rows, others, strict=True))
 
 
 def check_close(env: TorchWrapper) -> None:
