@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from vecrl.errors import UnknownEnvError, UnknownKeywordError, VecrlError
     from vecrl.goal import GoalEnvWrapper
     from vecrl.hookspecs import hookimpl
+    from vecrl.host_vector_env import HostVectorEnv
     from vecrl.make import make_vector_env, split_env_name
     from vecrl.registry import (
         BackendRegistration,
@@ -55,6 +56,7 @@ __all__ = [
     "BaseVectorEnv",
     "EpisodeVectorEnv",
     "GoalEnvWrapper",
+    "HostVectorEnv",
     "SubEnvError",
     "TorchWrapper",
     "UnknownEnvError",
@@ -85,6 +87,7 @@ _LAZY = {
     "BaseVectorEnv": "vecrl.base_vector_env",
     "EpisodeVectorEnv": "vecrl.episode_vector_env",
     "GoalEnvWrapper": "vecrl.goal",
+    "HostVectorEnv": "vecrl.host_vector_env",
     "SubEnvError": "vecrl.checks",
     "TorchWrapper": "vecrl.torch_wrapper",
     "UnknownEnvError": "vecrl.errors",

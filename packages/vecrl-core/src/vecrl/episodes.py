@@ -8,7 +8,9 @@ backend's step starts from). In ``next_step`` mode the reset step that would sta
 is not taken. With ``autoreset_mode="disabled"`` a budget is a ValueError, since the user starts every
 episode. Stepping a finished sub-env while autoreset is disabled is
 ``vecrl.autoreset.finished_sub_envs_error``. ``count_episode_ends`` is the budget's count, written once
-over whichever array type a backend keeps it in (numpy on the host, jax inside a jitted step).
+over whichever array type a backend keeps it in (numpy on the host, jax inside a jitted step);
+``EpisodeBudget`` keeps the budget of a host backend's sub-envs (gym's, envpool's): what each has left,
+which still run, and the arrays a step starts from.
 
 Examples:
     >>> checked_episode_budget(2, "next_step")
@@ -112,3 +114,76 @@ def spent_results(
         write_rows(observations, spent, spent_observation(space))
     rewards = np.where(spent, np.nan, 0.0).astype(reward_dtype)
     return observations, rewards, spent.copy(), spent.copy()
+
+
+class EpisodeBudget:
+    """The episode budget of ``num_envs`` host sub-envs, each given ``num_episodes``, kept once for every
+    host backend (gym's sub-env loop, envpool's pool): the episodes each has left (``left``), the sub-envs
+    still running (``live``, None while all are) and the arrays a step starts from (``start``: what the
+    spent sub-envs report, ``spent_results``). A backend counts each episode end (``end`` for one sub-env,
+    ``end_all`` for a batch), restarts the budget of the sub-envs it resets (``restart``), and steps only
+    the live sub-envs; ``live`` and ``start`` change only when a budget is spent or restarted.
+
+    Examples:
+        >>> from gymnasium.spaces import Box
+        >>> budget = EpisodeBudget(3, 1, Box(-1.0, 1.0, (2,)))
+        >>> budget.end(1)  # sub-env 1's only episode ended: its budget is spent
+        True
+        >>> budget.update(); budget.live, budget.start[1].tolist()
+        ([0, 2], [0.0, nan, 0.0])
+        >>> budget.restart(); budget.live is None
+        True
+    """
+
+    def __init__(
+        self, num_envs: int, num_episodes: int, space: Space, reward_dtype: Any = np.float64
+    ) -> None:
+        self.num_episodes = num_episodes
+        self.left: np.ndarray = np.full(num_envs, num_episodes, np.int64)
+        self._space, self._reward_dtype = space, reward_dtype
+        self.live: list[int] | None = None
+        self.live_ids: np.ndarray | None = None  # ``live`` as an int32 array (envpool's ids)
+        self.start = spent_results(space, np.zeros(num_envs, np.bool_), reward_dtype)
+        self.changed = False  # a budget was spent since the last ``update()``
+
+    @property
+    def spent(self) -> np.ndarray:
+        """A bool per sub-env: whether its budget is spent."""
+        return self.left == 0
+
+    def end(self, index: int) -> bool:
+        """Count the end of an episode of sub-env ``index``; True when that was its last (its budget is now
+        spent, and ``update()`` is due before the next step)."""
+        left = self.left
+        left[index] -= 1
+        if left[index]:
+            return False
+        self.changed = True
+        return True
+
+    def end_all(self, ended: np.ndarray) -> np.ndarray:
+        """Count the episodes that ``ended`` (a bool per sub-env, True only at live ones) and update; the
+        sub-envs to restart (those with episodes left, as a bool per sub-env)."""
+        self.left, restart = count_episode_ends(self.left, ended)
+        if (ended & ~restart).any():
+            self.update()
+        return restart
+
+    def restart(self, mask: np.ndarray | None = None) -> None:
+        """Give every sub-env (or those of ``mask``) its whole budget again, as a reset does."""
+        if mask is None:
+            self.left[:] = self.num_episodes
+        else:
+            self.left[mask] = self.num_episodes
+        self.update()
+
+    def update(self) -> None:
+        """Recount the live sub-envs and remake ``start`` after budgets were spent or restarted."""
+        spent = self.spent
+        if spent.any():
+            self.live_ids = np.flatnonzero(~spent).astype(np.int32)
+            self.live = self.live_ids.tolist()
+        else:
+            self.live = self.live_ids = None
+        self.start = spent_results(self._space, spent, self._reward_dtype)
+        self.changed = False

@@ -22,7 +22,8 @@ from vecrl.arrays import (
 )
 from vecrl.autoreset import autoreset_mode_value
 from vecrl.checks import checked_device, checked_flag, closed_env_error
-from vecrl.compat import GYMNASIUM_1, VECTOR_WRAPPER_BASE
+from vecrl.compat import FINAL_OBS_KEY, GYMNASIUM_1, VECTOR_WRAPPER_BASE
+from vecrl.episode_vector_env import EpisodeVectorEnv
 from vecrl.spaces import ARRAY_SPACES, check_supported_space, unbatched_space
 
 
@@ -108,6 +109,10 @@ class TorchWrapper:
         self._closed = False
         self._tree_observations = not isinstance(single_obs, ARRAY_SPACES)
         self._array_type: ArrayType | None = None
+        # vecrl's own envs give final observations in vecrl's layout (vecrl.final_observations), which become
+        # tensors with the observations; gymnasium's keep theirs (before 1.1 a numeric batch, zeros where no
+        # episode ended, that would read as vecrl's layout once a tensor).
+        self._final_observations_in_layout = isinstance(env.unwrapped, EpisodeVectorEnv)
 
         self._discrete_dtype: torch.dtype | None = None
         if discrete_to_continuous_act and isinstance(single_act, Discrete):
@@ -215,6 +220,18 @@ class TorchWrapper:
             self.env.step(action if array_type == "torch" else convert_from_torch(action, array_type))
         )
 
+    def _final_observations_as_tensors(self, info: Any) -> Any:
+        """``info`` with the final observations and their mask (``vecrl.final_observations``) as tensors on
+        the device, as the observations are, where the env gave them as numpy or jax arrays."""
+        final, mask_key = info[FINAL_OBS_KEY], f"_{FINAL_OBS_KEY}"
+        if isinstance(first_leaf(final), torch.Tensor):
+            return info
+        final = tree_to_torch(final) if self._tree_observations else convert_to_torch(final)
+        mask = convert_to_torch_bool(info[mask_key])
+        if self._device is not None:
+            final, mask = _to_device(final, self._device), mask.to(self._device)
+        return {**info, FINAL_OBS_KEY: final, mask_key: mask}
+
     def _unreadable_action(self, action: Any, error: Exception) -> Exception:
         """The error for an action that is no array of numbers (None, text, ragged lists): what ``step()``
         expected, what it got, and torch's words."""
@@ -251,6 +268,8 @@ class TorchWrapper:
         if device is not None:
             observation, reward, terminated = _to_device((observation, reward, terminated), device)
         info = result[-1]
+        if self._final_observations_in_layout and FINAL_OBS_KEY in info:
+            info = self._final_observations_as_tensors(info)
         if len(result) == 4:
             return observation, reward, terminated, info
         truncated = result[3]

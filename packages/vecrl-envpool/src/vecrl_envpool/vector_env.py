@@ -17,17 +17,13 @@ import numpy as np
 import torch
 from gymnasium.spaces import Box, Discrete
 
-from vecrl import EpisodeVectorEnv
-from vecrl.action_checks import ActionCheck
 from vecrl.checks import (
     check_fits_in_memory,
     check_reserved_kwargs,
     checked_device,
     checked_num_envs,
-    closed_env_error,
 )
-from vecrl.compat import FINAL_OBS_KEY
-from vecrl.episodes import count_episode_ends, spent_results
+from vecrl.host_vector_env import HostVectorEnv, StepRows
 from vecrl.seeding import SeedRule, checked_seeds, is_int
 from vecrl_envpool.envpool_ids import checked_env_id, import_envpool
 
@@ -96,8 +92,9 @@ def _check_counts(envpool_kwargs: Mapping[str, Any], num_envs: int) -> None:
 _ROW_KEYS = ("env_id", "players")
 
 
-class EnvpoolVectorEnv(EpisodeVectorEnv):
-    """``num_envs`` copies of the envpool env ``env_id``, stepped in C++ threads, with vecrl's episode rules.
+class EnvpoolVectorEnv(HostVectorEnv):
+    """``num_envs`` copies of the envpool env ``env_id``, stepped in C++ threads, with vecrl's episode rules
+    (``vecrl.host_vector_env``: this class says how to reset and step a set of envpool's sub-envs).
 
     The pool is ``envpool.make(env_id, env_type="gymnasium", num_envs=N, batch_size=N, **envpool_kwargs)``
     (``num_threads``, ``max_episode_steps``, ``frame_skip``, ... reach envpool unchanged); it is built on
@@ -135,6 +132,7 @@ class EnvpoolVectorEnv(EpisodeVectorEnv):
     """
 
     seeded_masked_reset = False  # seeds are fixed when the pool is built (see reset)
+    steps_reset_next = True  # envpool's own next-step autoreset
 
     def __init__(
         self,
@@ -159,7 +157,6 @@ class EnvpoolVectorEnv(EpisodeVectorEnv):
         self._take_episode_options(
             num_episodes=num_episodes, autoreset_mode=autoreset_mode, seed_rule=seed_rule
         )
-        budget, mode = self._num_episodes, self._autoreset_mode
         check_reserved_kwargs("EnvpoolVectorEnv", envpool_kwargs, _RESERVED_KWARGS)
         _check_counts(envpool_kwargs, num_envs)
         self._envpool: ModuleType = import_envpool()
@@ -179,21 +176,8 @@ class EnvpoolVectorEnv(EpisodeVectorEnv):
             )
         super().__init__(num_envs, observation_space, action_space, reward_dtype=np.float32)
         self.array_type: Literal["numpy", "torch"] = array_type
-        self._check_action: ActionCheck = ActionCheck(action_space, num_envs, "EnvpoolVectorEnv")
         self._pool: Any = None
         self._seed_source: np.random.Generator = np.random.default_rng()
-        self._last_observation: np.ndarray | None = None  # for masked resets, which keep the other rows
-        # with a budget: the episodes each sub-env has left and which are spent; the live sub-envs' ids, or
-        # None while every sub-env steps (the path without any gathering)
-        self._episodes_left: np.ndarray = np.full(num_envs, budget or 0, np.int64)
-        self._spent: np.ndarray = np.zeros(num_envs, np.bool_)
-        self._live: np.ndarray | None = None
-        self._live_rows: list[int] | None = None
-        # next_step mode: which sub-envs the next step resets (their actions are ignored, so not checked)
-        self._resetting: np.ndarray = np.zeros(num_envs, np.bool_)
-        # whether a step must find the episodes that ended: to restart them (same_step) or count them against a
-        # budget (envpool's own next-step mode restarts them, and the disabled mode's bookkeeping is the base's)
-        self._tracks_ends: bool = mode == "same_step" or budget is not None
         self.closed: bool = False
 
     def _spec(self, options: dict[str, Any]) -> Any:
@@ -276,22 +260,23 @@ class EnvpoolVectorEnv(EpisodeVectorEnv):
             >>> bool((first == again).all())
             True
         """
-        mask, seeds, _ = self._reset_request(seed, options, started=self._pool is not None)
-        if mask is not None:
-            return self._masked_reset(mask)
+        return super().reset(seed=seed, options=options)
+
+    def _reset_rows(
+        self, ids: np.ndarray | None, seeds: list[Any] | None, options: dict[str, Any] | None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Reset every sub-env (building the pool again where there are seeds, or no pool yet), or the
+        sub-envs ``ids`` (a masked reset takes no seeds: ``seeded_masked_reset``)."""
+        if ids is not None:
+            observation, info = self._pool.reset(ids.astype(np.int32))
+            (observation,), info = _in_order(ids, (self._in_space_dtype(observation),), info)
+            return observation, info
         if seeds is not None or self._pool is None:
             self._build(
                 self.sub_env_seeds(int(self._seed_source.integers(0, 2**32))) if seeds is None else seeds
             )
         observation, info = self._pool.reset()
-        observation = self._in_space_dtype(observation)
-        self._episodes_left[:] = self.num_episodes or 0
-        self._spent[:] = False
-        self._live = self._live_rows = None
-        self._note_reset(None)
-        self._resetting[:] = False
-        self._last_observation = observation
-        return self._out(observation), _own_info(info)
+        return self._in_space_dtype(observation), _own_info(info)
 
     def _build(self, seeds: list[int]) -> None:
         """Build the pool again with sub-env ``i`` seeded ``seeds[i]``."""
@@ -304,27 +289,6 @@ class EnvpoolVectorEnv(EpisodeVectorEnv):
         with _quiet_spaces():
             self._pool = self._envpool.make(self.env_id, env_type="gymnasium", **self._options, **seeding)
             self._pool.observation_space, self._pool.action_space  # noqa: B018 (made on first use)
-
-    def _masked_reset(self, mask: np.ndarray) -> tuple[Any, dict[str, Any]]:
-        assert self._last_observation is not None  # a masked reset before the first reset was refused
-        ids = np.flatnonzero(mask).astype(np.int32)
-        fresh, info = self._pool.reset(ids)
-        observation = self._last_observation.copy()
-        observation[info["env_id"]] = fresh
-        self._episodes_left[ids] = self.num_episodes or 0
-        self._spent[ids] = False
-        self._set_live()
-        self._note_reset(mask)
-        self._resetting[ids] = False
-        self._last_observation = observation
-        return self._out(observation), _widened_info(info, self.num_envs)
-
-    def _set_live(self) -> None:
-        if self._spent.any():
-            self._live = np.flatnonzero(~self._spent).astype(np.int32)
-            self._live_rows = self._live.tolist()
-        else:
-            self._live = self._live_rows = None
 
     def step(self, action: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         """Step every live sub-env with its row of ``action`` (shape ``(num_envs, *action_shape)``).
@@ -339,82 +303,18 @@ class EnvpoolVectorEnv(EpisodeVectorEnv):
             >>> reward.tolist(), sorted(info)
             ([1.0, 1.0], ['elapsed_step'])
         """
-        pool = self._pool
-        if pool is None:
-            if self.closed:
-                raise closed_env_error("step", self)
-            raise RuntimeError("step() was called before reset(); call reset() first.")
-        self._refuse_finished()
-        live = self._live
-        rows = self._live_rows
-        if self._autoreset_mode == "next_step" and self._resetting.any():
-            rows = np.flatnonzero(~(self._resetting | self._spent)).tolist()
-        actions = self._check_action(action, rows)
-        if live is None:
-            observation, reward, terminated, truncated, info = pool.step(actions)
-            observation = self._in_space_dtype(observation)
-            info = _own_info(info)
-            ended = None
-            if self._tracks_ends:
-                done = terminated | truncated
-                ended = np.flatnonzero(done) if done.any() else None
-        else:
-            (observation, reward, terminated, truncated, info), ended = self._step_live(pool, actions, live)
-        if ended is not None:
-            observation, info = self._episodes_ended(ended, observation, info)
-        if self._autoreset_mode == "next_step":
-            self._resetting = terminated | truncated
-        elif self._autoreset_mode == "disabled":
-            self._note_ended(terminated | truncated)
-        self._last_observation = observation
-        out = self._out
-        return out(observation), out(reward), out(terminated), out(truncated), info
+        return super().step(action)
 
-    def _step_live(
-        self, pool: Any, actions: np.ndarray, live: np.ndarray
-    ) -> tuple[tuple[Any, ...], np.ndarray | None]:
-        """Step only the ``live`` sub-envs (the others' budgets are spent): the results widened to every
-        row, and the ids of the sub-envs whose episode ended (or None)."""
-        n = self.num_envs
-        observation, reward, terminated, truncated = spent_results(
-            self.single_observation_space, self._spent, np.float32
+    def _step_rows(self, actions: np.ndarray, ids: np.ndarray | None) -> StepRows:
+        """Step every sub-env, or only ``ids`` (the others' budgets are spent)."""
+        if ids is None:
+            observation, reward, terminated, truncated, info = self._pool.step(actions)
+            return self._in_space_dtype(observation), reward, terminated, truncated, _own_info(info)
+        observation, reward, terminated, truncated, info = self._pool.step(actions, ids.astype(np.int32))
+        (observation, reward, terminated, truncated), info = _in_order(
+            ids, (self._in_space_dtype(observation), reward, terminated, truncated), info
         )
-        if len(live) == 0:
-            return (observation, reward, terminated, truncated, {}), None
-        part_obs, part_reward, part_terminated, part_truncated, part_info = pool.step(actions[live], live)
-        ids = part_info["env_id"]
-        observation[ids] = part_obs
-        reward[ids] = part_reward
-        terminated[ids] = part_terminated
-        truncated[ids] = part_truncated
-        done = part_terminated | part_truncated
-        ended = ids[done] if done.any() else None
-        return (observation, reward, terminated, truncated, _widened_info(part_info, n)), ended
-
-    def _episodes_ended(
-        self, ended: np.ndarray, observation: np.ndarray, info: dict[str, Any]
-    ) -> tuple[np.ndarray, dict[str, Any]]:
-        """Apply the episode rules to the sub-envs ``ended`` (their ids): count their episodes against the
-        budget, and restart them (same_step)."""
-        restart = ended
-        if self.num_episodes is not None:
-            ending = np.zeros(self.num_envs, np.bool_)
-            ending[ended] = True
-            self._episodes_left, restarting = count_episode_ends(self._episodes_left, ending)
-            spent = ending & ~restarting
-            if spent.any():
-                self._spent |= spent
-                self._set_live()
-                restart = np.flatnonzero(restarting)
-        if self._autoreset_mode == "same_step":
-            mask = np.zeros(self.num_envs, np.bool_)
-            mask[ended] = True
-            info = {**info, FINAL_OBS_KEY: self._out(observation), f"_{FINAL_OBS_KEY}": self._out(mask)}
-            if len(restart):
-                fresh, reset_info = self._pool.reset(restart.astype(np.int32))
-                observation = observation.copy()
-                observation[reset_info["env_id"]] = fresh
-        return observation, info
+        return observation, reward, terminated, truncated, info
 
     def _in_space_dtype(self, observation: np.ndarray) -> np.ndarray:
         """``observation`` in the observation space's dtype: envpool gives Discrete states as int32, where
@@ -422,7 +322,7 @@ class EnvpoolVectorEnv(EpisodeVectorEnv):
         dtype = self.single_observation_space.dtype
         return observation if observation.dtype == dtype else observation.astype(dtype)
 
-    def _out(self, x: np.ndarray) -> Any:
+    def _results(self, x: np.ndarray) -> Any:
         if self.array_type == "numpy":
             return x
         tensor = torch.from_numpy(x)
@@ -464,14 +364,19 @@ def _own_info(info: dict[str, Any]) -> dict[str, Any]:
     return info
 
 
-def _widened_info(info: dict[str, Any], num_envs: int) -> dict[str, Any]:
-    """The info of a subset of sub-envs (``info["env_id"]``) widened to every row (zeros elsewhere)."""
-    ids = info["env_id"]
-    widened: dict[str, Any] = {}
-    for key, value in _own_info(dict(info)).items():
-        if isinstance(value, np.ndarray) and value.ndim and len(value) == len(ids):
-            full = np.zeros((num_envs, *value.shape[1:]), value.dtype)
-            full[ids] = value
-            value = full
-        widened[key] = value
-    return widened
+def _in_order(
+    ids: np.ndarray, arrays: tuple[np.ndarray, ...], info: dict[str, Any]
+) -> tuple[tuple[np.ndarray, ...], dict[str, Any]]:
+    """The ``arrays`` and ``info`` envpool returned for the sub-envs ``ids`` (ascending), with their rows in
+    the order of ``ids`` (envpool's are in ``info["env_id"]``'s order) and without the async batch's keys."""
+    env_id = info["env_id"]
+    if len(ids) > 1 and not np.array_equal(env_id, ids):
+        order = np.argsort(env_id)
+        arrays = tuple(array[order] for array in arrays)
+        info = {
+            key: value[order]
+            if isinstance(value, np.ndarray) and value.ndim and len(value) == len(ids)
+            else value
+            for key, value in info.items()
+        }
+    return arrays, _own_info(info)

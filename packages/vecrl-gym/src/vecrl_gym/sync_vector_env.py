@@ -12,10 +12,7 @@ import torch
 from gymnasium.vector.utils import iterate
 
 from vecrl.action_checks import ActionCheck
-from vecrl.autoreset import (
-    autoreset_metadata,
-    finished_sub_envs_error,
-)
+from vecrl.autoreset import autoreset_metadata
 from vecrl.checks import (
     SubEnvError,
     check_fits_in_memory,
@@ -23,7 +20,7 @@ from vecrl.checks import (
     failed_env_error,
 )
 from vecrl.compat import GYMNASIUM_1
-from vecrl.episodes import spent_results
+from vecrl.episodes import EpisodeBudget, spent_results
 from vecrl.seeding import SeedRule
 from vecrl.spaces import ARRAY_SPACES, check_supported_space
 from vecrl_gym.batching import (
@@ -158,8 +155,12 @@ class SyncVectorEnv(GymVectorEnv):
         self._tree_observations = not isinstance(obs_space, ARRAY_SPACES)
         self._tree_actions = not isinstance(action_space, ARRAY_SPACES)
         self._check_actions = ActionCheck(action_space, self.num_envs, "SyncVectorEnv")
+        # Episodes still to run per sub-env (None: autoreset forever): vecrl.episodes.EpisodeBudget.
+        self._budget: EpisodeBudget | None = None
+        if self._num_episodes is not None:
+            self._budget = EpisodeBudget(self.num_envs, self._num_episodes, obs_space)
         # What a step writes only for some sub-envs, so that its arrays start as a copy: False flags, and
-        # under a spent budget what the spent sub-envs report (vecrl.episodes.spent_results, _update_live).
+        # under a spent budget what the spent sub-envs report (the budget's ``start``, _update_live).
         self._initial_results = spent_results(obs_space, np.zeros(self.num_envs, np.bool_))
         # On the CPU, step results and info masks are rows of tensors made many at a time (TensorRows).
         self._result_rows: TensorRows | None = None
@@ -179,21 +180,16 @@ class SyncVectorEnv(GymVectorEnv):
             "next_step": self._step_next_step,
             "disabled": self._step_disabled,
         }[self._autoreset_mode]
-        # Sub-envs whose episode ended and which no reset has restarted yet (next_step and disabled).
+        # Sub-envs whose episode ended and which the next step resets (next_step; the disabled mode's are
+        # EpisodeVectorEnv's).
         self._needs_reset = [False] * self.num_envs
         # The observations last returned (numpy arrays), for the untouched rows of a masked reset.
         self._last_observations: Any = None
-
-        # Episodes still to run per sub-env (None: autoreset forever); 0 means its budget is spent.
-        self._episodes_left: list[int] | None = None
-        # The sub-envs whose budget is not spent, when some are (None: all): only these are stepped and have
-        # their actions checked, so that a step costs in proportion to the sub-envs still running; the spent
-        # rows of a step's arrays come filled (_initial_results).
+        # The budget's live sub-envs, when some are spent (None: all), and their step functions: only these are
+        # stepped and have their actions checked, so that a step costs in proportion to the sub-envs still
+        # running; the spent rows of a step's arrays come filled (_initial_results).
         self._live: list[int] | None = None
         self._live_env_steps: list[Any] = []
-        self._spent_now = False  # a budget was spent in this step
-        if self._num_episodes is not None:
-            self._episodes_left = [self._num_episodes] * self.num_envs
 
     def reset(
         self,
@@ -226,7 +222,7 @@ class SyncVectorEnv(GymVectorEnv):
             indices = np.flatnonzero(mask).tolist()
             observations = self._new_observations(copy_observations(self._last_observations))
         infos: dict[str, Any] = {}
-        needs_reset, episodes_left, env_resets = self._needs_reset, self._episodes_left, self._env_resets
+        needs_reset, env_resets = self._needs_reset, self._env_resets
         index = -1
         try:
             for index in indices:
@@ -234,13 +230,13 @@ class SyncVectorEnv(GymVectorEnv):
                 if info and not self._empty_info:
                     infos = self._add_info(infos, info, index)
                 needs_reset[index] = False
-                if episodes_left is not None:
-                    episodes_left[index] = self._num_episodes  # type: ignore[assignment]
         except BaseException as error:
             self._fail(index, "reset()", error)
         if mask is None:
             self._failure, self._unusable = None, False
-        if episodes_left is not None:
+        self._note_reset(mask)
+        if self._budget is not None:
+            self._budget.restart(mask)
             self._update_live()
         observations = self._finished_observations(observations)
         if self._device is not None:
@@ -279,7 +275,9 @@ class SyncVectorEnv(GymVectorEnv):
         infos = self._step_sub_envs(
             actions, observations, rewards, terminated, truncated, None if self._empty_info else {}
         )
-        if self._spent_now:
+        budget = self._budget
+        if budget is not None and budget.changed:
+            budget.update()
             self._update_live()
         observations = self._finished_observations(observations)
         if infos is None:
@@ -340,7 +338,7 @@ class SyncVectorEnv(GymVectorEnv):
     ) -> dict[str, Any] | None:
         """Step every sub-env; those whose episode ended at the previous step are reset instead and their
         action ignored (next_step autoreset)."""
-        episodes_left, needs_reset, env_resets = self._episodes_left, self._needs_reset, self._env_resets
+        budget, needs_reset, env_resets = self._budget, self._needs_reset, self._env_resets
         index = -1
         try:
             for index, env_step, action in self._live_sub_envs(actions):
@@ -354,9 +352,8 @@ class SyncVectorEnv(GymVectorEnv):
                         terminated[index] = term
                         truncated[index] = trunc
                         needs_reset[index] = True
-                        if episodes_left is not None:
-                            episodes_left[index] -= 1
-                            self._spent_now |= not episodes_left[index]
+                        if budget is not None:
+                            budget.end(index)
                 if info and infos is not None:
                     infos = self._add_info(infos, info, index)
                 observations[index] = observation
@@ -375,10 +372,8 @@ class SyncVectorEnv(GymVectorEnv):
         infos: dict[str, Any] | None,
     ) -> dict[str, Any] | None:
         """Step every sub-env, none of which may have a finished episode (autoreset disabled)."""
-        needs_reset = self._needs_reset
-        if True in needs_reset:
-            finished = [index for index, flag in enumerate(needs_reset) if flag]
-            raise finished_sub_envs_error(finished)
+        self._refuse_finished()
+        ended = False
         index = -1
         try:
             for index, env_step, action in zip(range(self.num_envs), self._env_steps, actions, strict=True):
@@ -386,13 +381,15 @@ class SyncVectorEnv(GymVectorEnv):
                 if term or trunc:
                     terminated[index] = term
                     truncated[index] = trunc
-                    needs_reset[index] = True
+                    ended = True
                 if info and infos is not None:
                     infos = self._add_info(infos, info, index)
                 observations[index] = observation
                 rewards[index] = reward
         except BaseException as error:
             self._fail(index, "step()", error)
+        if ended:
+            self._note_ended(terminated | truncated)
         return infos
 
     def _live_sub_envs(self, actions: Any) -> Iterable[tuple[int, Any, Any]]:
@@ -420,14 +417,12 @@ class SyncVectorEnv(GymVectorEnv):
         return [index for index in (range(self.num_envs) if live is None else live) if not resetting[index]]
 
     def _update_live(self) -> None:
-        """Recount the sub-envs whose budget is not spent (after a reset, or a step that spent one), and
-        make the arrays of the next steps start with what the spent ones report."""
-        assert self._episodes_left is not None
-        left = np.array(self._episodes_left)
-        self._live = None if left.all() else np.flatnonzero(left).tolist()
+        """Take the budget's live sub-envs (after a reset, or a step that spent one), and make the arrays
+        of the next steps start with what the spent ones report."""
+        assert self._budget is not None
+        self._live = self._budget.live
         self._live_env_steps = [self._env_steps[index] for index in self._live or ()]
-        self._spent_now = False
-        self._initial_results = spent_results(self.single_observation_space, left == 0)
+        self._initial_results = self._budget.start
         if self._result_rows is not None:
             self._result_rows.start_from(self._initial_results)
 
@@ -493,12 +488,9 @@ class SyncVectorEnv(GymVectorEnv):
         advances exactly as in the reference implementation.
         """
         next_observation, next_info = self._env_resets[index]()
-        episodes_left = self._episodes_left
-        if episodes_left is not None:
-            episodes_left[index] -= 1
-            if not episodes_left[index]:
-                self._spent_now = True
-                return observation, info
+        budget = self._budget
+        if budget is not None and budget.end(index):
+            return observation, info
         return next_observation, next_info
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:

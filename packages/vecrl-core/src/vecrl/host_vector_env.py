@@ -1,0 +1,247 @@
+"""HostVectorEnv: the step half of the episode engine, for sub-envs whose results are numpy arrays.
+
+A backend whose sub-envs step on the host subclasses ``HostVectorEnv`` and writes how to reset and how to
+step a set of its sub-envs (``_reset_rows`` and ``_step_rows``); ``reset()`` and ``step()`` are the
+engine's, and with them every episode rule: the three autoreset modes, the episode budget and the NaN
+rows of a spent budget (``vecrl.episodes``), masked resets that keep the other rows, the final
+observations of ``vecrl.final_observations``, the refusal to step a finished sub-env with autoreset
+disabled, and the checks of actions (``vecrl.action_checks``) and of ``reset()``'s arguments
+(``vecrl.episode_vector_env``). envpool's backend stands on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium.spaces import Space
+
+from vecrl.action_checks import ActionCheck
+from vecrl.checks import closed_env_error
+from vecrl.compat import FINAL_OBS_KEY
+from vecrl.episode_vector_env import EpisodeVectorEnv
+from vecrl.episodes import EpisodeBudget, spent_results
+from vecrl.spaces import ARRAY_SPACES
+
+#: What ``_step_rows`` returns: observations, rewards, terminated, truncated (one row per sub-env stepped)
+#: and info (arrays with one row per sub-env stepped; other values as they are).
+StepRows = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]
+
+
+class HostVectorEnv(EpisodeVectorEnv):
+    """A vector env whose backend says how to reset and step a set of sub-envs; the episode rules are
+    this engine's, the same for every host backend (and a third party's).
+
+    A subclass calls ``_take_episode_options(...)`` (``num_episodes``, ``autoreset_mode``, ``seed_rule``),
+    then ``HostVectorEnv.__init__(num_envs, observation_space, action_space)`` with array spaces (Box,
+    Discrete, MultiDiscrete, MultiBinary), and writes:
+
+    - ``_reset_rows(ids, seeds, options)``: reset the sub-envs ``ids`` (an int array in ascending order;
+      None for every sub-env) with ``seeds`` (one per sub-env reset, None entries unseeded; None: no seeds) and the reset
+      ``options`` other than ``reset_mask`` (None: none); return their observations and info, one row per
+      sub-env in the order of ``ids``.
+    - ``_step_rows(actions, ids)``: step the sub-envs ``ids`` (None: all) with ``actions`` (one row per
+      sub-env stepped); return ``(observations, rewards, terminated, truncated, info)``, one row per
+      sub-env stepped, in the order of ``ids``, the rewards in ``reward_dtype`` (else they are cast). The engine never steps a sub-env whose budget is spent,
+      resets the sub-envs whose episode ended (by the autoreset mode) and refuses bad actions first.
+
+    A backend whose own step resets a sub-env whose episode ended at its previous step (ignoring that
+    sub-env's action, reporting reward 0 and neither flag: gymnasium's next_step autoreset, as envpool's
+    pools do) sets ``steps_reset_next = True``, and the engine leaves those resets to it in
+    ``"next_step"`` mode. ``_results(array)`` turns the numpy results into what the env returns (the
+    arrays themselves here; torch tensors for a backend that returns them).
+
+    Examples:
+        >>> from gymnasium.spaces import Box, Discrete
+        >>> class Clock(HostVectorEnv):
+        ...     '''Each sub-env counts its steps; an episode lasts 3 steps.'''
+        ...     def __init__(self, num_envs, **episode_options):
+        ...         self._take_episode_options(**episode_options)
+        ...         super().__init__(num_envs, Box(0.0, 3.0, (1,), np.float32), Discrete(2))
+        ...         self.time = np.zeros(num_envs, np.float32)
+        ...     def _reset_rows(self, ids, seeds, options):
+        ...         ids = slice(None) if ids is None else ids
+        ...         self.time[ids] = 0.0
+        ...         return self.time[ids, None].copy(), {}
+        ...     def _step_rows(self, actions, ids):
+        ...         ids = slice(None) if ids is None else ids
+        ...         self.time[ids] += 1.0
+        ...         time = self.time[ids]
+        ...         return time[:, None].copy(), np.ones_like(time), time >= 3.0, time < 0.0, {}
+        >>> env = Clock(2, num_episodes=1)
+        >>> _ = env.reset()
+        >>> for _ in range(4):
+        ...     observation, reward, terminated, truncated, info = env.step(np.zeros(2, np.int64))
+        >>> observation.tolist(), reward.tolist(), terminated.tolist()
+        ([[nan], [nan]], [nan, nan], [True, True])
+    """
+
+    #: Whether ``_step_rows`` itself resets the sub-envs whose episode ended at the previous step (see above).
+    steps_reset_next: ClassVar[bool] = False
+
+    def __init__(
+        self, num_envs: int, observation_space: Space, action_space: Space, *, reward_dtype: Any = np.float64
+    ) -> None:
+        if not isinstance(observation_space, ARRAY_SPACES):
+            raise TypeError(
+                f"{type(self).__name__} has observations in {observation_space}; a HostVectorEnv batches array"
+                " observations (Box, Discrete, MultiDiscrete, MultiBinary) in one array."
+            )
+        super().__init__(num_envs, observation_space, action_space, reward_dtype=reward_dtype)
+        self._check_action = ActionCheck(action_space, num_envs, type(self).__name__)
+        self._reward_dtype = np.dtype(reward_dtype)
+        self._budget: EpisodeBudget | None = None
+        if self._num_episodes is not None:
+            self._budget = EpisodeBudget(num_envs, self._num_episodes, observation_space, reward_dtype)
+        self._no_results = spent_results(observation_space, np.zeros(num_envs, np.bool_), reward_dtype)
+        # next_step mode: which sub-envs the next step resets (their actions are ignored, so not checked)
+        self._resetting: np.ndarray = np.zeros(num_envs, np.bool_)
+        # whether a step must find the episodes that ended: to restart them (same_step) or count them against a
+        # budget (next_step resets them at the next step, and the disabled mode's bookkeeping is the base's)
+        self._tracks_ends = self._autoreset_mode == "same_step" or self._budget is not None
+        self._next_step = self._autoreset_mode == "next_step"
+        self._last_observation: np.ndarray | None = None  # for masked resets, which keep the other rows
+
+    def _reset_rows(
+        self, ids: np.ndarray | None, seeds: list[Any] | None, options: dict[str, Any] | None
+    ) -> Any:
+        """Reset the sub-envs ``ids`` (None: all); their ``(observations, info)`` (see the class)."""
+        raise NotImplementedError
+
+    def _step_rows(self, actions: np.ndarray, ids: np.ndarray | None) -> StepRows:
+        """Step the sub-envs ``ids`` (None: all) with ``actions``; their results (see the class)."""
+        raise NotImplementedError
+
+    def _results(self, array: np.ndarray) -> Any:
+        """What the env returns for the numpy ``array`` of a result (the array itself)."""
+        return array
+
+    def reset(
+        self, *, seed: Any = None, options: Mapping[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Start a new episode in every sub-env, or in those of ``options["reset_mask"]`` (the other rows of
+        the observations are those last returned), and restart their episode budgets.
+
+        ``seed`` is an int (by the env's ``seed_rule``) or one seed per sub-env; without one (None) the seed
+        given to ``seed()`` is used, if any (``vecrl.episode_vector_env``).
+        """
+        mask, seeds, rest = self._reset_request(seed, options, started=self._last_observation is not None)
+        if mask is None:
+            observation, info = self._reset_rows(None, seeds, rest)
+            self._resetting[:] = False
+        else:
+            assert self._last_observation is not None  # (a masked reset before the first reset was refused)
+            ids = np.flatnonzero(mask)
+            fresh, part = self._reset_rows(ids, None if seeds is None else [seeds[i] for i in ids], rest)
+            observation = self._last_observation.copy()
+            observation[ids] = fresh
+            info = with_rows({}, part, ids, self.num_envs)
+            self._resetting[ids] = False
+        if self._budget is not None:
+            self._budget.restart(mask)
+        self._note_reset(mask)
+        self._last_observation = observation
+        return self._results(observation), info
+
+    def step(self, action: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """Step every live sub-env with its row of ``action`` (shape ``(num_envs, *action_shape)``); returns
+        ``(observation, reward, terminated, truncated, info)``. A bad action is a ValueError before anything
+        steps."""
+        if self._last_observation is None:
+            if self.closed:
+                raise closed_env_error("step", self)
+            raise RuntimeError("step() was called before reset(); call reset() first.")
+        self._refuse_finished()
+        budget = self._budget
+        ids, rows = (None, None) if budget is None else (budget.live_ids, budget.live)
+        resetting = self._resetting if self._next_step and self._resetting.any() else None
+        if resetting is not None:
+            waiting = resetting if budget is None else resetting | budget.spent
+            rows = np.flatnonzero(~waiting).tolist()
+        actions = self._check_action(action, rows)
+        if ids is None and (resetting is None or self.steps_reset_next):
+            observation, reward, terminated, truncated, info = self._step_rows(actions, None)
+            if reward.dtype != self._reward_dtype:
+                reward = reward.astype(self._reward_dtype)
+        else:
+            observation, reward, terminated, truncated, info = self._step_some(actions, budget, resetting)
+        if self._tracks_ends:
+            done = terminated | truncated
+            if ids is not None:  # (the spent sub-envs report both flags, but ended no episode)
+                done &= ~budget.spent  # type: ignore[union-attr]
+            if done.any():
+                observation, info = self._episodes_ended(done, observation, info)
+        if self._next_step:
+            self._resetting = terminated | truncated
+        elif not self._tracks_ends:  # (autoreset disabled)
+            self._note_ended(terminated | truncated)
+        self._last_observation = observation
+        out = self._results
+        return out(observation), out(reward), out(terminated), out(truncated), info
+
+    def _step_some(
+        self, actions: np.ndarray, budget: EpisodeBudget | None, resetting: np.ndarray | None
+    ) -> StepRows:
+        """Step the live sub-envs but those next_step resets, and reset those: every row of the results
+        (the spent sub-envs' as ``vecrl.episodes`` says; a reset sub-env reports reward 0 and neither flag)."""
+        start = self._no_results if budget is None else budget.start
+        observation, reward, terminated, truncated = (array.copy() for array in start)
+        live = None if budget is None else budget.live_ids
+        ids = np.arange(self.num_envs) if live is None else live
+        restarting = None
+        if resetting is not None and not self.steps_reset_next:
+            restarting, ids = ids[resetting[ids]], ids[~resetting[ids]]
+        info: dict[str, Any] = {}
+        if len(ids):
+            part_obs, part_reward, part_terminated, part_truncated, part = self._step_rows(actions[ids], ids)
+            observation[ids], reward[ids] = part_obs, part_reward
+            terminated[ids], truncated[ids] = part_terminated, part_truncated
+            info = with_rows(info, part, ids, self.num_envs)
+        if restarting is not None and len(restarting):
+            observation[restarting], part = self._reset_rows(restarting, None, None)
+            info = with_rows(info, part, restarting, self.num_envs)
+        return observation, reward, terminated, truncated, info
+
+    def _episodes_ended(
+        self, done: np.ndarray, observation: np.ndarray, info: dict[str, Any]
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Count the episodes that ended (``done``) against the budget, and in same_step mode restart the
+        sub-envs with episodes left, their final observations in ``info`` (``vecrl.final_observations``)."""
+        restart = done
+        if self._budget is not None:
+            restart = self._budget.end_all(done)
+        if self._autoreset_mode == "same_step":
+            info = {
+                **info,
+                FINAL_OBS_KEY: self._results(observation),
+                f"_{FINAL_OBS_KEY}": self._results(done),
+            }
+            ids = np.flatnonzero(restart)
+            if len(ids):
+                observation = observation.copy()
+                observation[ids], _ = self._reset_rows(ids, None, None)
+        return observation, info
+
+
+def with_rows(
+    info: dict[str, Any], part: Mapping[str, Any], ids: np.ndarray, num_envs: int
+) -> dict[str, Any]:
+    """``info`` with the info ``part`` of the sub-envs ``ids`` written into its rows: each array of
+    ``part`` with one row per id goes into rows ``ids`` of an array with a row per sub-env (zeros in the
+    others where ``info`` has none yet); other values are taken as they are.
+
+    Examples:
+        >>> with_rows({}, {"elapsed": np.array([5, 7])}, np.array([0, 2]), 3)
+        {'elapsed': array([5, 0, 7])}
+    """
+    info = dict(info)
+    for key, value in part.items():
+        if isinstance(value, np.ndarray) and value.ndim and len(value) == len(ids):
+            full = info.get(key)
+            if not (isinstance(full, np.ndarray) and full.shape[1:] == value.shape[1:]):
+                full = np.zeros((num_envs, *value.shape[1:]), value.dtype)
+            full[ids] = value
+            value = full
+        info[key] = value
+    return info
