@@ -268,7 +268,11 @@ class TorchWrapper:
         if device is not None:
             observation, reward, terminated = _to_device((observation, reward, terminated), device)
         info = result[-1]
-        if self._final_observations_in_layout and FINAL_OBS_KEY in info:
+        if (
+            self._final_observations_in_layout
+            and FINAL_OBS_KEY in info
+            and type(info[FINAL_OBS_KEY]) is not torch.Tensor  # (what torch backends give: nothing to do)
+        ):
             info = self._final_observations_as_tensors(info)
         if len(result) == 4:
             return observation, reward, terminated, info
