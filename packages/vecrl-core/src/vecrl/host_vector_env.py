@@ -237,7 +237,7 @@ def with_rows(
     """
     info = dict(info)
     for key, value in part.items():
-        if isinstance(value, np.ndarray) and value.ndim and len(value) == len(ids):
+        if is_row_array(value, len(ids)):
             full = info.get(key)
             if not (isinstance(full, np.ndarray) and full.shape[1:] == value.shape[1:]):
                 full = np.zeros((num_envs, *value.shape[1:]), value.dtype)
@@ -245,3 +245,14 @@ def with_rows(
             value = full
         info[key] = value
     return info
+
+
+def is_row_array(value: Any, num_rows: int) -> bool:
+    """Whether the info ``value`` of a set of ``num_rows`` sub-envs holds one row per sub-env (a numpy array
+    of that length): the values ``with_rows`` writes into rows, and those a backend puts in its rows' order.
+
+    Examples:
+        >>> is_row_array(np.array([5, 7]), 2), is_row_array(np.float32(1.0), 2)
+        (True, False)
+    """
+    return isinstance(value, np.ndarray) and value.ndim > 0 and len(value) == num_rows

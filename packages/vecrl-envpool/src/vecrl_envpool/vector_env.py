@@ -23,7 +23,7 @@ from vecrl.checks import (
     checked_device,
     checked_num_envs,
 )
-from vecrl.host_vector_env import HostVectorEnv, StepRows
+from vecrl.host_vector_env import HostVectorEnv, StepRows, is_row_array
 from vecrl.seeding import SeedRule, checked_seeds, is_int
 from vecrl_envpool.envpool_ids import checked_env_id, import_envpool
 
@@ -373,10 +373,5 @@ def _in_order(
     if len(ids) > 1 and not np.array_equal(env_id, ids):
         order = np.argsort(env_id)
         arrays = tuple(array[order] for array in arrays)
-        info = {
-            key: value[order]
-            if isinstance(value, np.ndarray) and value.ndim and len(value) == len(ids)
-            else value
-            for key, value in info.items()
-        }
+        info = {key: value[order] if is_row_array(value, len(ids)) else value for key, value in info.items()}
     return arrays, _own_info(info)
