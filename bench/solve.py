@@ -8,6 +8,11 @@ removed (decrease_rewards_by=1.0), one after the other in this process:
   vecrl             VecrlNE("gym::Hopper-v5"), in one process
   vecrl workers=2   VecrlNE("gym::Hopper-v5", num_workers=2): two processes evaluate halves of the population
   vecrl envpool     VecrlNE("envpool::Hopper-v5"): envpool's C++ MuJoCo envs, in one process
+  envpool unseeded  the same without VecrlNE's seed, so its evaluations are unseeded, as VecGymNE's are:
+                    each sub-env continues its random stream, and the pool is built once (a seeded
+                    evaluation builds envpool's pool again, since envpool fixes seeds when it builds
+                    one: about 45 ms per generation for 64 Hopper-v5 sub-envs here); the run does not
+                    reproduce, as VecGymNE's does not
 
 Per side: the mean evaluation (the searcher's mean_eval: the shaped return, alive bonus removed) every
 10 generations, seconds per generation, env-steps per second (interactions / time spent evaluating),
@@ -144,6 +149,7 @@ def sides(args: argparse.Namespace) -> dict[str, Callable[[], object]]:
         "vecrl": vecrl_problem("gym::Hopper-v5"),
         "vecrl workers=2": vecrl_problem("gym::Hopper-v5", num_workers=2),
         "vecrl envpool": vecrl_problem("envpool::Hopper-v5"),
+        "envpool unseeded": lambda: VecrlNE("envpool::Hopper-v5", NETWORK, **PROBLEM_OPTIONS),
     }
     return {name: all_sides[name] for name in args.side} if args.side else all_sides
 

@@ -43,6 +43,7 @@ def test_except_vecrl_error_catches_what_vecrl_raises():
 # An unknown name on each backend that is installed, and the name it is closest to.
 UNKNOWN_NAMES = [
     ("gym::Hoper-v5", "Hopper-v5", None),
+    ("gym::hopper-v5", "Hopper-v5", None),  # only the case differs
     ("gym::CartPole-v9", "CartPole-v1", None),
     ("brax::antt", "ant", "vecrl_brax"),
     ("envpool::Hoper-v5", "Hopper-v5", "vecrl_envpool"),

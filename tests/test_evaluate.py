@@ -146,9 +146,13 @@ def test_a_smaller_env_budget_than_asked_is_refused():
 @pytest.mark.parametrize(
     ("parameters", "message"),
     [
-        (torch.zeros(10), "2-D tensor"),
+        (torch.zeros(10), r"2-D tensor .* got \(10,\)\. For a single policy, pass parameters\[None\]"),
         (torch.zeros(2, 3), "the policy's 10 parameters"),
-        (torch.zeros(0, 10), "2-D"),
+        (torch.zeros(0, 10), r"at least one, got \(0, 10\)\.$"),
+        (
+            np.zeros((2, 10), np.float32),
+            r"got ndarray\. Make it a tensor with torch\.as_tensor\(parameters\)",
+        ),
     ],
 )
 def test_bad_parameters_are_refused(parameters, message):

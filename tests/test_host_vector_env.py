@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from gymnasium.spaces import Box, Dict, Discrete
+from gymnasium.spaces import Box, Dict, Discrete, MultiBinary, Text, Tuple
 
 import vecrl
 from vecrl import testing
@@ -18,9 +18,11 @@ class RandomWalk(HostVectorEnv):
     """Each sub-env walks from a random start by +-1 and noise of its own random stream; an episode ends past
     +-3 (terminated) or after ``time_limit`` steps (truncated). Its info counts each sub-env's steps."""
 
+    OBSERVATION_SPACE = Box(-np.inf, np.inf, (2,), np.float32)
+
     def __init__(self, num_envs: int, time_limit: int = 4, **episode_options) -> None:
         self._take_episode_options(**episode_options)
-        super().__init__(num_envs, Box(-np.inf, np.inf, (2,), np.float32), Discrete(2))
+        super().__init__(num_envs, self.OBSERVATION_SPACE, Discrete(2))
         self.time_limit = time_limit
         self.rngs = [np.random.default_rng() for _ in range(num_envs)]
         self.position = np.zeros(num_envs, np.float32)
@@ -56,20 +58,42 @@ class RandomWalk(HostVectorEnv):
         return np.stack([self.position[ids], self.time[ids].astype(np.float32)], axis=1)
 
 
-def make_walk(env_name, *, num_envs=None, **kwargs):
-    return RandomWalk(num_envs, **kwargs)
+class DictWalk(RandomWalk):
+    """The random walk observed as a Dict: the position, and a Tuple of the time and which side of 0 it is."""
 
-
-@pytest.fixture(scope="module")
-def walk():
-    registration = vecrl.register_backend(
-        vecrl.Backend("walk", make=make_walk, keywords=("num_episodes", "autoreset_mode", "seed_rule"))
+    OBSERVATION_SPACE = Dict(
+        {
+            "position": Box(-np.inf, np.inf, (1,), np.float32),
+            "clock": Tuple((Discrete(100), MultiBinary(1))),
+        }
     )
-    yield testing.maker("walk")
+
+    def _observe(self, ids):
+        return {
+            "position": self.position[ids, None].copy(),
+            "clock": (self.time[ids].copy(), (self.position[ids, None] > 0).astype(np.int8)),
+        }
+
+
+WALKS = {"walk": RandomWalk, "dictwalk": DictWalk}
+
+
+@pytest.fixture(scope="module", params=list(WALKS))
+def walk(request):
+    walk_class = WALKS[request.param]
+    registration = vecrl.register_backend(
+        vecrl.Backend(
+            request.param,
+            make=lambda env_name, *, num_envs=None, **kwargs: walk_class(num_envs, **kwargs),
+            keywords=("num_episodes", "autoreset_mode", "seed_rule"),
+        )
+    )
+    yield testing.maker(request.param)
     registration.unregister()
 
 
 def test_a_host_backend_passes_the_conformance_spec(walk):
+    """With array observations, and with Dict observations of nested leaves (tuples and dicts of arrays)."""
     testing.check_backend(walk, "Walk", num_envs=3)
     testing.check_autoreset_modes(walk, "Walk", num_envs=3, num_steps=12)
     testing.check_seed_lists(walk, "Walk", num_envs=3)
@@ -110,11 +134,55 @@ def test_a_masked_reset_keeps_the_other_rows_and_widens_their_info():
     assert info["time"].shape == (3,)
 
 
-def test_array_observations_only():
-    class NestedEnv(HostVectorEnv):
+def test_nested_observations_keep_their_untouched_rows_and_report_spent_ones_in_every_leaf():
+    env = DictWalk(3, time_limit=2, num_episodes=1)
+    first, _ = env.reset(seed=3)
+    again, _ = env.reset(seed=[None, 5, None], options={"reset_mask": np.array([False, True, False])})
+    assert (again["position"][[0, 2]] == first["position"][[0, 2]]).all()
+    assert (again["position"][1] == DictWalk(1).reset(seed=[5])[0]["position"][0]).all()
+    for _ in range(3):
+        observation, reward, terminated, truncated, info = env.step(np.zeros(3, np.int64))
+    assert np.isnan(observation["position"]).all() and np.isnan(reward).all() and terminated.all()
+    assert (observation["clock"][0] == 0).all() and (observation["clock"][1] == 0).all()  # integer leaves
+
+
+def final_info_of(info, index):
+    """Sub-env ``index``'s final info, in either of gymnasium's layouts (``vecrl.final_observations``)."""
+    finals = info["final_info"]
+    if isinstance(finals, dict):  # gymnasium >= 1.1: batched, with a mask per key
+        keys = [key for key in finals if not key.startswith("_")]
+        return {key: finals[key][index] for key in keys if finals[f"_{key}"][index]}
+    return finals[index]  # before: an object array of dicts
+
+
+def test_same_step_gives_final_infos_as_gymnasium_does_and_the_reset_info_in_the_rows():
+    env = RandomWalk(3, time_limit=2)
+    env.reset(seed=5)
+    env.step(np.ones(3, np.int64))
+    _, _, terminated, truncated, info = env.step(np.ones(3, np.int64))
+    ended = terminated | truncated
+    assert ended.all() and info["_final_info"].tolist() == ended.tolist()
+    assert [final_info_of(info, i)["time"] for i in range(3)] == [2, 2, 2]  # the episodes' last infos
+    assert info["time"].tolist() == [0, 0, 0]  # the restarted sub-envs' reset infos
+    _, _, terminated, truncated, info = env.step(np.ones(3, np.int64))
+    assert not (terminated | truncated).any() and "final_info" not in info
+
+
+def test_same_step_restarts_nested_observations_and_keeps_the_finals_nested():
+    env = DictWalk(2, time_limit=1)
+    env.reset(seed=4)
+    observation, _, _, truncated, info = env.step(np.zeros(2, np.int64))
+    assert truncated.all()  # every episode ends by its time limit, and restarts
+    assert (observation["clock"][0] == 0).all() and (
+        info["final_obs" if "final_obs" in info else "final_observation"]["clock"][0] == 1
+    ).all()
+
+
+def test_observation_spaces_no_array_can_hold_are_refused():
+    class TextWalk(HostVectorEnv):
         def __init__(self):
             self._take_episode_options()
-            super().__init__(2, Dict({"x": Discrete(2)}), Discrete(2))
+            super().__init__(2, Text(5), Discrete(2))
 
-    with pytest.raises(TypeError, match="array observations"):
-        NestedEnv()
+    with pytest.raises(TypeError, match="Text"):
+        TextWalk()

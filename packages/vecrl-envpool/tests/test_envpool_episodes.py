@@ -58,7 +58,7 @@ def test_same_step_mode_resets_in_the_step_and_keeps_the_final_observation(env_i
     ends = 0
     for action in actions[:80]:
         obs, reward, terminated, truncated, info = env.step(action)
-        raw_obs, raw_reward, raw_terminated, raw_truncated, _ = raw.step(next(raw_step))
+        raw_obs, raw_reward, raw_terminated, raw_truncated, raw_info = raw.step(next(raw_step))
         ended = terminated | truncated
         np.testing.assert_array_equal(ended, raw_terminated | raw_truncated)
         np.testing.assert_array_equal(reward, raw_reward)
@@ -67,6 +67,16 @@ def test_same_step_mode_resets_in_the_step_and_keeps_the_final_observation(env_i
         if ended.any():  # raw envpool starts the new episodes at its next step: catch it up on every row
             np.testing.assert_array_equal(info["_" + FINAL_OBS_KEY], ended)
             np.testing.assert_array_equal(info[FINAL_OBS_KEY], raw_obs)
+            # the last infos in gymnasium's layout (batched from 1.1 on, else one dict per sub-env), the
+            # reset's info in the rows
+            np.testing.assert_array_equal(info["_final_info"], ended)
+            finals = info["final_info"]
+            last = [
+                finals["elapsed_step"][i] if isinstance(finals, dict) else finals[i]["elapsed_step"]
+                for i in np.flatnonzero(ended)
+            ]
+            assert last == raw_info["elapsed_step"][ended].tolist()
+            assert (info["elapsed_step"][ended] == 0).all()
             ends += int(ended.sum())
             raw_obs, *_ = raw.step(actions[0])  # the action is ignored where the episode ended
             np.testing.assert_array_equal(obs[ended], raw_obs[ended])

@@ -82,6 +82,10 @@ def test_errors_give_line_and_column_and_point_at_the_source():
     assert isinstance(error, ValueError)
 
 
+def test_a_layer_name_in_the_wrong_case_gets_the_right_one():
+    assert "Did you mean 'ReLU'?" in str(error_of("Linear(2, 3) >> Relu()"))
+
+
 @pytest.mark.parametrize(
     ("text", "fragment", "line", "column"),
     [

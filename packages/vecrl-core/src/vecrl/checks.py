@@ -158,13 +158,26 @@ def check_reserved_kwargs(owner: str, kwargs: Mapping[str, Any], reserved: Mappi
 
 def did_you_mean(name: str, known: Iterable[str], prefix: str = "") -> str:
     """``" Did you mean 'CLOSEST'?"`` for the name in ``known`` closest to ``name`` (written after ``prefix``),
-    or ``""`` when none is close: the hint an error about an unknown name ends its sentence with.
+    or ``""`` when none is close: the hint an error about an unknown name ends its sentence with. A name
+    that differs only in case is the closest (``Relu`` is ``ReLU``), then names close as written, then
+    names close in lower case.
 
     Examples:
         >>> did_you_mean("Cartpole-v1", ["CartPole-v1", "Pendulum-v1"])
         " Did you mean 'CartPole-v1'?"
+        >>> did_you_mean("Relu", ["ReLU", "Tanh"]), did_you_mean("halfcheeta", ["HalfCheetah-v5"])
+        (" Did you mean 'ReLU'?", " Did you mean 'HalfCheetah-v5'?")
     """
-    close = difflib.get_close_matches(name, list(known), n=1)
+    known = list(known)
+    lower: dict[str, str] = {}
+    for candidate in known:
+        lower.setdefault(candidate.lower(), candidate)
+    close = (
+        [lower[name.lower()]]
+        if name.lower() in lower
+        else difflib.get_close_matches(name, known, n=1)
+        or [lower[match] for match in difflib.get_close_matches(name.lower(), list(lower), n=1)]
+    )
     return f" Did you mean {prefix + close[0]!r}?" if close else ""
 
 

@@ -12,8 +12,9 @@ worker processes), envpool, brax, playground and in what ``make_vector_env`` ret
   next observation, as a learner bootstrapping from it needs.
 - ``info["_" + FINAL_OBS_KEY]``: a bool batch of the same array type, True for the sub-envs whose episode
   ended at this step.
-- ``info[FINAL_INFO_KEY]`` and ``info["_" + FINAL_INFO_KEY]``, where the backend has infos (gym): the ended
-  episodes' last infos, batched as gymnasium's vector envs of the installed version batch them.
+- ``info[FINAL_INFO_KEY]`` and ``info["_" + FINAL_INFO_KEY]``, where the backend has infos (gym, envpool,
+  any ``vecrl.HostVectorEnv``): the ended episodes' last infos, batched as gymnasium's vector envs of the
+  installed version batch them, while the rows of ``info`` hold the restarted sub-envs' reset infos.
 
 The keys are there on every step where an episode ended. Host backends (gym, envpool) leave them out on
 the other steps, as gymnasium does; the jitted ones (brax, playground) give them on every step, with an

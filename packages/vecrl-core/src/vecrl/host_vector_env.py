@@ -4,7 +4,8 @@ A backend whose sub-envs step on the host subclasses ``HostVectorEnv`` and write
 step a set of its sub-envs (``_reset_rows`` and ``_step_rows``); ``reset()`` and ``step()`` are the
 engine's, and with them every episode rule: the three autoreset modes, the episode budget and the NaN
 rows of a spent budget (``vecrl.episodes``), masked resets that keep the other rows, the final
-observations of ``vecrl.final_observations``, the refusal to step a finished sub-env with autoreset
+observations and infos of ``vecrl.final_observations`` (the restarted sub-envs' reset infos in the rows,
+as in gymnasium), the refusal to step a finished sub-env with autoreset
 disabled, and the checks of actions (``vecrl.action_checks``) and of ``reset()``'s arguments
 (``vecrl.episode_vector_env``). envpool's backend stands on it.
 """
@@ -12,6 +13,7 @@ disabled, and the checks of actions (``vecrl.action_checks``) and of ``reset()``
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
@@ -19,14 +21,15 @@ from gymnasium.spaces import Space
 
 from vecrl.action_checks import ActionCheck
 from vecrl.checks import closed_env_error
-from vecrl.compat import FINAL_OBS_KEY
+from vecrl.compat import FINAL_INFO_KEY, FINAL_INFOS_BATCHED_ONCE, FINAL_OBS_KEY
 from vecrl.episode_vector_env import EpisodeVectorEnv
 from vecrl.episodes import EpisodeBudget, spent_results
-from vecrl.spaces import ARRAY_SPACES
+from vecrl.spaces import ARRAY_SPACES, check_supported_space, copy_batch, map_batch, write_rows
 
-#: What ``_step_rows`` returns: observations, rewards, terminated, truncated (one row per sub-env stepped)
-#: and info (arrays with one row per sub-env stepped; other values as they are).
-StepRows = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]
+#: What ``_step_rows`` returns: observations (an array, or for a Tuple or Dict space tuples and dicts of
+#: arrays nested like it), rewards, terminated, truncated (one row per sub-env stepped) and info (arrays
+#: with one row per sub-env stepped; other values as they are).
+StepRows = tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]
 
 
 class HostVectorEnv(EpisodeVectorEnv):
@@ -34,13 +37,14 @@ class HostVectorEnv(EpisodeVectorEnv):
     this engine's, the same for every host backend (and a third party's).
 
     A subclass calls ``_take_episode_options(...)`` (``num_episodes``, ``autoreset_mode``, ``seed_rule``),
-    then ``HostVectorEnv.__init__(num_envs, observation_space, action_space)`` with array spaces (Box,
-    Discrete, MultiDiscrete, MultiBinary), and writes:
+    then ``HostVectorEnv.__init__(num_envs, observation_space, action_space)`` with any space gymnasium
+    batches densely (``vecrl.spaces``: Box, Discrete, MultiDiscrete, MultiBinary, and Tuple and Dict spaces
+    of them, whose observations are tuples and dicts of arrays nested like the space), and writes:
 
     - ``_reset_rows(ids, seeds, options)``: reset the sub-envs ``ids`` (an int array in ascending order;
-      None for every sub-env) with ``seeds`` (one per sub-env reset, None entries unseeded; None: no seeds) and the reset
-      ``options`` other than ``reset_mask`` (None: none); return their observations and info, one row per
-      sub-env in the order of ``ids``.
+      None for every sub-env) with ``seeds`` (one per sub-env reset, None entries unseeded; None: no seeds)
+      and the reset ``options`` other than ``reset_mask`` (None: none); return their observations and
+      info, one row per sub-env in the order of ``ids``.
     - ``_step_rows(actions, ids)``: step the sub-envs ``ids`` (None: all) with ``actions`` (one row per
       sub-env stepped); return ``(observations, rewards, terminated, truncated, info)``, one row per
       sub-env stepped, in the order of ``ids``, the rewards in ``reward_dtype`` (else they are cast). The engine never steps a sub-env whose budget is spent,
@@ -83,11 +87,7 @@ class HostVectorEnv(EpisodeVectorEnv):
     def __init__(
         self, num_envs: int, observation_space: Space, action_space: Space, *, reward_dtype: Any = np.float64
     ) -> None:
-        if not isinstance(observation_space, ARRAY_SPACES):
-            raise TypeError(
-                f"{type(self).__name__} has observations in {observation_space}; a HostVectorEnv batches array"
-                " observations (Box, Discrete, MultiDiscrete, MultiBinary) in one array."
-            )
+        check_supported_space(observation_space, f"{type(self).__name__}'s observation space")
         super().__init__(num_envs, observation_space, action_space, reward_dtype=reward_dtype)
         self._check_action = ActionCheck(action_space, num_envs, type(self).__name__)
         self._reward_dtype = np.dtype(reward_dtype)
@@ -101,7 +101,12 @@ class HostVectorEnv(EpisodeVectorEnv):
         # budget (next_step resets them at the next step, and the disabled mode's bookkeeping is the base's)
         self._tracks_ends = self._autoreset_mode == "same_step" or self._budget is not None
         self._next_step = self._autoreset_mode == "next_step"
-        self._last_observation: np.ndarray | None = None  # for masked resets, which keep the other rows
+        self._last_observation: Any = None  # for masked resets, which keep the other rows
+        # what the env returns for a batch of observations: ``_results`` of the array, or of each of its leaves
+        self._tree_observations = not isinstance(observation_space, ARRAY_SPACES)
+        self._observation_results = (
+            partial(map_batch, self._results) if self._tree_observations else self._results
+        )
 
     def _reset_rows(
         self, ids: np.ndarray | None, seeds: list[Any] | None, options: dict[str, Any] | None
@@ -134,15 +139,15 @@ class HostVectorEnv(EpisodeVectorEnv):
             assert self._last_observation is not None  # (a masked reset before the first reset was refused)
             ids = np.flatnonzero(mask)
             fresh, part = self._reset_rows(ids, None if seeds is None else [seeds[i] for i in ids], rest)
-            observation = self._last_observation.copy()
-            observation[ids] = fresh
+            observation = copy_batch(self._last_observation)
+            write_rows(observation, ids, fresh)
             info = with_rows({}, part, ids, self.num_envs)
             self._resetting[ids] = False
         if self._budget is not None:
             self._budget.restart(mask)
         self._note_reset(mask)
         self._last_observation = observation
-        return self._results(observation), info
+        return self._observation_results(observation), info
 
     def step(self, action: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         """Step every live sub-env with its row of ``action`` (shape ``(num_envs, *action_shape)``); returns
@@ -178,7 +183,7 @@ class HostVectorEnv(EpisodeVectorEnv):
             self._note_ended(terminated | truncated)
         self._last_observation = observation
         out = self._results
-        return out(observation), out(reward), out(terminated), out(truncated), info
+        return self._observation_results(observation), out(reward), out(terminated), out(truncated), info
 
     def _step_some(
         self, actions: np.ndarray, budget: EpisodeBudget | None, resetting: np.ndarray | None
@@ -186,7 +191,8 @@ class HostVectorEnv(EpisodeVectorEnv):
         """Step the live sub-envs but those next_step resets, and reset those: every row of the results
         (the spent sub-envs' as ``vecrl.episodes`` says; a reset sub-env reports reward 0 and neither flag)."""
         start = self._no_results if budget is None else budget.start
-        observation, reward, terminated, truncated = (array.copy() for array in start)
+        observation = copy_batch(start[0])
+        reward, terminated, truncated = (array.copy() for array in start[1:])
         live = None if budget is None else budget.live_ids
         ids = np.arange(self.num_envs) if live is None else live
         restarting = None
@@ -195,41 +201,84 @@ class HostVectorEnv(EpisodeVectorEnv):
         info: dict[str, Any] = {}
         if len(ids):
             part_obs, part_reward, part_terminated, part_truncated, part = self._step_rows(actions[ids], ids)
-            observation[ids], reward[ids] = part_obs, part_reward
+            write_rows(observation, ids, part_obs)
+            reward[ids] = part_reward
             terminated[ids], truncated[ids] = part_terminated, part_truncated
             info = with_rows(info, part, ids, self.num_envs)
         if restarting is not None and len(restarting):
-            observation[restarting], part = self._reset_rows(restarting, None, None)
+            fresh, part = self._reset_rows(restarting, None, None)
+            write_rows(observation, restarting, fresh)
             info = with_rows(info, part, restarting, self.num_envs)
         return observation, reward, terminated, truncated, info
 
     def _episodes_ended(
-        self, done: np.ndarray, observation: np.ndarray, info: dict[str, Any]
-    ) -> tuple[np.ndarray, dict[str, Any]]:
+        self, done: np.ndarray, observation: Any, info: dict[str, Any]
+    ) -> tuple[Any, dict[str, Any]]:
         """Count the episodes that ended (``done``) against the budget, and in same_step mode restart the
-        sub-envs with episodes left, their final observations in ``info`` (``vecrl.final_observations``)."""
+        sub-envs with episodes left, as gymnasium does: their final observations and infos in ``info``
+        (``vecrl.final_observations``, ``final_infos``), the reset's info in their rows."""
         restart = done
         if self._budget is not None:
             restart = self._budget.end_all(done)
         if self._autoreset_mode == "same_step":
-            info = {
-                **info,
-                FINAL_OBS_KEY: self._results(observation),
+            finals = {
+                FINAL_OBS_KEY: self._observation_results(observation),
                 f"_{FINAL_OBS_KEY}": self._results(done),
+                **final_infos(info, done),
             }
             ids = np.flatnonzero(restart)
             if len(ids):
-                observation = observation.copy()
-                observation[ids], _ = self._reset_rows(ids, None, None)
+                fresh, part = self._reset_rows(ids, None, None)
+                if self._tree_observations:
+                    observation = copy_batch(observation)
+                    write_rows(observation, ids, fresh)
+                else:
+                    observation = observation.copy()
+                    observation[ids] = fresh
+                # (into copies: the final infos hold the step's arrays)
+                info = with_rows(info, part, ids, self.num_envs, copy=True)
+            else:
+                info = dict(info)
+            info.update(finals)
         return observation, info
 
 
+def final_infos(info: Mapping[str, Any], ended: np.ndarray) -> dict[str, Any]:
+    """``info[FINAL_INFO_KEY]`` and its ``"_"`` mask for a step whose episodes ``ended`` (a bool per sub-env),
+    from the step's ``info`` (before any restart: arrays with a row per sub-env, other values as they are),
+    in the layout of gymnasium's same_step vector envs of the installed version. From gymnasium 1.1 on, a
+    dict of the info's values, each with its ``"_<key>"`` mask (``ended``: the other rows of an array are
+    no final info); before, an object array of the ended sub-envs' infos as dicts (None elsewhere). None
+    at all where the backend gives no info.
+
+    Examples:
+        >>> finals = final_infos({"elapsed": np.array([5, 7])}, np.array([False, True]))
+        >>> finals["_final_info"].tolist()
+        [False, True]
+    """
+    if not info:
+        return {}
+    if FINAL_INFOS_BATCHED_ONCE:
+        batched: dict[str, Any] = {}
+        for key, value in info.items():
+            batched[key], batched[f"_{key}"] = value, ended
+        return {FINAL_INFO_KEY: batched, f"_{FINAL_INFO_KEY}": ended}
+    num_envs = len(ended)
+    per_sub_env = np.full(num_envs, None, dtype=object)
+    for index in np.flatnonzero(ended).tolist():
+        per_sub_env[index] = {
+            key: value[index] if is_row_array(value, num_envs) else value for key, value in info.items()
+        }
+    return {FINAL_INFO_KEY: per_sub_env, f"_{FINAL_INFO_KEY}": ended}
+
+
 def with_rows(
-    info: dict[str, Any], part: Mapping[str, Any], ids: np.ndarray, num_envs: int
+    info: dict[str, Any], part: Mapping[str, Any], ids: np.ndarray, num_envs: int, *, copy: bool = False
 ) -> dict[str, Any]:
     """``info`` with the info ``part`` of the sub-envs ``ids`` written into its rows: each array of
     ``part`` with one row per id goes into rows ``ids`` of an array with a row per sub-env (zeros in the
-    others where ``info`` has none yet); other values are taken as they are.
+    others where ``info`` has none yet; with ``copy``, a copy of ``info``'s, which stays as it was); other
+    values are taken as they are.
 
     Examples:
         >>> with_rows({}, {"elapsed": np.array([5, 7])}, np.array([0, 2]), 3)
@@ -241,6 +290,8 @@ def with_rows(
             full = info.get(key)
             if not (isinstance(full, np.ndarray) and full.shape[1:] == value.shape[1:]):
                 full = np.zeros((num_envs, *value.shape[1:]), value.dtype)
+            elif copy:
+                full = full.copy()
             full[ids] = value
             value = full
         info[key] = value

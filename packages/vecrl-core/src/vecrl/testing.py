@@ -1,6 +1,7 @@
 """Checks a backend author runs against a backend: shapes, dtypes, seeding, the classic API, close.
 
-Observations may be tensors or (for Dict observation spaces) dicts of tensors, nested like the space.
+Observations may be tensors or (for Dict and Tuple observation spaces) dicts and tuples of tensors, nested
+like the space.
 
 Each check takes ``make(env_name, **kwargs)``, which gives a torch-speaking env: ``maker("toy")``, the
 backend of that prefix through ``make_vector_env`` (as users make its envs). Example (in a plugin's test suite)::
@@ -22,12 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from gymnasium.spaces import Dict, Space
+from gymnasium.spaces import Dict, Space, Tuple
 
 from vecrl.actions import random_action_sampler
 from vecrl.arrays import convert_to_numpy
 from vecrl.autoreset import AUTORESET_MODES, declared_autoreset_mode
-from vecrl.compat import FINAL_OBS_KEY
+from vecrl.compat import FINAL_INFO_KEY, FINAL_OBS_KEY
 from vecrl.errors import VecrlError
 from vecrl.make import make_vector_env
 from vecrl.registry import isolated_registry
@@ -326,9 +327,16 @@ def _check_final_observations(observation: Any, info: dict[str, Any], ended: Any
     )
     finals = info.get(FINAL_OBS_KEY)
     _expect(
-        isinstance(finals, Mapping) == isinstance(observation, Mapping),
+        _nesting(finals) == _nesting(observation),
         f"{where}: info[{FINAL_OBS_KEY!r}] must be a batch like the observations, got {type(finals).__qualname__}.",
     )
+    if FINAL_INFO_KEY in info:
+        info_mask = info.get(f"_{FINAL_INFO_KEY}")
+        _expect(
+            info_mask is not None and convert_to_numpy(info_mask).astype(bool).tolist() == ended.tolist(),
+            f"{where}: info[{'_' + FINAL_INFO_KEY!r}] must be True exactly for the sub-envs whose episode ended"
+            f" ({ended.tolist()}), got {info_mask!r}.",
+        )
     kept = torch.as_tensor(~ended)
     for leaf, final in zip(_leaves(observation), _leaves(finals), strict=True):
         _check_tensor(final, tuple(leaf.shape), leaf.dtype, f"{where}: info[{FINAL_OBS_KEY!r}]")
@@ -380,9 +388,11 @@ def check_classic_api(
     env = make(env_name, num_envs=num_envs, force_classic_api=True, **kwargs)
     try:
         observation = env.reset(seed=0)
-        _expect(
-            isinstance(observation, (torch.Tensor, Mapping)),
-            "reset() under force_classic_api must return only obs.",
+        _check_observation(
+            observation,
+            env.single_observation_space,
+            (num_envs,),
+            "reset() under force_classic_api must return only obs, and its obs",
         )
         result = env.step(random_actions(env))
         _expect(len(result) == 4, f"step() under force_classic_api must return 4 items, got {len(result)}.")
@@ -558,25 +568,45 @@ def check_close(env: TorchWrapper) -> None:
 
 def _check_observation(x: object, space: Space, batch: tuple[int, ...], what: str) -> None:
     """Check an observation: a tensor of shape (*batch, *space.shape) (``batch``: ``(num_envs,)``, or ``()``
-    for a single env), or for a Dict space a dict with the space's keys, checked leaf by leaf."""
-    if isinstance(space, Dict):
+    for a single env), or for a Dict space a dict with the space's keys and for a Tuple space a tuple of its
+    length, checked leaf by leaf."""
+    if isinstance(space, (Dict, Tuple)):
+        keys = list(space.spaces) if isinstance(space, Dict) else list(range(len(space.spaces)))
+        if isinstance(space, Dict):
+            fits, expected = (
+                isinstance(x, Mapping) and set(x) == set(keys),
+                f"a dict with the keys {sorted(keys)}",
+            )
+        else:
+            fits, expected = isinstance(x, tuple) and len(x) == len(keys), f"a tuple of {len(keys)} entries"
         _expect(
-            isinstance(x, Mapping) and set(x) == set(space.spaces),
-            f"{what} must be a dict with the keys {sorted(space.spaces)} of the Dict observation space, got"
-            f" {sorted(x) if isinstance(x, Mapping) else type(x).__qualname__}.",
+            fits,
+            f"{what} must be {expected}, one per space of the {type(space).__name__} observation space, got"
+            f" {_nesting(x) if isinstance(x, Mapping | tuple) else type(x).__qualname__}.",
         )
-        assert isinstance(x, Mapping)
-        for key, subspace in space.spaces.items():
-            _check_observation(x[key], subspace, batch, f"{what}[{key!r}]")
+        for key in keys:
+            _check_observation(x[key], space[key], batch, f"{what}[{key!r}]")  # type: ignore[index]
     else:
         _check_tensor(x, (*batch, *(space.shape or ())), None, what)
 
 
 def _leaves(x: Any) -> list[torch.Tensor]:
-    """The tensors of an observation: itself, or the leaves of a (nested) dict in key order."""
+    """The tensors of an observation: itself, or the leaves of (nested) dicts in key order and tuples in
+    order."""
     if isinstance(x, Mapping):
         return [leaf for key in sorted(x) for leaf in _leaves(x[key])]
+    if isinstance(x, tuple):
+        return [leaf for part in x for leaf in _leaves(part)]
     return [x]
+
+
+def _nesting(x: Any) -> Any:
+    """How a batch nests: the keys of its dicts and the lengths of its tuples, with None for a leaf."""
+    if isinstance(x, Mapping):
+        return {key: _nesting(x[key]) for key in x}
+    if isinstance(x, tuple):
+        return tuple(_nesting(part) for part in x)
+    return None
 
 
 def _check_tensor(x: object, shape: tuple[int, ...], dtype: torch.dtype | None, what: str) -> None:

@@ -40,12 +40,15 @@ class VecrlNE(BaseNEProblem):
     ``network_args``), an ``nn.Module`` or a callable making one. ``observation_normalization``,
     ``decrease_rewards_by``, ``alive_bonus_schedule`` and ``action_noise_stdev`` mean what they mean in
     VecGymNE (see ``vecrl_policy.evaluate``); the statistics are updated after each population, from every
-    observation a row saw, and normalize the whole next population alike. ``num_envs`` sub-envs
-    evaluate the population in chunks (default: the population size, at most 256).
+    observation a row saw, and normalize the whole next population alike. ``num_envs`` sub-envs run
+    the population, each taking the next solution as soon as its own is done (default: the population
+    size, at most 256).
 
     Evaluation ``i`` (from 0) resets its envs with ``seed + i`` when ``seed`` is given, so a run
-    reproduces. Each evaluation adds to ``interaction_count`` and ``episode_count``, which a searcher's
-    status shows as ``total_interaction_count`` and ``total_episode_count`` (and ``obs_norm_count`` with
+    reproduces; without one, evaluations are unseeded, as VecGymNE's are (on envpool that spares
+    building the pool again for each evaluation: see the README). Each evaluation adds to
+    ``interaction_count`` and ``episode_count``, which a searcher's status shows as
+    ``total_interaction_count`` and ``total_episode_count`` (and ``obs_norm_count`` with
     normalization). The problem pickles (the env and the executor are made or given again, see
     ``with_executor``); EvoTorch's own Ray actors (``num_actors``) are not used: give ``num_workers`` or
     an ``executor``.

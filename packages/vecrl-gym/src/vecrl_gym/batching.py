@@ -52,20 +52,6 @@ def allocate_observations(space: Space, num_envs: int) -> Any:
     return create_empty_array(space, n=num_envs, fn=np.empty)
 
 
-def copy_observations(observations: Any) -> Any:
-    """A copy of batched observations (an array, or tuples and dicts of arrays).
-
-    Examples:
-        >>> copy_observations({"a": (np.zeros(2),)})["a"]
-        (array([0., 0.]),)
-    """
-    if isinstance(observations, dict):
-        return {key: copy_observations(value) for key, value in observations.items()}
-    if isinstance(observations, tuple):
-        return tuple(copy_observations(value) for value in observations)
-    return observations.copy()
-
-
 def observations_to_torch(observations: Any, device: torch.device) -> Any:
     """Batched observations as torch tensors on ``device`` (sharing memory on the CPU), tuples and dicts
     kept.

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from vecrl.compat import FINAL_INFO_KEY, FINAL_INFOS_BATCHED_ONCE, FINAL_OBS_KEY
-from vecrl_gym.batching import TreeRows, copy_observations
+from vecrl.spaces import copy_batch
+from vecrl_gym.batching import TreeRows
 
 #: A sub-env whose episode ended this step: its index, last observation and last info.
 EndedEpisode = tuple[int, Any, dict[str, Any]]
@@ -48,7 +49,7 @@ def add_final_infos(
         ([False, True, False], [0.0, 1.0, 0.0])
     """
     (obs_mask, info_mask), (reported_obs_mask, reported_info_mask) = new_masks()
-    finals = copy_observations(observations)
+    finals = copy_batch(observations)
     rows = TreeRows(finals) if isinstance(finals, dict | tuple) else finals
     for index, observation, _ in ended:
         obs_mask[index] = True

@@ -19,7 +19,8 @@ from vecrl.autoreset import autoreset_metadata
 from vecrl.checks import SubEnvError, closed_env_error, failed_env_error
 from vecrl.processes import SPAWN, RemoteFailure, WorkerProcess, pickled
 from vecrl.seeding import SeedRule
-from vecrl_gym.batching import copy_observations, observations_to_torch
+from vecrl.spaces import copy_batch
+from vecrl_gym.batching import observations_to_torch
 from vecrl_gym.checks import (
     ObservationMode,
     attribute_values,
@@ -216,7 +217,7 @@ class ProcessVectorEnv(GymVectorEnv):
     def _results(self, blocks: list[BlockInfos | None], step: tuple[np.ndarray, ...] | None) -> Any:
         """The batched observations (a fresh copy), ``step``'s arrays and the ``blocks``' infos batched as
         one SyncVectorEnv batches them, on the device."""
-        observations = copy_observations(self._views.observations)
+        observations = copy_batch(self._views.observations)
         info: dict[str, Any] = {}
         ended: list[EndedEpisode] = []
         for start, block in zip(self._bounds, blocks, strict=False):

@@ -22,11 +22,10 @@ from vecrl.checks import (
 from vecrl.compat import GYMNASIUM_1
 from vecrl.episodes import EpisodeBudget, spent_results
 from vecrl.seeding import SeedRule
-from vecrl.spaces import ARRAY_SPACES, check_supported_space
+from vecrl.spaces import ARRAY_SPACES, check_supported_space, copy_batch
 from vecrl_gym.batching import (
     TreeRows,
     allocate_observations,
-    copy_observations,
     observations_to_torch,
 )
 from vecrl_gym.checks import (
@@ -220,7 +219,7 @@ class SyncVectorEnv(GymVectorEnv):
             observations = self._new_observations(None)
         else:
             indices = np.flatnonzero(mask).tolist()
-            observations = self._new_observations(copy_observations(self._last_observations))
+            observations = self._new_observations(copy_batch(self._last_observations))
         infos: dict[str, Any] = {}
         needs_reset, env_resets = self._needs_reset, self._env_resets
         index = -1
@@ -445,7 +444,7 @@ class SyncVectorEnv(GymVectorEnv):
         """Fresh arrays to write a step's observations, rewards, terminated and truncated into, copies of
         ``_initial_results``: the flags start False, since only the sub-envs whose episode ends write them."""
         observations, rewards, terminated, truncated = self._initial_results
-        observations = copy_observations(observations)
+        observations = copy_batch(observations)
         if self._tree_observations:
             observations = TreeRows(observations)
         return observations, rewards.copy(), terminated.copy(), truncated.copy()

@@ -143,8 +143,14 @@ def evaluate(
         shape = (
             tuple(parameters.shape) if isinstance(parameters, torch.Tensor) else type(parameters).__qualname__
         )
+        hint = ""
+        if not isinstance(parameters, torch.Tensor):
+            hint = " Make it a tensor with torch.as_tensor(parameters)."
+        elif parameters.ndim == 1:
+            hint = " For a single policy, pass parameters[None]."
         raise ValueError(
-            f"evaluate() expects parameters as a 2-D tensor (population, {policy.parameter_length}), got {shape}."
+            f"evaluate() expects parameters as a 2-D tensor (population, {policy.parameter_length}), one row per"
+            f" policy and at least one, got {shape}.{hint}"
         )
     if parameters.shape[1] != policy.parameter_length:
         raise ValueError(
