@@ -248,8 +248,9 @@ def final_infos(info: Mapping[str, Any], ended: np.ndarray) -> dict[str, Any]:
     from the step's ``info`` (before any restart: arrays with a row per sub-env, other values as they are),
     in the layout of gymnasium's same_step vector envs of the installed version. From gymnasium 1.1 on, a
     dict of the info's values, each with its ``"_<key>"`` mask (``ended``: the other rows of an array are
-    no final info); before, an object array of the ended sub-envs' infos as dicts (None elsewhere). None
-    at all where the backend gives no info.
+    no final info, and unlike gymnasium's not zeroed, which would cost every step that ends an episode);
+    before, an object array of the ended sub-envs' infos as dicts (None elsewhere). No keys where the step
+    gives no info.
 
     Examples:
         >>> finals = final_infos({"elapsed": np.array([5, 7])}, np.array([False, True]))
