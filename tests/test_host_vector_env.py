@@ -186,3 +186,66 @@ def test_observation_spaces_no_array_can_hold_are_refused():
 
     with pytest.raises(TypeError, match="Text"):
         TextWalk()
+
+
+class ListInfoWalk(RandomWalk):
+    """The random walk giving one info dict per sub-env, as gymnasium's envs do (``infos_per_sub_env``)."""
+
+    infos_per_sub_env = True
+
+    def _reset_rows(self, ids, seeds, options):
+        observation, info = super()._reset_rows(ids, seeds, options)
+        return observation, [{"time": int(time)} for time in info["time"]]
+
+    def _step_rows(self, actions, ids):
+        *results, info = super()._step_rows(actions, ids)
+        return (*results, [{"time": int(time)} for time in info["time"]])
+
+
+@pytest.mark.parametrize("options", [{}, {"num_episodes": 2}], ids=["forever", "budget"])
+def test_per_sub_env_infos_are_batched_as_the_batched_infos_of_the_same_steps(options):
+    batched, listed = RandomWalk(3, time_limit=2, **options), ListInfoWalk(3, time_limit=2, **options)
+    _, info = batched.reset(seed=6)
+    assert listed.reset(seed=6)[1]["time"].tolist() == info["time"].tolist()
+    for _ in range(5):
+        *results, info = batched.step(np.ones(3, np.int64))
+        *listed_results, listed_info = listed.step(np.ones(3, np.int64))
+        for result, listed_result in zip(results, listed_results, strict=True):
+            np.testing.assert_array_equal(result, listed_result)
+        live = ~np.isnan(results[1])
+        if not live.any():  # every budget spent: no sub-env stepped, so neither has infos
+            assert info == listed_info == {}
+            continue
+        assert listed_info["time"][live].tolist() == info["time"][live].tolist()
+        assert listed_info["_time"].tolist() == live.tolist()  # gymnasium's mask: the sub-envs with an info
+        if "final_info" in info:
+            assert listed_info["_final_info"].tolist() == info["_final_info"].tolist()
+            for index in np.flatnonzero(info["_final_info"]):
+                assert final_info_of(listed_info, index) == {"time": final_info_of(info, index)["time"]}
+
+
+class FailingWalk(RandomWalk):
+    """The random walk whose step raises once ``fail`` is set, after moving some sub-envs on."""
+
+    fail = False
+
+    def _step_rows(self, actions, ids):
+        results = super()._step_rows(actions, ids)
+        if self.fail:
+            raise ValueError("the simulator diverged")
+        return results
+
+
+def test_a_step_that_raised_is_refused_until_a_full_reset():
+    env = FailingWalk(3)
+    env.reset(seed=7)
+    env.fail = True
+    with pytest.raises(ValueError, match="the simulator diverged"):
+        env.step(np.ones(3, np.int64))
+    env.fail = False
+    with pytest.raises(RuntimeError, match=r"step\(\) refused: FailingWalk.step\(\) raised ValueError"):
+        env.step(np.ones(3, np.int64))  # some sub-envs moved on: the batch is out of step
+    with pytest.raises(RuntimeError, match="without a reset_mask"):
+        env.reset(options={"reset_mask": np.array([True, False, False])})
+    env.reset()
+    env.step(np.ones(3, np.int64))

@@ -20,7 +20,7 @@ from vecrl.autoreset import (
     finished_sub_envs_error,
 )
 from vecrl.base_vector_env import BaseVectorEnv
-from vecrl.checks import closed_env_error
+from vecrl.checks import closed_env_error, failed_env_error
 from vecrl.episodes import checked_episode_budget
 from vecrl.seeding import SeedRule, checked_seed_rule, checked_seeds, is_seed, sub_env_seeds
 
@@ -82,6 +82,8 @@ class EpisodeVectorEnv(BaseVectorEnv):
         self._pending_seeds: Any = None
         # with autoreset disabled: the sub-envs whose episode ended and that no reset has restarted (None: none)
         self._finished: np.ndarray | None = None
+        # why step() is refused (an error left the sub-envs out of step; a full reset clears it), or None
+        self._failure: str | None = None
         self.metadata = {**type(self).metadata, **autoreset_metadata(self._autoreset_mode)}
 
     @property
@@ -154,7 +156,10 @@ class EpisodeVectorEnv(BaseVectorEnv):
     def _check_reset(self, request: ResetRequest) -> None:
         """Refuse ``request`` if this env cannot do it (a ValueError or RuntimeError saying why); a backend
         with refusals of its own extends this. Here: a masked reset with seeds, where ``seeded_masked_reset``
-        is False."""
+        is False, and a masked reset (which keeps the other rows) while an error has left the sub-envs out of
+        step (``_failure``)."""
+        if self._failure is not None and request.mask is not None:
+            raise failed_env_error(self._failure)
         if request.mask is not None and request.seeds is not None and not self.seeded_masked_reset:
             raise ValueError(
                 f"A masked reset (options={{'reset_mask': mask}}) cannot seed only some sub-envs of a"

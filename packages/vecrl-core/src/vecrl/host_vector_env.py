@@ -7,29 +7,34 @@ rows of a spent budget (``vecrl.episodes``), masked resets that keep the other r
 observations and infos of ``vecrl.final_observations`` (the restarted sub-envs' reset infos in the rows,
 as in gymnasium), the refusal to step a finished sub-env with autoreset
 disabled, and the checks of actions (``vecrl.action_checks``) and of ``reset()``'s arguments
-(``vecrl.episode_vector_env``). envpool's backend stands on it.
+(``vecrl.episode_vector_env``), and a step that raised refusing further steps until a full reset.
+vecrl-gym's ``SyncVectorEnv`` (whose per-sub-env info dicts the engine batches as gymnasium does) and
+envpool's backend stand on it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 import numpy as np
 from gymnasium.spaces import Space
 
 from vecrl.action_checks import ActionCheck
-from vecrl.checks import closed_env_error
+from vecrl.checks import closed_env_error, failed_env_error
 from vecrl.compat import FINAL_INFO_KEY, FINAL_INFOS_BATCHED_ONCE, FINAL_OBS_KEY
 from vecrl.episode_vector_env import EpisodeVectorEnv
 from vecrl.episodes import EpisodeBudget, spent_results
 from vecrl.spaces import ARRAY_SPACES, check_supported_space, copy_batch, map_batch, write_rows
 
+#: gymnasium's ``VectorEnv._add_info(infos, info, index)``: ``infos`` with the sub-env ``index``'s ``info``.
+AddInfo = Callable[[dict[str, Any], dict[str, Any], int], dict[str, Any]]
 #: What ``_step_rows`` returns: observations (an array, or for a Tuple or Dict space tuples and dicts of
 #: arrays nested like it), rewards, terminated, truncated (one row per sub-env stepped) and info (arrays
-#: with one row per sub-env stepped; other values as they are).
-StepRows = tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]
+#: with one row per sub-env stepped, other values as they are; with ``infos_per_sub_env``, a list of
+#: their info dicts).
+StepRows = tuple[Any, np.ndarray, np.ndarray, np.ndarray, Any]
 
 
 class HostVectorEnv(EpisodeVectorEnv):
@@ -47,14 +52,29 @@ class HostVectorEnv(EpisodeVectorEnv):
       info, one row per sub-env in the order of ``ids``.
     - ``_step_rows(actions, ids)``: step the sub-envs ``ids`` (None: all) with ``actions`` (one row per
       sub-env stepped); return ``(observations, rewards, terminated, truncated, info)``, one row per
-      sub-env stepped, in the order of ``ids``, the rewards in ``reward_dtype`` (else they are cast). The engine never steps a sub-env whose budget is spent,
+      sub-env stepped, in the order of ``ids``, the rewards in ``reward_dtype`` (else they are cast), in
+      arrays of its own (fresh each call: the engine writes restarted rows into them and gives them out).
+      The engine never steps a sub-env whose budget is spent,
       resets the sub-envs whose episode ended (by the autoreset mode) and refuses bad actions first.
 
     A backend whose own step resets a sub-env whose episode ended at its previous step (ignoring that
     sub-env's action, reporting reward 0 and neither flag: gymnasium's next_step autoreset, as envpool's
     pools do) sets ``steps_reset_next = True``, and the engine leaves those resets to it in
     ``"next_step"`` mode. ``_results(array)`` turns the numpy results into what the env returns (the
-    arrays themselves here; torch tensors for a backend that returns them).
+    arrays themselves here; torch tensors for a backend that returns them); a backend that returns its own
+    kind of results overrides ``_reset_returned`` and ``_step_returned`` instead.
+
+    A backend whose sub-envs give an info dict each (gymnasium's envs) sets ``infos_per_sub_env = True`` and
+    returns, as the info of ``_reset_rows`` and ``_step_rows``, a list of them in the order of ``ids`` (or
+    ``{}`` when none has any): the engine batches them once per step with gymnasium's ``_add_info`` in
+    sub-env order, the restarted sub-envs' being their reset's, and gives the ended episodes' in
+    ``info["final_info"]`` exactly as gymnasium's SyncVectorEnv of the installed version does. A backend
+    that sets ``resets_spent_sub_envs = True`` has same_step mode reset a sub-env whose episode spent its
+    budget too (its row reports the budget's NaN all the same), as EvoTorch does, so that later unseeded
+    resets draw as EvoTorch's. ``_empty_info = True`` makes every info ``{}`` (no final observations
+    either). A backend whose ``_step_rows`` or ``_reset_rows`` raises leaves the env refusing ``step()``
+    until a full ``reset()`` (``_failure`` says why; the backend may set it first, naming the sub-env),
+    since some sub-envs may have moved on.
 
     Examples:
         >>> from gymnasium.spaces import Box, Discrete
@@ -83,11 +103,17 @@ class HostVectorEnv(EpisodeVectorEnv):
 
     #: Whether ``_step_rows`` itself resets the sub-envs whose episode ended at the previous step (see above).
     steps_reset_next: ClassVar[bool] = False
+    #: Whether ``_reset_rows`` and ``_step_rows`` give one info dict per sub-env, for the engine to batch.
+    infos_per_sub_env: ClassVar[bool] = False
+    #: Whether same_step mode resets the sub-envs whose budget a step spent, as EvoTorch does (see above).
+    resets_spent_sub_envs: ClassVar[bool] = False
+    #: Whether every info is ``{}`` (the backend skips its info work too).
+    _empty_info: bool = False
 
     def __init__(
         self, num_envs: int, observation_space: Space, action_space: Space, *, reward_dtype: Any = np.float64
     ) -> None:
-        check_supported_space(observation_space, f"{type(self).__name__}'s observation space")
+        check_supported_space(observation_space, "observation space")
         super().__init__(num_envs, observation_space, action_space, reward_dtype=reward_dtype)
         self._check_action = ActionCheck(action_space, num_envs, type(self).__name__)
         self._reward_dtype = np.dtype(reward_dtype)
@@ -101,9 +127,12 @@ class HostVectorEnv(EpisodeVectorEnv):
         # budget (next_step resets them at the next step, and the disabled mode's bookkeeping is the base's)
         self._tracks_ends = self._autoreset_mode == "same_step" or self._budget is not None
         self._next_step = self._autoreset_mode == "next_step"
+        self._no_ends = bytes(num_envs)  # the bytes of a bool flag per sub-env, all False
         self._last_observation: Any = None  # for masked resets, which keep the other rows
         # what the env returns for a batch of observations: ``_results`` of the array, or of each of its leaves
         self._tree_observations = not isinstance(observation_space, ARRAY_SPACES)
+        self._tree_actions = not isinstance(action_space, ARRAY_SPACES)
+        self._calling = "step()"  # what the env is doing ("reset()" within a reset), for a failure's message
         self._observation_results = (
             partial(map_batch, self._results) if self._tree_observations else self._results
         )
@@ -132,58 +161,118 @@ class HostVectorEnv(EpisodeVectorEnv):
         given to ``seed()`` is used, if any (``vecrl.episode_vector_env``).
         """
         mask, seeds, rest = self._reset_request(seed, options, started=self._last_observation is not None)
-        if mask is None:
-            observation, info = self._reset_rows(None, seeds, rest)
-            self._resetting[:] = False
-        else:
-            assert self._last_observation is not None  # (a masked reset before the first reset was refused)
-            ids = np.flatnonzero(mask)
-            fresh, part = self._reset_rows(ids, None if seeds is None else [seeds[i] for i in ids], rest)
-            observation = copy_batch(self._last_observation)
-            write_rows(observation, ids, fresh)
-            info = with_rows({}, part, ids, self.num_envs)
-            self._resetting[ids] = False
+        self._calling = "reset()"
+        try:
+            if mask is None:
+                observation, info = self._reset_rows(None, seeds, rest)
+                info = self._batched_info(info)
+                self._resetting[:] = False
+                self._failure = None
+            else:
+                # (a masked reset before the first reset was refused)
+                assert self._last_observation is not None
+                ids = np.flatnonzero(mask)
+                fresh, part = self._reset_rows(ids, None if seeds is None else [seeds[i] for i in ids], rest)
+                observation = copy_batch(self._last_observation)
+                write_rows(observation, ids, fresh)
+                info = self._batched_info(self._info_with_rows({}, part, ids))
+                self._resetting[ids] = False
+        except BaseException as error:
+            self._fail(error)
         if self._budget is not None:
             self._budget.restart(mask)
+        self._calling = "step()"
         self._note_reset(mask)
         self._last_observation = observation
-        return self._observation_results(observation), info
+        return self._reset_returned(observation, info)
 
     def step(self, action: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         """Step every live sub-env with its row of ``action`` (shape ``(num_envs, *action_shape)``); returns
         ``(observation, reward, terminated, truncated, info)``. A bad action is a ValueError before anything
         steps."""
-        if self._last_observation is None:
-            if self.closed:
-                raise closed_env_error("step", self)
-            raise RuntimeError("step() was called before reset(); call reset() first.")
-        self._refuse_finished()
+        if self._last_observation is None or self._failure is not None:
+            self._refuse_step()
+        if self._finished is not None:  # (autoreset disabled)
+            self._refuse_finished()
         budget = self._budget
-        ids, rows = (None, None) if budget is None else (budget.live_ids, budget.live)
+        ids = None if budget is None else budget.live_ids
         resetting = self._resetting if self._next_step and self._resetting.any() else None
-        if resetting is not None:
-            waiting = resetting if budget is None else resetting | budget.spent
-            rows = np.flatnonzero(~waiting).tolist()
+        rows = (None if budget is None else budget.live) if resetting is None else self._acting(resetting)
         actions = self._check_action(action, rows)
-        if ids is None and (resetting is None or self.steps_reset_next):
-            observation, reward, terminated, truncated, info = self._step_rows(actions, None)
-            if reward.dtype != self._reward_dtype:
-                reward = reward.astype(self._reward_dtype)
-        else:
-            observation, reward, terminated, truncated, info = self._step_some(actions, budget, resetting)
-        if self._tracks_ends:
-            done = terminated | truncated
-            if ids is not None:  # (the spent sub-envs report both flags, but ended no episode)
-                done &= ~budget.spent  # type: ignore[union-attr]
-            if done.any():
-                observation, info = self._episodes_ended(done, observation, info)
+        try:
+            if ids is None and (resetting is None or self.steps_reset_next):
+                observation, reward, terminated, truncated, info = self._step_rows(actions, None)
+                if reward.dtype is not self._reward_dtype and reward.dtype != self._reward_dtype:
+                    reward = reward.astype(self._reward_dtype)
+            else:
+                observation, reward, terminated, truncated, info = self._step_some(actions, budget, resetting)
+            # (comparing bytes: a twentieth of the time of any(); flags of another dtype compare unequal)
+            no_ends = self._no_ends
+            if self._tracks_ends and (terminated.tobytes() != no_ends or truncated.tobytes() != no_ends):
+                done = terminated | truncated
+                if ids is not None:  # (the spent sub-envs report both flags, but ended no episode)
+                    done &= ~budget.spent  # type: ignore[union-attr]
+                if np.count_nonzero(done):
+                    observation, info = self._episodes_ended(done, observation, info)
+        except BaseException as error:
+            self._fail(error)
+        if type(info) is list:  # (per-sub-env infos: infos_per_sub_env)
+            info = self._batched_info(info)
         if self._next_step:
             self._resetting = terminated | truncated
         elif not self._tracks_ends:  # (autoreset disabled)
             self._note_ended(terminated | truncated)
         self._last_observation = observation
+        return self._step_returned(observation, reward, terminated, truncated, info)
+
+    def _reset_returned(self, observation: Any, info: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """What ``reset()`` returns for the numpy ``observation`` and batched ``info``."""
+        return self._observation_results(observation), info
+
+    def _step_returned(
+        self, observation: Any, reward: np.ndarray, terminated: np.ndarray, truncated: np.ndarray, info: Any
+    ) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """What ``step()`` returns for its numpy results and batched ``info``."""
         out = self._results
         return self._observation_results(observation), out(reward), out(terminated), out(truncated), info
+
+    def acting_rows(self) -> list[int] | None:
+        """The sub-envs whose action the next ``step()`` uses (None: all of them): not those of a spent budget,
+        nor, in next_step mode, those it resets. Only their actions are checked.
+
+        Examples:
+            >>> import gymnasium
+            >>> from vecrl_gym import SyncVectorEnv
+            >>> env = SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2, num_episodes=1)
+            >>> _ = env.reset(seed=0)
+            >>> env.acting_rows() is None
+            True
+        """
+        return self._acting(self._resetting if self._next_step and self._resetting.any() else None)
+
+    def _acting(self, resetting: np.ndarray | None) -> list[int] | None:
+        """``acting_rows()``, given the sub-envs the step resets (None: none)."""
+        budget = self._budget
+        if resetting is None:
+            return None if budget is None else budget.live
+        waiting = resetting if budget is None else resetting | budget.spent
+        return np.flatnonzero(~waiting).tolist()
+
+    def _refuse_step(self) -> NoReturn:
+        """Raise why ``step()`` cannot go on: the env is closed, an error left it out of step, or it was never
+        reset."""
+        if self.closed:
+            raise closed_env_error("step", self)
+        if self._failure is not None:
+            raise failed_env_error(self._failure)
+        raise RuntimeError("step() was called before reset(); call reset() first.")
+
+    def _fail(self, error: BaseException) -> NoReturn:
+        """Refuse ``step()`` from now on (until a full reset): the backend raised ``error`` mid-way, so some
+        sub-envs may have moved on; raise it again."""
+        if self._failure is None:
+            self._failure = f"{type(self).__name__}.{self._calling} raised {type(error).__qualname__}"
+        raise error
 
     def _step_some(
         self, actions: np.ndarray, budget: EpisodeBudget | None, resetting: np.ndarray | None
@@ -200,15 +289,16 @@ class HostVectorEnv(EpisodeVectorEnv):
             restarting, ids = ids[resetting[ids]], ids[~resetting[ids]]
         info: dict[str, Any] = {}
         if len(ids):
-            part_obs, part_reward, part_terminated, part_truncated, part = self._step_rows(actions[ids], ids)
+            rows = map_batch(lambda leaf: leaf[ids], actions) if self._tree_actions else actions[ids]
+            part_obs, part_reward, part_terminated, part_truncated, part = self._step_rows(rows, ids)
             write_rows(observation, ids, part_obs)
             reward[ids] = part_reward
             terminated[ids], truncated[ids] = part_terminated, part_truncated
-            info = with_rows(info, part, ids, self.num_envs)
+            info = self._info_with_rows(info, part, ids)
         if restarting is not None and len(restarting):
             fresh, part = self._reset_rows(restarting, None, None)
             write_rows(observation, restarting, fresh)
-            info = with_rows(info, part, restarting, self.num_envs)
+            info = self._info_with_rows(info, part, restarting)
         return observation, reward, terminated, truncated, info
 
     def _episodes_ended(
@@ -220,57 +310,119 @@ class HostVectorEnv(EpisodeVectorEnv):
         restart = done
         if self._budget is not None:
             restart = self._budget.end_all(done)
-        if self._autoreset_mode == "same_step":
-            finals = {
-                FINAL_OBS_KEY: self._observation_results(observation),
-                f"_{FINAL_OBS_KEY}": self._results(done),
-                **final_infos(info, done),
-            }
-            ids = np.flatnonzero(restart)
-            if len(ids):
-                fresh, part = self._reset_rows(ids, None, None)
-                if self._tree_observations:
-                    observation = copy_batch(observation)
-                    write_rows(observation, ids, fresh)
-                else:
-                    observation = observation.copy()
-                    observation[ids] = fresh
-                # (into copies: the final infos hold the step's arrays)
-                info = with_rows(info, part, ids, self.num_envs, copy=True)
+        if self._autoreset_mode != "same_step":
+            return observation, info
+        reset = done if self.resets_spent_sub_envs else restart
+        ids = reset.nonzero()[0]
+        fresh: Any = None
+        part: Any = {}
+        if len(ids):
+            fresh, part = self._reset_rows(ids, None, None)
+            if reset is not restart:  # (the spent sub-envs' rows keep the budget's values)
+                kept = restart[ids]
+                ids, fresh = ids[kept], map_batch(lambda leaf: leaf[kept], fresh)
+                part = [one for one, keep in zip(part, kept.tolist(), strict=True) if keep] if part else part
+        finals: dict[str, Any] = {}
+        if not self._empty_info:  # the final observations: the step's, before the restarts written below
+            finals = self._finals(copy_batch(observation) if len(ids) else observation, info, done)
+        if len(ids):  # (in place: the backend's arrays are fresh each step)
+            if self._tree_observations:
+                write_rows(observation, ids, fresh)
             else:
-                info = dict(info)
-            info.update(finals)
+                observation[ids] = fresh
+            # (into copies: the final infos hold the step's arrays)
+            info = self._info_with_rows(info, part, ids, copy=True)
+        if finals:
+            info = {**self._batched_info(info), **finals}
         return observation, info
 
+    def _finals(self, observation: Any, info: Any, ended: np.ndarray) -> dict[str, Any]:
+        """The info keys of the episodes that ``ended`` at a same_step step: their last observations (the
+        step's ``observation`` before any restart, ``vecrl.final_observations``) and infos (``final_infos``),
+        each with its mask."""
+        return {
+            FINAL_OBS_KEY: self._observation_results(observation),
+            f"_{FINAL_OBS_KEY}": self._results(ended),
+            **final_infos(info, ended, self._add_info, per_sub_env=self.infos_per_sub_env),
+        }
 
-def final_infos(info: Mapping[str, Any], ended: np.ndarray) -> dict[str, Any]:
+    def _info_with_rows(self, info: Any, part: Any, ids: np.ndarray, *, copy: bool = False) -> Any:
+        """A step's ``info`` with the info ``part`` of the sub-envs ``ids`` in their rows (``with_rows``); for a
+        backend with ``infos_per_sub_env``, a list of every sub-env's info dict with those of ``ids`` replaced
+        (``{}``: none yet)."""
+        if self._empty_info:
+            return {}
+        if not self.infos_per_sub_env:
+            return with_rows(info, part, ids, self.num_envs, copy=copy)
+        if not (part or info):
+            return {}
+        infos = list(info) if info else [{}] * self.num_envs
+        for position, index in enumerate(ids.tolist()):
+            infos[index] = part[position] if part else {}
+        return infos
+
+    def _batched_info(self, info: Any) -> dict[str, Any]:
+        """The info a step or reset returns: ``info`` itself, or for a backend with ``infos_per_sub_env``
+        its sub-envs' dicts batched by gymnasium's ``_add_info`` in sub-env order."""
+        if self._empty_info:
+            return {}
+        if isinstance(info, dict):
+            return info
+        batched: dict[str, Any] = {}
+        for index, sub_env_info in enumerate(info):
+            if sub_env_info:
+                batched = self._add_info(batched, sub_env_info, index)
+        return batched
+
+
+def final_infos(
+    info: Any, ended: np.ndarray, add_info: AddInfo, *, per_sub_env: bool = False
+) -> dict[str, Any]:
     """``info[FINAL_INFO_KEY]`` and its ``"_"`` mask for a step whose episodes ``ended`` (a bool per sub-env),
-    from the step's ``info`` (before any restart: arrays with a row per sub-env, other values as they are),
-    in the layout of gymnasium's same_step vector envs of the installed version. From gymnasium 1.1 on, a
-    dict of the info's values, each with its ``"_<key>"`` mask (``ended``: the other rows of an array are
-    no final info, and unlike gymnasium's not zeroed, which would cost every step that ends an episode);
-    before, an object array of the ended sub-envs' infos as dicts (None elsewhere). No keys where the step
-    gives no info.
+    from the step's ``info`` before any restart, in the layout of gymnasium's same_step vector envs of the
+    installed version (``add_info``: the env's ``_add_info``).
+
+    ``info`` is batched (arrays with a row per sub-env, other values as they are; no keys where it is
+    empty) or, with ``per_sub_env``, every sub-env's info dict (a list, or ``{}`` for none), as gymnasium's
+    SyncVectorEnv has them. From gymnasium 1.1 on, a dict of the ended sub-envs' info values, each with its
+    ``"_<key>"`` mask (for batched info: the step's arrays, the ``ended`` rows being the final ones, not
+    zeroed elsewhere as gymnasium's are, which would cost every step that ends an episode); before, each
+    ended sub-env's info went through ``add_info`` as ``{"final_info": info}``.
 
     Examples:
-        >>> finals = final_infos({"elapsed": np.array([5, 7])}, np.array([False, True]))
+        >>> import gymnasium
+        >>> add_info = gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2)._add_info
+        >>> finals = final_infos({"elapsed": np.array([5, 7])}, np.array([False, True]), add_info)
         >>> finals["_final_info"].tolist()
         [False, True]
     """
     if not info:
-        return {}
-    if FINAL_INFOS_BATCHED_ONCE:
+        if not per_sub_env:
+            return {}
+        if FINAL_INFOS_BATCHED_ONCE:  # (no sub-env gave an info: gymnasium gives only the mask)
+            return {FINAL_INFO_KEY: {}, f"_{FINAL_INFO_KEY}": ended}
+    if FINAL_INFOS_BATCHED_ONCE and not per_sub_env:
         batched: dict[str, Any] = {}
         for key, value in info.items():
             batched[key], batched[f"_{key}"] = value, ended
         return {FINAL_INFO_KEY: batched, f"_{FINAL_INFO_KEY}": ended}
-    num_envs = len(ended)
-    per_sub_env = np.full(num_envs, None, dtype=object)
-    for index in np.flatnonzero(ended).tolist():
-        per_sub_env[index] = {
-            key: value[index] if is_row_array(value, num_envs) else value for key, value in info.items()
-        }
-    return {FINAL_INFO_KEY: per_sub_env, f"_{FINAL_INFO_KEY}": ended}
+    num_envs, indices = len(ended), ended.nonzero()[0].tolist()
+    if per_sub_env:
+        ended_infos = [info[index] if info else {} for index in indices]
+    else:
+        ended_infos = [
+            {key: value[index] if is_row_array(value, num_envs) else value for key, value in info.items()}
+            for index in indices
+        ]
+    finals: dict[str, Any] = {}
+    if not FINAL_INFOS_BATCHED_ONCE:
+        for index, ended_info in zip(indices, ended_infos, strict=True):
+            finals = add_info(finals, {FINAL_INFO_KEY: ended_info}, index)
+        return finals
+    for index, ended_info in zip(indices, ended_infos, strict=True):
+        if ended_info:  # gymnasium adds nothing for an empty info but its mask
+            finals = add_info(finals, ended_info, index)
+    return {FINAL_INFO_KEY: finals, f"_{FINAL_INFO_KEY}": ended}
 
 
 def with_rows(

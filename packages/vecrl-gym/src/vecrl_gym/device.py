@@ -23,11 +23,13 @@ def info_to_device(info: dict[str, Any], device: torch.device) -> dict[str, Any]
 
 
 def _value_to_device(value: Any, device: torch.device) -> Any:
+    if isinstance(value, np.ndarray):  # (the usual value first)
+        if value.dtype.kind not in "biuf":
+            return value
+        tensor = torch.from_numpy(value)
+        return tensor if device.type == "cpu" else tensor.to(device)
     if isinstance(value, dict):
         return info_to_device(value, device)
     if isinstance(value, tuple):
         return tuple(_value_to_device(item, device) for item in value)
-    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
-        tensor = torch.from_numpy(value)
-        return tensor if device.type == "cpu" else tensor.to(device)
     return value

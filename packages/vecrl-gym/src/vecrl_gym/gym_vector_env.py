@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from vecrl.checks import checked_device, checked_flag, failed_env_error
-from vecrl.episode_vector_env import EpisodeVectorEnv, ResetRequest
+from vecrl.checks import checked_device, checked_flag
+from vecrl.episode_vector_env import EpisodeVectorEnv
 from vecrl.seeding import SeedRule
 from vecrl_gym.checks import ObservationMode, checked_observation_mode
 
@@ -19,8 +19,9 @@ Seed = int | Sequence[int | None] | None
 
 class GymVectorEnv(EpisodeVectorEnv):
     """The options, seeding and gymnasium API shared by the gym backend's vector envs; subclasses call
-    ``_take_options()`` first, then ``BaseVectorEnv.__init__``, and implement ``reset``, ``step`` and
-    ``get_attr``. Reset options other than ``reset_mask`` go on to the sub-envs' ``reset``."""
+    ``_take_options()`` first, then ``BaseVectorEnv.__init__``, and implement ``get_attr``, and ``reset``
+    and ``step`` where the episode engine (``vecrl.HostVectorEnv``, which ``SyncVectorEnv`` stands on) does
+    not. Reset options other than ``reset_mask`` go on to the sub-envs' ``reset``."""
 
     passes_reset_options = True
 
@@ -42,8 +43,6 @@ class GymVectorEnv(EpisodeVectorEnv):
         self._device = None if device is None else checked_device(device)
         self._empty_info = checked_flag(empty_info, "empty_info")
         self._pending_actions: Any = None
-        # Why step() is refused (an error left the sub-envs out of step), or None.
-        self._failure: str | None = None
 
     def reset(
         self, *, seed: Seed = None, options: dict[str, Any] | None = None
@@ -54,13 +53,6 @@ class GymVectorEnv(EpisodeVectorEnv):
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """The attribute ``name`` of every sub-env (each subclass says how)."""
         raise NotImplementedError
-
-    def _check_reset(self, request: ResetRequest) -> None:
-        """A masked reset keeps the other rows, so it is refused while an error has left the sub-envs out of
-        step (``_failure``)."""
-        super()._check_reset(request)
-        if self._failure is not None and request.mask is not None:
-            raise failed_env_error(self._failure)
 
     @property
     def np_random_seed(self) -> tuple[int, ...]:  # type: ignore[override]

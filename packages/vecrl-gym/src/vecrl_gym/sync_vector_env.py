@@ -3,26 +3,20 @@
 from __future__ import annotations
 
 import tracemalloc
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NoReturn, SupportsFloat
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, NoReturn
 
 import gymnasium
 import numpy as np
 import torch
 from gymnasium.vector.utils import iterate
 
-from vecrl.action_checks import ActionCheck
 from vecrl.autoreset import autoreset_metadata
-from vecrl.checks import (
-    SubEnvError,
-    check_fits_in_memory,
-    closed_env_error,
-    failed_env_error,
-)
+from vecrl.checks import SubEnvError, check_fits_in_memory
 from vecrl.compat import GYMNASIUM_1
-from vecrl.episodes import EpisodeBudget, spent_results
+from vecrl.host_vector_env import HostVectorEnv, StepRows
 from vecrl.seeding import SeedRule
-from vecrl.spaces import ARRAY_SPACES, check_supported_space, copy_batch
+from vecrl.spaces import check_supported_space
 from vecrl_gym.batching import (
     TreeRows,
     allocate_observations,
@@ -36,15 +30,16 @@ from vecrl_gym.checks import (
     observation_spaces,
 )
 from vecrl_gym.device import info_to_device
-from vecrl_gym.final_infos import EndedEpisode, add_final_infos
 from vecrl_gym.gym_vector_env import GymVectorEnv, Seed
 from vecrl_gym.tensor_rows import TensorRows
 
 EnvMaker = Callable[[], gymnasium.Env]
 
 
-class SyncVectorEnv(GymVectorEnv):
-    """Sub-environments stepped one after the other, reset as ``autoreset_mode`` says.
+class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
+    """Sub-environments stepped one after the other, reset as ``autoreset_mode`` says: a backend of the
+    episode engine (``vecrl.HostVectorEnv``), which owns every episode rule, this class saying only how to
+    step and reset a set of sub-envs.
 
     - ``"same_step"`` (the default): a sub-env whose episode ends is reset within the same ``step()``;
       the observation returned for it is the first one of its next episode, while the last observation
@@ -112,6 +107,9 @@ class SyncVectorEnv(GymVectorEnv):
         ((3, 4), [1.0, 1.0, 1.0])
     """
 
+    infos_per_sub_env = True  # gymnasium's envs give an info dict each, batched as gymnasium batches them
+    resets_spent_sub_envs = True  # as EvoTorch does, so that later unseeded resets draw alike
+
     def __init__(
         self,
         env_makers: Iterable[EnvMaker],
@@ -149,52 +147,20 @@ class SyncVectorEnv(GymVectorEnv):
         self.envs: list[gymnasium.Env] = envs
         self.metadata = {**getattr(envs[0], "metadata", {}), **autoreset_metadata(self._autoreset_mode)}
         self.render_mode = getattr(envs[0], "render_mode", None)
-
-        obs_space, action_space = self.single_observation_space, self.single_action_space
-        self._tree_observations = not isinstance(obs_space, ARRAY_SPACES)
-        self._tree_actions = not isinstance(action_space, ARRAY_SPACES)
-        self._check_actions = ActionCheck(action_space, self.num_envs, "SyncVectorEnv")
-        # Episodes still to run per sub-env (None: autoreset forever): vecrl.episodes.EpisodeBudget.
-        self._budget: EpisodeBudget | None = None
-        if self._num_episodes is not None:
-            self._budget = EpisodeBudget(self.num_envs, self._num_episodes, obs_space)
-        # What a step writes only for some sub-envs, so that its arrays start as a copy: False flags, and
-        # under a spent budget what the spent sub-envs report (the budget's ``start``, _update_live).
-        self._initial_results = spent_results(obs_space, np.zeros(self.num_envs, np.bool_))
-        # On the CPU, step results and info masks are rows of tensors made many at a time (TensorRows).
-        self._result_rows: TensorRows | None = None
-        self._mask_rows: TensorRows | None = None
-        if self._device is not None and self._device.type == "cpu":
-            self._mask_rows = TensorRows([np.zeros(self.num_envs, np.bool_)] * 2)
-            if not self._tree_observations:
-                self._result_rows = TensorRows(self._initial_results)
         self._env_steps = [env.step for env in envs]
         self._env_resets = [env.reset for env in envs]
-        # _unusable is "failed (_failure) or closed" in one flag, so that step() checks a single attribute on
-        # its hot path.
-        self._unusable = False
-        # The step loop of the chosen mode: picked once here, so no step pays for branching on the mode.
-        self._step_sub_envs = {
-            "same_step": self._step_same_step,
-            "next_step": self._step_next_step,
-            "disabled": self._step_disabled,
-        }[self._autoreset_mode]
-        # Sub-envs whose episode ended and which the next step resets (next_step; the disabled mode's are
-        # EpisodeVectorEnv's).
-        self._needs_reset = [False] * self.num_envs
-        # The observations last returned (numpy arrays), for the untouched rows of a masked reset.
-        self._last_observations: Any = None
-        # The budget's live sub-envs, when some are spent (None: all), and their step functions: only these are
-        # stepped and have their actions checked, so that a step costs in proportion to the sub-envs still
-        # running; the spent rows of a step's arrays come filled (_initial_results).
-        self._live: list[int] | None = None
-        self._live_env_steps: list[Any] = []
+        # On the CPU, the results of a step of every sub-env are rows of tensors made many at a time
+        # (TensorRows): _step_rows writes the row's arrays and _step_returned returns its tensors.
+        self._result_rows: TensorRows | None = None
+        if self._device is not None and self._device.type == "cpu" and not self._tree_observations:
+            self._result_rows = TensorRows(self._no_results)
+        self._row: Any = None
+        space = self.single_observation_space
+        self._observation_shape: tuple[int, ...] = tuple(space.shape or ())
+        self._observation_dtype = space.dtype
 
     def reset(
-        self,
-        *,
-        seed: Seed = None,
-        options: dict[str, Any] | None = None,
+        self, *, seed: Seed = None, options: Mapping[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         """Reset the sub-envs and restart their episode budgets; returns ``(observations, info)``.
 
@@ -211,286 +177,118 @@ class SyncVectorEnv(GymVectorEnv):
             >>> bool((again[0] == obs[0]).all()), bool((again[1] == obs[1]).all())
             (True, False)
         """
-        mask, seeds, options = self._reset_request(seed, options, started=self._last_observations is not None)
-        seeds = seeds or [None] * self.num_envs
+        return super().reset(seed=seed, options=options)
 
-        if mask is None:
-            indices: Iterable[int] = range(self.num_envs)
-            observations = self._new_observations(None)
-        else:
-            indices = np.flatnonzero(mask).tolist()
-            observations = self._new_observations(copy_batch(self._last_observations))
-        infos: dict[str, Any] = {}
-        needs_reset, env_resets = self._needs_reset, self._env_resets
-        index = -1
+    def _reset_rows(
+        self, ids: np.ndarray | None, seeds: list[Any] | None, options: dict[str, Any] | None
+    ) -> tuple[Any, Any]:
+        """Reset the sub-envs ``ids`` (None: all) one after the other; their observations and info dicts."""
+        indices: Sequence[int] = range(self.num_envs) if ids is None else ids.tolist()
+        observations = self._new_observations(len(indices))
+        rows = TreeRows(observations) if self._tree_observations else observations
+        infos: list[dict[str, Any]] | None = None
+        env_resets, empty_info = self._env_resets, self._empty_info
+        position = -1
         try:
-            for index in indices:
-                observations[index], info = env_resets[index](seed=seeds[index], options=options)
-                if info and not self._empty_info:
-                    infos = self._add_info(infos, info, index)
-                needs_reset[index] = False
+            for position, index in enumerate(indices):
+                seed = None if seeds is None else seeds[position]
+                rows[position], info = env_resets[index](seed=seed, options=options)
+                if info and not empty_info:
+                    if infos is None:
+                        infos = [{}] * len(indices)
+                    infos[position] = info
         except BaseException as error:
-            self._fail(index, "reset()", error)
-        if mask is None:
-            self._failure, self._unusable = None, False
-        self._note_reset(mask)
-        if self._budget is not None:
-            self._budget.restart(mask)
-            self._update_live()
-        observations = self._finished_observations(observations)
-        if self._device is not None:
-            return observations_to_torch(observations, self._device), info_to_device(infos, self._device)
-        return observations, infos
+            self._fail_in(indices[max(position, 0)], error)
+        return observations, infos or {}
 
-    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
-        """Step every sub-env with its row of ``actions``; returns ``(obs, reward, terminated, truncated,
-        info)`` batched over the sub-envs.
-
-        ``actions`` (numpy array, torch tensor or nested list) must have the shape ``(num_envs,
-        *single_action_space.shape)``; for a Tuple or Dict action space, a tuple or dict of such batches.
-        Finished episodes are handled as ``autoreset_mode`` says.
-
-        Examples:
-            >>> import gymnasium, torch
-            >>> env = SyncVectorEnv([lambda: gymnasium.make("Pendulum-v1")] * 2, device="cpu")
-            >>> _ = env.reset(seed=0)
-            >>> env.step(torch.zeros(2, 1))[1].dtype
-            torch.float64
-        """
-        if self._unusable:
-            self._refuse_step()
-        live = self._live
-        actions = self._check_actions(actions, self.acting_rows())
+    def _step_rows(self, actions: Any, ids: np.ndarray | None) -> StepRows:
+        """Step the sub-envs ``ids`` (None: all) one after the other, each with its row of ``actions``."""
         if self._tree_actions:
             actions = list(iterate(self.action_space, actions))
-        if live is not None:
-            actions = [actions[index] for index in live]
-        observations: Any
-        tensors: tuple[torch.Tensor, ...] | None = None
-        if self._result_rows is not None:
-            (observations, rewards, terminated, truncated), tensors = self._result_rows.next_row()
+        if ids is None:
+            indices: Sequence[int] = range(self.num_envs)
+            positions, env_steps = indices, self._env_steps
+            result_rows = self._result_rows
+            if result_rows is not None:
+                self._row = row = result_rows.next_row()
+                observations, rewards, terminated, truncated = row[0]
+            else:
+                observations, rewards, terminated, truncated = self._new_results(self.num_envs)
         else:
-            observations, rewards, terminated, truncated = self._new_arrays()
-        infos = self._step_sub_envs(
-            actions, observations, rewards, terminated, truncated, None if self._empty_info else {}
+            indices = ids.tolist()
+            positions, env_steps = range(len(indices)), [self._env_steps[index] for index in indices]
+            observations, rewards, terminated, truncated = self._new_results(len(indices))
+        rows = TreeRows(observations) if self._tree_observations else observations
+        infos: list[dict[str, Any]] | None = None
+        empty_info = self._empty_info
+        position = -1
+        try:
+            for position, env_step, action in zip(positions, env_steps, actions):  # noqa: B905 (equal lengths)
+                observation, reward, term, trunc, info = env_step(action)
+                if term or trunc:
+                    terminated[position] = term
+                    truncated[position] = trunc
+                if info and not empty_info:
+                    if infos is None:
+                        infos = [{}] * len(indices)
+                    infos[position] = info
+                rows[position] = observation
+                rewards[position] = reward
+        except BaseException as error:
+            self._fail_in(indices[max(position, 0)], error)
+        return observations, rewards, terminated, truncated, infos or {}
+
+    def _new_results(self, count: int) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
+        """Arrays for the observations, rewards, terminated and truncated of ``count`` sub-envs, the flags
+        False (a step writes them only where an episode ends)."""
+        return (
+            self._new_observations(count),
+            np.empty(count, self._reward_dtype),
+            np.zeros(count, np.bool_),
+            np.zeros(count, np.bool_),
         )
-        budget = self._budget
-        if budget is not None and budget.changed:
-            budget.update()
-            self._update_live()
-        observations = self._finished_observations(observations)
-        if infos is None:
-            infos = {}
+
+    def _new_observations(self, count: int) -> Any:
+        """Uninitialised arrays for the observations of ``count`` sub-envs (gymnasium's layout)."""
+        if self._tree_observations:
+            return allocate_observations(self.single_observation_space, count)
+        # (np.empty directly: gymnasium's create_empty_array takes 6 times as long, on every restart)
+        return np.empty((count, *self._observation_shape), self._observation_dtype)
+
+    def _reset_returned(self, observation: Any, info: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         device = self._device
         if device is None:
-            return observations, rewards, terminated, truncated, infos
-        if infos:
-            infos = info_to_device(infos, device)
-        if tensors is not None:
-            return tensors[0], tensors[1], tensors[2], tensors[3], infos
+            return observation, info
+        return observations_to_torch(observation, device), info_to_device(info, device)
+
+    def _step_returned(
+        self, observation: Any, reward: np.ndarray, terminated: np.ndarray, truncated: np.ndarray, info: Any
+    ) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        device = self._device
+        if device is None:
+            return observation, reward, terminated, truncated, info
+        if info:
+            info = info_to_device(info, device)
+        row, self._row = self._row, None
+        if row is not None and observation is row[0][0] and reward is row[0][1]:  # this step's TensorRows row
+            tensors = row[1]
+            return tensors[0], tensors[1], tensors[2], tensors[3], info
         return (
-            observations_to_torch(observations, device),
-            torch.from_numpy(rewards).to(device),
+            observations_to_torch(observation, device),
+            torch.from_numpy(reward).to(device),
             torch.from_numpy(terminated).to(device),
             torch.from_numpy(truncated).to(device),
-            infos,
+            info,
         )
 
-    def _step_same_step(
-        self,
-        actions: np.ndarray,
-        observations: Any,
-        rewards: np.ndarray,
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-        infos: dict[str, Any] | None,
-    ) -> dict[str, Any] | None:
-        """Step every sub-env, resetting in place those whose episode ends (same_step autoreset)."""
-        ended: list[EndedEpisode] = []
-        index = -1
-        try:
-            for index, env_step, action in self._live_sub_envs(actions):
-                observation, reward, term, trunc, info = env_step(action)
-                if term or trunc:
-                    terminated[index] = term
-                    truncated[index] = trunc
-                    ended.append((index, observation, info))
-                    observation, info = self._end_episode(index, observation, info)
-                if info and infos is not None:
-                    infos = self._add_info(infos, info, index)
-                observations[index] = observation
-                rewards[index] = reward
-        except BaseException as error:
-            self._fail(index, "step()", error)
-        if ended and infos is not None:
-            infos = self._add_final_infos(infos, ended, observations)
-        return infos
-
-    def _step_next_step(
-        self,
-        actions: np.ndarray,
-        observations: Any,
-        rewards: np.ndarray,
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-        infos: dict[str, Any] | None,
-    ) -> dict[str, Any] | None:
-        """Step every sub-env; those whose episode ended at the previous step are reset instead and their
-        action ignored (next_step autoreset)."""
-        budget, needs_reset, env_resets = self._budget, self._needs_reset, self._env_resets
-        index = -1
-        try:
-            for index, env_step, action in self._live_sub_envs(actions):
-                if needs_reset[index]:
-                    observation, info = env_resets[index]()
-                    reward: SupportsFloat = 0.0
-                    needs_reset[index] = False
-                else:
-                    observation, reward, term, trunc, info = env_step(action)
-                    if term or trunc:
-                        terminated[index] = term
-                        truncated[index] = trunc
-                        needs_reset[index] = True
-                        if budget is not None:
-                            budget.end(index)
-                if info and infos is not None:
-                    infos = self._add_info(infos, info, index)
-                observations[index] = observation
-                rewards[index] = reward
-        except BaseException as error:
-            self._fail(index, "step()", error)
-        return infos
-
-    def _step_disabled(
-        self,
-        actions: np.ndarray,
-        observations: Any,
-        rewards: np.ndarray,
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-        infos: dict[str, Any] | None,
-    ) -> dict[str, Any] | None:
-        """Step every sub-env, none of which may have a finished episode (autoreset disabled)."""
-        self._refuse_finished()
-        ended = False
-        index = -1
-        try:
-            for index, env_step, action in zip(range(self.num_envs), self._env_steps, actions, strict=True):
-                observation, reward, term, trunc, info = env_step(action)
-                if term or trunc:
-                    terminated[index] = term
-                    truncated[index] = trunc
-                    ended = True
-                if info and infos is not None:
-                    infos = self._add_info(infos, info, index)
-                observations[index] = observation
-                rewards[index] = reward
-        except BaseException as error:
-            self._fail(index, "step()", error)
-        if ended:
-            self._note_ended(terminated | truncated)
-        return infos
-
-    def _live_sub_envs(self, actions: Any) -> Iterable[tuple[int, Any, Any]]:
-        """``(index, step function, action)`` of every sub-env to step: all of them, or under a budget those
-        whose budget is not spent (``actions`` then holds their actions only)."""
-        live = self._live
-        if live is None:
-            return zip(range(self.num_envs), self._env_steps, actions, strict=True)
-        return zip(live, self._live_env_steps, actions, strict=True)
-
-    def acting_rows(self) -> list[int] | None:
-        """The sub-envs whose action the next ``step()`` uses (None: all of them): not those of a spent budget,
-        nor, in next_step mode, those it resets. Only their actions are checked.
-
-        Examples:
-            >>> import gymnasium
-            >>> env = SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2, num_episodes=1)
-            >>> _ = env.reset(seed=0)
-            >>> env.acting_rows() is None
-            True
-        """
-        live, resetting = self._live, self._needs_reset
-        if self._autoreset_mode != "next_step" or True not in resetting:
-            return live
-        return [index for index in (range(self.num_envs) if live is None else live) if not resetting[index]]
-
-    def _update_live(self) -> None:
-        """Take the budget's live sub-envs (after a reset, or a step that spent one), and make the arrays
-        of the next steps start with what the spent ones report."""
-        assert self._budget is not None
-        self._live = self._budget.live
-        self._live_env_steps = [self._env_steps[index] for index in self._live or ()]
-        self._initial_results = self._budget.start
-        if self._result_rows is not None:
-            self._result_rows.start_from(self._initial_results)
-
-    def _fail(self, index: int, during: str, error: BaseException) -> NoReturn:
+    def _fail_in(self, index: int, error: BaseException) -> NoReturn:
         """Refuse step() from now on (until a full reset) and raise: a SubEnvError naming sub-env ``index``
         and chaining ``error``, or ``error`` itself when it is no Exception (Ctrl-C)."""
+        during = self._calling
         self._failure = f"sub-env {index} raised {type(error).__qualname__} in {during}"
-        self._unusable = True
         if not isinstance(error, Exception):
             raise error
         raise SubEnvError(index, during, error) from error
-
-    def _refuse_step(self) -> NoReturn:
-        if self.closed:
-            raise closed_env_error("step", self)
-        assert self._failure is not None
-        raise failed_env_error(self._failure)
-
-    def _new_arrays(self) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
-        """Fresh arrays to write a step's observations, rewards, terminated and truncated into, copies of
-        ``_initial_results``: the flags start False, since only the sub-envs whose episode ends write them."""
-        observations, rewards, terminated, truncated = self._initial_results
-        observations = copy_batch(observations)
-        if self._tree_observations:
-            observations = TreeRows(observations)
-        return observations, rewards.copy(), terminated.copy(), truncated.copy()
-
-    def _add_final_infos(
-        self, infos: dict[str, Any], ended: list[EndedEpisode], observations: Any
-    ) -> dict[str, Any]:
-        """``infos`` with the last observations and infos of the ``ended`` episodes, the step's
-        ``observations`` (as ``_new_observations()`` gave them) for the other rows (see ``add_final_infos``)."""
-        if isinstance(observations, TreeRows):
-            observations = observations.arrays
-        return add_final_infos(infos, ended, observations, self._add_info, self._new_masks)
-
-    def _new_masks(self) -> tuple[Sequence[np.ndarray], Sequence[Any]]:
-        """Two zeroed bool arrays of length ``num_envs`` for info masks, and what to report for each."""
-        if self._mask_rows is not None:
-            return self._mask_rows.next_row()
-        masks = (np.zeros(self.num_envs, np.bool_), np.zeros(self.num_envs, np.bool_))
-        return masks, masks
-
-    def _new_observations(self, arrays: Any) -> Any:
-        """Something to write one observation per sub-env into (``rows[i] = obs``): ``arrays`` if given
-        (the batched observations to update), else freshly allocated."""
-        if arrays is None:
-            arrays = allocate_observations(self.single_observation_space, self.num_envs)
-        return TreeRows(arrays) if self._tree_observations else arrays
-
-    def _finished_observations(self, observations: Any) -> Any:
-        """The batched observations written through ``_new_observations()`` or ``_new_arrays()``, kept for
-        masked resets."""
-        if self._tree_observations:
-            observations = observations.arrays
-        self._last_observations = observations
-        return observations
-
-    def _end_episode(self, index: int, observation: Any, info: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-        """Reset sub-env ``index`` whose episode just ended; give the observation and info to report.
-
-        The sub-env is reset even when its budget is spent (as EvoTorch does), so that its random state
-        advances exactly as in the reference implementation.
-        """
-        next_observation, next_info = self._env_resets[index]()
-        budget = self._budget
-        if budget is not None and budget.end(index):
-            return observation, info
-        return next_observation, next_info
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Call the method ``name`` of every sub-env (or read the attribute ``name``); one result each.
@@ -540,7 +338,7 @@ class SyncVectorEnv(GymVectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         """Close every sub-env (``close()`` calls this once; closing again does nothing); from now on
         ``step()`` and ``reset()`` raise."""
-        self._unusable = True
+        self._last_observation = None
         for env in getattr(self, "envs", ()):
             env.close()
 

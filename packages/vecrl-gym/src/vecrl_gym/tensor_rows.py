@@ -32,8 +32,7 @@ class TensorRows:
     its tensors belong to whoever received them, like fresh ones; a kept tensor keeps its block (at
     most ``MAX_BLOCK_BYTES``) alive, and ``torch.save`` of one saves its block (``.clone()`` first to
     save only the row). Rows start as a copy of ``initial`` (the values a step writes only for some
-    sub-envs: False flags, or what the sub-envs whose budget is spent report), so that filling them
-    costs nothing per step either.
+    sub-envs: False flags), so that filling them costs nothing per step either.
 
     Args:
         initial: one array per entry of a row: its shape, dtype and first values.
@@ -62,11 +61,6 @@ class TensorRows:
             self._rows = self._new_block()
             row = next(self._rows)
         return row
-
-    def start_from(self, initial: Sequence[np.ndarray]) -> None:
-        """Rows handed out from now on start as a copy of ``initial`` (same shapes and dtypes as before)."""
-        self._initial = [np.array(array) for array in initial]
-        self._rows = iter(())
 
     def _new_block(self) -> Iterator[Row]:
         if self.rows_per_block == 1:  # one copy and one tensor per entry

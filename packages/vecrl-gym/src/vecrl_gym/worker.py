@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from operator import itemgetter
 from typing import Any
 
 import cloudpickle
+import numpy as np
 
 from vecrl.processes import RemoteFailure, ignore_interrupts, messages
+from vecrl.spaces import map_batch
 from vecrl_gym.final_infos import EndedEpisode
 from vecrl_gym.shared_batch import SharedBatch, rows_of, write_rows
 from vecrl_gym.sync_vector_env import SyncVectorEnv
@@ -34,11 +37,13 @@ class RecordingSyncVectorEnv(SyncVectorEnv):
         self.infos.append((index, info))
         return infos
 
-    def _add_final_infos(
-        self, infos: dict[str, Any], ended: list[EndedEpisode], observations: Any
-    ) -> dict[str, Any]:
-        self.ended.extend(ended)
-        return infos
+    def _finals(self, observation: Any, info: Any, ended: np.ndarray) -> dict[str, Any]:
+        """Record the ended episodes (their last observations, the rows of the step's ``observation``, and
+        infos) for the caller to batch; no info keys here."""
+        for index in np.flatnonzero(ended).tolist():
+            last = map_batch(itemgetter(index), observation)
+            self.ended.append((index, last, info[index] if info else {}))
+        return {}
 
     def recorded(self) -> BlockInfos:
         """The infos recorded since the last call (sub-envs numbered within the block)."""
