@@ -17,9 +17,12 @@ import torch
 from vecrl.action_checks import ActionCheck
 from vecrl.autoreset import autoreset_metadata
 from vecrl.checks import SubEnvError, closed_env_error, failed_env_error
+from vecrl.compat import FINAL_OBS_KEY
+from vecrl.host_vector_env import AddInfo, final_infos
 from vecrl.processes import SPAWN, RemoteFailure, WorkerProcess, pickled
 from vecrl.seeding import SeedRule
 from vecrl.spaces import copy_batch
+from vecrl.spaces import write_rows as write_batch_rows
 from vecrl_gym.batching import observations_to_torch
 from vecrl_gym.checks import (
     ObservationMode,
@@ -29,11 +32,10 @@ from vecrl_gym.checks import (
     observation_spaces,
 )
 from vecrl_gym.device import info_to_device
-from vecrl_gym.final_infos import EndedEpisode, add_final_infos
 from vecrl_gym.gym_vector_env import GymVectorEnv, Seed
 from vecrl_gym.shared_batch import SharedBatch, rows_of, write_rows
 from vecrl_gym.sync_vector_env import SyncVectorEnv
-from vecrl_gym.worker import BlockInfos, RecordingSyncVectorEnv, serve
+from vecrl_gym.worker import BlockInfos, EndedEpisode, RecordingSyncVectorEnv, serve
 
 EnvMaker = Callable[[], gymnasium.Env]
 
@@ -227,7 +229,7 @@ class ProcessVectorEnv(GymVectorEnv):
                 ended.extend((start + index, *episode) for index, *episode in block.ended)
         self._acting = self._acting_rows(blocks)
         if ended:
-            info = add_final_infos(info, ended, observations, self._add_info, _new_masks(self.num_envs))
+            info = {**info, **_finals(ended, observations, self.num_envs, self._add_info)}
         device = self._device
         if device is not None:
             observations = observations_to_torch(observations, device)
@@ -497,14 +499,21 @@ class _Spaces:
         self.observation_space, self.action_space = observation_space, action_space
 
 
-def _new_masks(num_envs: int) -> Callable[[], tuple[Sequence[np.ndarray], Sequence[Any]]]:
-    """``add_final_infos``'s ``new_masks`` for ``num_envs`` sub-envs: two zeroed bool arrays, reported as they are."""
-
-    def new_masks() -> tuple[Sequence[np.ndarray], Sequence[Any]]:
-        masks = (np.zeros(num_envs, np.bool_), np.zeros(num_envs, np.bool_))
-        return masks, masks
-
-    return new_masks
+def _finals(ended: list[EndedEpisode], observations: Any, num_envs: int, add_info: AddInfo) -> dict[str, Any]:
+    """The info keys of a step whose ``ended`` episodes the blocks recorded, as ``SyncVectorEnv`` gives them:
+    the final observations (``observations`` with the ended rows replaced: ``vecrl.final_observations``)
+    and infos (``vecrl.host_vector_env.final_infos``), each with its mask."""
+    mask = np.zeros(num_envs, np.bool_)
+    final_observations, sub_env_infos = copy_batch(observations), [{}] * num_envs
+    for index, observation, info in ended:
+        mask[index] = True
+        write_batch_rows(final_observations, index, observation)
+        sub_env_infos[index] = info
+    return {
+        FINAL_OBS_KEY: final_observations,
+        f"_{FINAL_OBS_KEY}": mask,
+        **final_infos(sub_env_infos, mask, add_info, per_sub_env=True),
+    }
 
 
 def _pickled_makers(makers: Sequence[EnvMaker], first: int) -> bytes:

@@ -18,9 +18,11 @@ import numpy as np
 
 from vecrl.processes import RemoteFailure, ignore_interrupts, messages
 from vecrl.spaces import map_batch
-from vecrl_gym.final_infos import EndedEpisode
 from vecrl_gym.shared_batch import SharedBatch, rows_of, write_rows
 from vecrl_gym.sync_vector_env import SyncVectorEnv
+
+#: A sub-env whose episode ended at a step: its index (within the block), last observation and last info.
+EndedEpisode = tuple[int, Any, dict[str, Any]]
 
 
 class RecordingSyncVectorEnv(SyncVectorEnv):
