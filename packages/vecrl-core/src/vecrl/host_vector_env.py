@@ -206,9 +206,10 @@ class HostVectorEnv(EpisodeVectorEnv):
                     reward = reward.astype(self._reward_dtype)
             else:
                 observation, reward, terminated, truncated, info = self._step_some(actions, budget, resetting)
-            # (comparing bytes: a twentieth of the time of any(); flags of another dtype compare unequal)
-            no_ends = self._no_ends
-            if self._tracks_ends and (terminated.tobytes() != no_ends or truncated.tobytes() != no_ends):
+            # Did an episode end? The flags' bytes differ from those of a step where none did: all False, or
+            # True at the spent sub-envs (a twentieth of the time of any(); flags of another dtype differ).
+            quiet = self._no_ends if budget is None else budget.start[2].tobytes()
+            if self._tracks_ends and (terminated.tobytes() != quiet or truncated.tobytes() != quiet):
                 done = terminated | truncated
                 if ids is not None:  # (the spent sub-envs report both flags, but ended no episode)
                     done &= ~budget.spent  # type: ignore[union-attr]
@@ -280,8 +281,8 @@ class HostVectorEnv(EpisodeVectorEnv):
         """Step the live sub-envs but those next_step resets, and reset those: every row of the results
         (the spent sub-envs' as ``vecrl.episodes`` says; a reset sub-env reports reward 0 and neither flag)."""
         start = self._no_results if budget is None else budget.start
-        observation = copy_batch(start[0])
-        reward, terminated, truncated = (array.copy() for array in start[1:])
+        observation = copy_batch(start[0]) if self._tree_observations else start[0].copy()
+        reward, terminated, truncated = start[1].copy(), start[2].copy(), start[3].copy()
         live = None if budget is None else budget.live_ids
         ids = np.arange(self.num_envs) if live is None else live
         restarting = None
@@ -291,9 +292,13 @@ class HostVectorEnv(EpisodeVectorEnv):
         if len(ids):
             rows = map_batch(lambda leaf: leaf[ids], actions) if self._tree_actions else actions[ids]
             part_obs, part_reward, part_terminated, part_truncated, part = self._step_rows(rows, ids)
-            write_rows(observation, ids, part_obs)
+            if self._tree_observations:
+                write_rows(observation, ids, part_obs)
+            else:
+                observation[ids] = part_obs
             reward[ids] = part_reward
-            terminated[ids], truncated[ids] = part_terminated, part_truncated
+            if np.count_nonzero(part_terminated) or np.count_nonzero(part_truncated):  # (else False already)
+                terminated[ids], truncated[ids] = part_terminated, part_truncated
             info = self._info_with_rows(info, part, ids)
         if restarting is not None and len(restarting):
             fresh, part = self._reset_rows(restarting, None, None)

@@ -504,7 +504,8 @@ def _finals(ended: list[EndedEpisode], observations: Any, num_envs: int, add_inf
     the final observations (``observations`` with the ended rows replaced: ``vecrl.final_observations``)
     and infos (``vecrl.host_vector_env.final_infos``), each with its mask."""
     mask = np.zeros(num_envs, np.bool_)
-    final_observations, sub_env_infos = copy_batch(observations), [{}] * num_envs
+    final_observations = copy_batch(observations)
+    sub_env_infos: list[dict[str, Any]] = [{}] * num_envs
     for index, observation, info in ended:
         mask[index] = True
         write_batch_rows(final_observations, index, observation)

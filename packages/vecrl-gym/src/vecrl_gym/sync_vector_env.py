@@ -155,6 +155,10 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
         if self._device is not None and self._device.type == "cpu" and not self._tree_observations:
             self._result_rows = TensorRows(self._no_results)
         self._row: Any = None
+        # the sub-envs of the last step of some of them, as ids, indices and step functions
+        self._some_ids: np.ndarray | None = None
+        self._some_indices: list[int] = []
+        self._some_steps: list[Any] = []
         space = self.single_observation_space
         self._observation_shape: tuple[int, ...] = tuple(space.shape or ())
         self._observation_dtype = space.dtype
@@ -215,8 +219,11 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
             else:
                 observations, rewards, terminated, truncated = self._new_results(self.num_envs)
         else:
-            indices = ids.tolist()
-            positions, env_steps = range(len(indices)), [self._env_steps[index] for index in indices]
+            if ids is not self._some_ids:  # (the budget's live ids stay one array from one spend to the next)
+                self._some_ids, self._some_indices = ids, ids.tolist()
+                self._some_steps = [self._env_steps[index] for index in self._some_indices]
+            indices, env_steps = self._some_indices, self._some_steps
+            positions = range(len(indices))
             observations, rewards, terminated, truncated = self._new_results(len(indices))
         rows = TreeRows(observations) if self._tree_observations else observations
         infos: list[dict[str, Any]] | None = None
@@ -273,6 +280,15 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
         if row is not None and observation is row[0][0] and reward is row[0][1]:  # this step's TensorRows row
             tensors = row[1]
             return tensors[0], tensors[1], tensors[2], tensors[3], info
+        if device.type == "cpu":
+            from_numpy = torch.from_numpy
+            return (
+                observations_to_torch(observation, device),
+                from_numpy(reward),
+                from_numpy(terminated),
+                from_numpy(truncated),
+                info,
+            )
         return (
             observations_to_torch(observation, device),
             torch.from_numpy(reward).to(device),
