@@ -42,8 +42,7 @@ class RandomWalk(HostVectorEnv):
         ids = np.arange(self.num_envs) if ids is None else ids
         self.stepped.append(ids.tolist())
         for k, i in enumerate(ids):
-            self.position[i] += 2.0 * actions[k] - 1.0 + self.rngs[i].normal(0.0, 0.1)
-            self.time[i] += 1
+            self._move(i, actions[k])
         terminated = np.abs(self.position[ids]) > 3.0
         truncated = ~terminated & (self.time[ids] >= self.time_limit)
         return (
@@ -54,8 +53,30 @@ class RandomWalk(HostVectorEnv):
             {"time": self.time[ids].copy()},
         )
 
+    def _move(self, i, action):
+        self.position[i] += 2.0 * action - 1.0 + self.rngs[i].normal(0.0, 0.1)
+        self.time[i] += 1
+
     def _observe(self, ids):
         return np.stack([self.position[ids], self.time[ids].astype(np.float32)], axis=1)
+
+
+class IntoWalk(RandomWalk):
+    """The random walk writing each sub-env's results of a step of some sub-envs straight into the engine's
+    arrays (``_step_rows_into``), as vecrl-gym does."""
+
+    def _step_rows_into(self, actions, ids, out):
+        observations, rewards, terminated, truncated = out
+        self.stepped.append(ids.tolist())
+        time = np.zeros(self.num_envs, np.int64)
+        for k, i in enumerate(ids.tolist()):
+            self._move(i, actions[k])
+            observations[i] = self.position[i], self.time[i]
+            rewards[i] = -abs(self.position[i])
+            terminated[i] = abs(self.position[i]) > 3.0
+            truncated[i] = not terminated[i] and self.time[i] >= self.time_limit
+            time[i] = self.time[i]
+        return {"time": time}
 
 
 class DictWalk(RandomWalk):
@@ -75,7 +96,7 @@ class DictWalk(RandomWalk):
         }
 
 
-WALKS = {"walk": RandomWalk, "dictwalk": DictWalk}
+WALKS = {"walk": RandomWalk, "dictwalk": DictWalk, "intowalk": IntoWalk}
 
 
 @pytest.fixture(scope="module", params=list(WALKS))
@@ -234,6 +255,26 @@ class FailingWalk(RandomWalk):
         if self.fail:
             raise ValueError("the simulator diverged")
         return results
+
+
+@pytest.mark.parametrize("mode", ["same_step", "next_step"])
+def test_a_backend_writing_into_the_engines_arrays_steps_as_one_returning_its_own(mode):
+    """``_step_rows_into`` (every step of some sub-envs: a budget's, next_step's resets) changes nothing seen."""
+    returned = RandomWalk(4, time_limit=6, num_episodes=2, autoreset_mode=mode)
+    written = IntoWalk(4, time_limit=6, num_episodes=2, autoreset_mode=mode)
+    returned.reset(seed=3), written.reset(seed=3)
+    for _ in range(14):
+        action = np.array([1, 0, 1, 1])
+        *results, info = returned.step(action)
+        *written_results, written_info = written.step(action)
+        for result, written_result in zip(results, written_results, strict=True):
+            np.testing.assert_array_equal(result, written_result)
+        assert info.keys() == written_info.keys()
+        for key in ("time", "_time"):
+            np.testing.assert_array_equal(info.get(key), written_info.get(key))
+        np.testing.assert_array_equal(info.get("final_obs"), written_info.get("final_obs"))
+    assert written.stepped == returned.stepped
+    assert any(len(ids) < 4 for ids in written.stepped)  # steps of some sub-envs happened
 
 
 def test_a_step_that_raised_is_refused_until_a_full_reset():

@@ -56,6 +56,12 @@ class HostVectorEnv(EpisodeVectorEnv):
       arrays of its own (fresh each call: the engine writes restarted rows into them and gives them out).
       The engine never steps a sub-env whose budget is spent,
       resets the sub-envs whose episode ended (by the autoreset mode) and refuses bad actions first.
+    - Optionally, for speed, ``_reset_rows_into(ids, seeds, options, out)`` and ``_step_rows_into(actions,
+      ids, out)``: a reset or step of some sub-envs (restarts, masked resets, budget steps) that writes
+      their results into their rows of the engine's arrays ``out`` (the observations; for a step also the
+      rewards, terminated and truncated, the flags False in those rows) and returns their info as
+      ``_reset_rows`` and ``_step_rows`` do. The defaults write what those return; vecrl-gym's, which steps
+      one sub-env at a time, write each sub-env's row where it goes instead of into arrays of their own.
 
     A backend whose own step resets a sub-env whose episode ended at its previous step (ignoring that
     sub-env's action, reporting reward 0 and neither flag: gymnasium's next_step autoreset, as envpool's
@@ -147,6 +153,25 @@ class HostVectorEnv(EpisodeVectorEnv):
         """Step the sub-envs ``ids`` (None: all) with ``actions``; their results (see the class)."""
         raise NotImplementedError
 
+    def _reset_rows_into(
+        self, ids: np.ndarray, seeds: list[Any] | None, options: dict[str, Any] | None, out: Any
+    ) -> Any:
+        """Reset the sub-envs ``ids``, writing their observations into their rows of ``out``; their info (see
+        the class)."""
+        observation, info = self._reset_rows(ids, seeds, options)
+        write_rows(out, ids, observation)
+        return info
+
+    def _step_rows_into(self, actions: Any, ids: np.ndarray, out: tuple[Any, ...]) -> Any:
+        """Step the sub-envs ``ids`` with ``actions``, writing their results into their rows of ``out``; their
+        info (see the class)."""
+        observation, reward, terminated, truncated, info = self._step_rows(actions, ids)
+        write_rows(out[0], ids, observation)
+        out[1][ids] = reward
+        if np.count_nonzero(terminated) or np.count_nonzero(truncated):  # (else False already)
+            out[2][ids], out[3][ids] = terminated, truncated
+        return info
+
     def _results(self, array: np.ndarray) -> Any:
         """What the env returns for the numpy ``array`` of a result (the array itself)."""
         return array
@@ -172,9 +197,9 @@ class HostVectorEnv(EpisodeVectorEnv):
                 # (a masked reset before the first reset was refused)
                 assert self._last_observation is not None
                 ids = np.flatnonzero(mask)
-                fresh, part = self._reset_rows(ids, None if seeds is None else [seeds[i] for i in ids], rest)
                 observation = copy_batch(self._last_observation)
-                write_rows(observation, ids, fresh)
+                some_seeds = None if seeds is None else [seeds[i] for i in ids]
+                part = self._reset_rows_into(ids, some_seeds, rest, observation)
                 info = self._batched_info(self._info_with_rows({}, part, ids))
                 self._resetting[ids] = False
         except BaseException as error:
@@ -291,18 +316,10 @@ class HostVectorEnv(EpisodeVectorEnv):
         info: dict[str, Any] = {}
         if len(ids):
             rows = map_batch(lambda leaf: leaf[ids], actions) if self._tree_actions else actions[ids]
-            part_obs, part_reward, part_terminated, part_truncated, part = self._step_rows(rows, ids)
-            if self._tree_observations:
-                write_rows(observation, ids, part_obs)
-            else:
-                observation[ids] = part_obs
-            reward[ids] = part_reward
-            if np.count_nonzero(part_terminated) or np.count_nonzero(part_truncated):  # (else False already)
-                terminated[ids], truncated[ids] = part_terminated, part_truncated
+            part = self._step_rows_into(rows, ids, (observation, reward, terminated, truncated))
             info = self._info_with_rows(info, part, ids)
         if restarting is not None and len(restarting):
-            fresh, part = self._reset_rows(restarting, None, None)
-            write_rows(observation, restarting, fresh)
+            part = self._reset_rows_into(restarting, None, None, observation)
             info = self._info_with_rows(info, part, restarting)
         return observation, reward, terminated, truncated, info
 
@@ -317,24 +334,16 @@ class HostVectorEnv(EpisodeVectorEnv):
             restart = self._budget.end_all(done)
         if self._autoreset_mode != "same_step":
             return observation, info
-        reset = done if self.resets_spent_sub_envs else restart
-        ids = reset.nonzero()[0]
-        fresh: Any = None
-        part: Any = {}
-        if len(ids):
-            fresh, part = self._reset_rows(ids, None, None)
-            if reset is not restart:  # (the spent sub-envs' rows keep the budget's values)
-                kept = restart[ids]
-                ids, fresh = ids[kept], map_batch(lambda leaf: leaf[kept], fresh)
-                part = [one for one, keep in zip(part, kept.tolist(), strict=True) if keep] if part else part
+        ids = restart.nonzero()[0]
         finals: dict[str, Any] = {}
         if not self._empty_info:  # the final observations: the step's, before the restarts written below
             finals = self._finals(copy_batch(observation) if len(ids) else observation, info, done)
-        if len(ids):  # (in place: the backend's arrays are fresh each step)
-            if self._tree_observations:
-                write_rows(observation, ids, fresh)
-            else:
-                observation[ids] = fresh
+        if self.resets_spent_sub_envs and restart is not done:  # (their rows keep the step's results)
+            spent = (done & ~restart).nonzero()[0]
+            if len(spent):
+                self._reset_rows_into(spent, None, None, copy_batch(observation))
+        if len(ids):  # (in place: the step's arrays are fresh each step)
+            part = self._reset_rows_into(ids, None, None, observation)
             # (into copies: the final infos hold the step's arrays)
             info = self._info_with_rows(info, part, ids, copy=True)
         if finals:

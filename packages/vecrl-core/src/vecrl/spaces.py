@@ -108,7 +108,9 @@ def write_rows(batch: Any, rows: Any, value: Any) -> None:
         >>> batch["a"][:, 0].tolist(), batch["b"][0].tolist()
         ([1.0, 0.0, 1.0], [7, 0, 7])
     """
-    if isinstance(batch, dict):
+    if type(batch) is np.ndarray:  # (first: the common case, on every step)
+        batch[rows] = value
+    elif isinstance(batch, dict):
         for key, leaf in batch.items():
             write_rows(leaf, rows, value[key])
     elif isinstance(batch, tuple):

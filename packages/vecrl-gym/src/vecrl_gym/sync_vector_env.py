@@ -186,81 +186,112 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
     def _reset_rows(
         self, ids: np.ndarray | None, seeds: list[Any] | None, options: dict[str, Any] | None
     ) -> tuple[Any, Any]:
-        """Reset the sub-envs ``ids`` (None: all) one after the other; their observations and info dicts."""
-        indices: Sequence[int] = range(self.num_envs) if ids is None else ids.tolist()
-        observations = self._new_observations(len(indices))
-        rows = TreeRows(observations) if self._tree_observations else observations
+        """Reset every sub-env (the engine resets some with ``_reset_rows_into``), one after the other; their
+        observations and info dicts."""
+        assert ids is None, "a reset of some sub-envs is _reset_rows_into's"
+        observations = self._new_observations()
+        return observations, self._reset_each(range(self.num_envs), seeds, options, observations)
+
+    def _reset_rows_into(
+        self, ids: np.ndarray, seeds: list[Any] | None, options: dict[str, Any] | None, out: Any
+    ) -> Any:
+        """Reset the sub-envs ``ids``, one after the other, writing each one's observation straight into its
+        row of ``out`` (the engine's array); their info dicts."""
+        return self._reset_each(ids.tolist(), seeds, options, out)
+
+    def _reset_each(
+        self, indices: Sequence[int], seeds: list[Any] | None, options: dict[str, Any] | None, out: Any
+    ) -> list[dict[str, Any]] | dict[str, Any]:
+        """Reset the sub-envs ``indices`` in order, with ``seeds`` (one each; None: none) and ``options``,
+        writing their observations into their rows of ``out``; their info dicts in that order (``{}``: none
+        has one)."""
+        rows = TreeRows(out) if self._tree_observations else out
         infos: list[dict[str, Any]] | None = None
         env_resets, empty_info = self._env_resets, self._empty_info
         position = -1
         try:
             for position, index in enumerate(indices):
                 seed = None if seeds is None else seeds[position]
-                rows[position], info = env_resets[index](seed=seed, options=options)
+                rows[index], info = env_resets[index](seed=seed, options=options)
                 if info and not empty_info:
                     if infos is None:
                         infos = [{}] * len(indices)
                     infos[position] = info
         except BaseException as error:
             self._fail_in(indices[max(position, 0)], error)
-        return observations, infos or {}
+        return infos or {}
 
     def _step_rows(self, actions: Any, ids: np.ndarray | None) -> StepRows:
-        """Step the sub-envs ``ids`` (None: all) one after the other, each with its row of ``actions``."""
+        """Step every sub-env (the engine steps some with ``_step_rows_into``), one after the other, each with
+        its row of ``actions``."""
+        assert ids is None, "a step of some sub-envs is _step_rows_into's"
+        if self._result_rows is not None:
+            self._row = row = self._result_rows.next_row()
+            results = row[0]
+        else:
+            results = self._new_results()
+        observations, rewards, terminated, truncated = results
+        info = self._step_each(range(self.num_envs), self._env_steps, actions, results)
+        return observations, rewards, terminated, truncated, info
+
+    def _step_rows_into(self, actions: Any, ids: np.ndarray, out: tuple[Any, ...]) -> Any:
+        """Step the sub-envs ``ids``, one after the other, each with its row of ``actions``, writing each
+        one's results straight into its rows of ``out`` (the engine's arrays)."""
+        if ids is not self._some_ids:  # (the budget's live ids stay one array from one spend to the next)
+            self._some_ids, self._some_indices = ids, ids.tolist()
+            self._some_steps = [self._env_steps[index] for index in self._some_indices]
+        infos = self._step_each(self._some_indices, self._some_steps, actions, out)
+        if isinstance(infos, list):  # (in the order of ids)
+            return [infos[index] for index in self._some_indices]
+        return infos
+
+    def _step_each(
+        self, indices: Sequence[int], env_steps: list[Any], actions: Any, out: tuple[Any, ...]
+    ) -> list[dict[str, Any]] | dict[str, Any]:
+        """Step the sub-envs ``indices`` (their step functions ``env_steps``) with the rows of ``actions``, in
+        order, writing their results into their rows of ``out`` (observations, rewards, terminated,
+        truncated: a row per sub-env, the flags False); a list of every sub-env's info dict (``{}``: none has
+        one)."""
         if self._tree_actions:
             actions = list(iterate(self.action_space, actions))
-        if ids is None:
-            indices: Sequence[int] = range(self.num_envs)
-            positions, env_steps = indices, self._env_steps
-            result_rows = self._result_rows
-            if result_rows is not None:
-                self._row = row = result_rows.next_row()
-                observations, rewards, terminated, truncated = row[0]
-            else:
-                observations, rewards, terminated, truncated = self._new_results(self.num_envs)
-        else:
-            if ids is not self._some_ids:  # (the budget's live ids stay one array from one spend to the next)
-                self._some_ids, self._some_indices = ids, ids.tolist()
-                self._some_steps = [self._env_steps[index] for index in self._some_indices]
-            indices, env_steps = self._some_indices, self._some_steps
-            positions = range(len(indices))
-            observations, rewards, terminated, truncated = self._new_results(len(indices))
+        observations, rewards, terminated, truncated = out
         rows = TreeRows(observations) if self._tree_observations else observations
         infos: list[dict[str, Any]] | None = None
         empty_info = self._empty_info
-        position = -1
+        index = -1
         try:
-            for position, env_step, action in zip(positions, env_steps, actions):  # noqa: B905 (equal lengths)
+            for index, env_step, action in zip(indices, env_steps, actions):  # noqa: B905 (equal lengths)
                 observation, reward, term, trunc, info = env_step(action)
                 if term or trunc:
-                    terminated[position] = term
-                    truncated[position] = trunc
+                    terminated[index] = term
+                    truncated[index] = trunc
                 if info and not empty_info:
                     if infos is None:
-                        infos = [{}] * len(indices)
-                    infos[position] = info
-                rows[position] = observation
-                rewards[position] = reward
+                        infos = [{}] * self.num_envs
+                    infos[index] = info
+                rows[index] = observation
+                rewards[index] = reward
         except BaseException as error:
-            self._fail_in(indices[max(position, 0)], error)
-        return observations, rewards, terminated, truncated, infos or {}
+            self._fail_in(index if index >= 0 else indices[0], error)
+        return infos or {}
 
-    def _new_results(self, count: int) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
-        """Arrays for the observations, rewards, terminated and truncated of ``count`` sub-envs, the flags
-        False (a step writes them only where an episode ends)."""
+    def _new_results(self) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
+        """Arrays for the observations, rewards, terminated and truncated of every sub-env, the flags False
+        (a step writes them only where an episode ends)."""
+        count = self.num_envs
         return (
-            self._new_observations(count),
+            self._new_observations(),
             np.empty(count, self._reward_dtype),
             np.zeros(count, np.bool_),
             np.zeros(count, np.bool_),
         )
 
-    def _new_observations(self, count: int) -> Any:
-        """Uninitialised arrays for the observations of ``count`` sub-envs (gymnasium's layout)."""
+    def _new_observations(self) -> Any:
+        """Uninitialised arrays for the observations of every sub-env (gymnasium's layout)."""
         if self._tree_observations:
-            return allocate_observations(self.single_observation_space, count)
-        # (np.empty directly: gymnasium's create_empty_array takes 6 times as long, on every restart)
-        return np.empty((count, *self._observation_shape), self._observation_dtype)
+            return allocate_observations(self.single_observation_space, self.num_envs)
+        # (np.empty directly: gymnasium's create_empty_array takes 6 times as long)
+        return np.empty((self.num_envs, *self._observation_shape), self._observation_dtype)
 
     def _reset_returned(self, observation: Any, info: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         device = self._device
