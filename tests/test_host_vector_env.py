@@ -62,21 +62,25 @@ class RandomWalk(HostVectorEnv):
 
 
 class IntoWalk(RandomWalk):
-    """The random walk writing each sub-env's results of a step of some sub-envs straight into the engine's
-    arrays (``_step_rows_into``), as vecrl-gym does."""
+    """The random walk writing each sub-env's results of a reset or step of some sub-envs straight into the
+    engine's arrays (``_reset_rows_into``, ``_step_rows_into``), as vecrl-gym does."""
+
+    def _reset_rows_into(self, ids, seeds, options, out):
+        observations, info = self._reset_rows(ids, seeds, options)
+        for k, i in enumerate(ids.tolist()):
+            out[i] = observations[k]
+        return info
 
     def _step_rows_into(self, actions, ids, out):
         observations, rewards, terminated, truncated = out
         self.stepped.append(ids.tolist())
-        time = np.zeros(self.num_envs, np.int64)
         for k, i in enumerate(ids.tolist()):
             self._move(i, actions[k])
             observations[i] = self.position[i], self.time[i]
             rewards[i] = -abs(self.position[i])
             terminated[i] = abs(self.position[i]) > 3.0
             truncated[i] = not terminated[i] and self.time[i] >= self.time_limit
-            time[i] = self.time[i]
-        return {"time": time}
+        return {"time": self.time[ids].copy()}
 
 
 class DictWalk(RandomWalk):
@@ -259,7 +263,8 @@ class FailingWalk(RandomWalk):
 
 @pytest.mark.parametrize("mode", ["same_step", "next_step"])
 def test_a_backend_writing_into_the_engines_arrays_steps_as_one_returning_its_own(mode):
-    """``_step_rows_into`` (every step of some sub-envs: a budget's, next_step's resets) changes nothing seen."""
+    """``_reset_rows_into`` and ``_step_rows_into`` (restarts, masked resets, every step of a budget once a
+    sub-env is spent, next_step's resets) change nothing seen."""
     returned = RandomWalk(4, time_limit=6, num_episodes=2, autoreset_mode=mode)
     written = IntoWalk(4, time_limit=6, num_episodes=2, autoreset_mode=mode)
     returned.reset(seed=3), written.reset(seed=3)
@@ -275,6 +280,9 @@ def test_a_backend_writing_into_the_engines_arrays_steps_as_one_returning_its_ow
         np.testing.assert_array_equal(info.get("final_obs"), written_info.get("final_obs"))
     assert written.stepped == returned.stepped
     assert any(len(ids) < 4 for ids in written.stepped)  # steps of some sub-envs happened
+    mask = {"reset_mask": np.array([False, True, False, True])}
+    for result, written_result in zip(returned.reset(options=mask), written.reset(options=mask), strict=True):
+        np.testing.assert_equal(result, written_result)
 
 
 def test_a_step_that_raised_is_refused_until_a_full_reset():
