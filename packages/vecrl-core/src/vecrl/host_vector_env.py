@@ -306,7 +306,7 @@ class HostVectorEnv(EpisodeVectorEnv):
         """Step the live sub-envs but those next_step resets, and reset those: every row of the results
         (the spent sub-envs' as ``vecrl.episodes`` says; a reset sub-env reports reward 0 and neither flag)."""
         start = self._no_results if budget is None else budget.start
-        observation = copy_batch(start[0]) if self._tree_observations else start[0].copy()
+        observation = copy_batch(start[0])
         reward, terminated, truncated = start[1].copy(), start[2].copy(), start[3].copy()
         live = None if budget is None else budget.live_ids
         ids = np.arange(self.num_envs) if live is None else live
