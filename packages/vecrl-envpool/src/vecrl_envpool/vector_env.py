@@ -266,18 +266,25 @@ class EnvpoolVectorEnv(HostVectorEnv):
     def _reset_rows(
         self, ids: np.ndarray | None, seeds: list[Any] | None, options: dict[str, Any] | None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        """Reset every sub-env (building the pool again where there are seeds, or no pool yet), or the
-        sub-envs ``ids`` (a masked reset takes no seeds: ``seeded_masked_reset``)."""
-        if ids is not None:
-            observation, info = self._pool.reset(ids.astype(np.int32))
-            (observation,), info = _in_order(ids, (self._in_space_dtype(observation),), info)
-            return observation, info
+        """Reset every sub-env, building the pool again where there are seeds (or no pool yet); the engine
+        resets some with ``_reset_rows_into``."""
+        assert ids is None, "a reset of some sub-envs is _reset_rows_into's"
         if seeds is not None or self._pool is None:
             self._build(
                 self.sub_env_seeds(int(self._seed_source.integers(0, 2**32))) if seeds is None else seeds
             )
         observation, info = self._pool.reset()
         return self._in_space_dtype(observation), _own_info(info)
+
+    def _reset_rows_into(
+        self, ids: np.ndarray, seeds: list[Any] | None, options: dict[str, Any] | None, out: np.ndarray
+    ) -> dict[str, Any]:
+        """Reset the sub-envs ``ids`` (a masked reset or a restart: no seeds, ``seeded_masked_reset``),
+        writing each observation into its sub-env's row of ``out`` (the engine's array); their info."""
+        some = ids.astype(np.int32)
+        observation, info = self._pool.reset(some)
+        out[info["env_id"]] = observation  # (by envpool's row order; int32 states become the space's int64)
+        return _own_info_in_order(some, info)
 
     def _build(self, seeds: list[int]) -> None:
         """Build the pool again with sub-env ``i`` seeded ``seeds[i]``."""
@@ -307,15 +314,20 @@ class EnvpoolVectorEnv(HostVectorEnv):
         return super().step(action)
 
     def _step_rows(self, actions: np.ndarray, ids: np.ndarray | None) -> StepRows:
-        """Step every sub-env, or only ``ids`` (the others' budgets are spent)."""
-        if ids is None:
-            observation, reward, terminated, truncated, info = self._pool.step(actions)
-            return self._in_space_dtype(observation), reward, terminated, truncated, _own_info(info)
-        observation, reward, terminated, truncated, info = self._pool.step(actions, ids.astype(np.int32))
-        (observation, reward, terminated, truncated), info = _in_order(
-            ids, (self._in_space_dtype(observation), reward, terminated, truncated), info
-        )
-        return observation, reward, terminated, truncated, info
+        """Step every sub-env (the engine steps some, those of a budget not yet spent, with
+        ``_step_rows_into``)."""
+        assert ids is None, "a step of some sub-envs is _step_rows_into's"
+        observation, reward, terminated, truncated, info = self._pool.step(actions)
+        return self._in_space_dtype(observation), reward, terminated, truncated, _own_info(info)
+
+    def _step_rows_into(self, actions: np.ndarray, ids: np.ndarray, out: tuple[Any, ...]) -> dict[str, Any]:
+        """Step the sub-envs ``ids`` with ``actions`` (a row each, in the order of ``ids``), writing their
+        results into their rows of ``out`` (the engine's arrays); their info."""
+        some = ids.astype(np.int32)
+        observation, reward, terminated, truncated, info = self._pool.step(actions, some)
+        rows = info["env_id"]  # (envpool's row order)
+        out[0][rows], out[1][rows], out[2][rows], out[3][rows] = observation, reward, terminated, truncated
+        return _own_info_in_order(some, info)
 
     def _in_space_dtype(self, observation: np.ndarray) -> np.ndarray:
         """``observation`` in the observation space's dtype: envpool gives Discrete states as int32, where
@@ -365,14 +377,17 @@ def _own_info(info: dict[str, Any]) -> dict[str, Any]:
     return info
 
 
-def _in_order(
-    ids: np.ndarray, arrays: tuple[np.ndarray, ...], info: dict[str, Any]
-) -> tuple[tuple[np.ndarray, ...], dict[str, Any]]:
-    """The ``arrays`` and ``info`` envpool returned for the sub-envs ``ids`` (ascending), with their rows in
-    the order of ``ids`` (envpool's are in ``info["env_id"]``'s order) and without the async batch's keys."""
+def _own_info_in_order(ids: np.ndarray, info: dict[str, Any]) -> dict[str, Any]:
+    """The ``info`` envpool returned for the sub-envs ``ids`` (ascending, int32), its row arrays in the order
+    of ``ids`` (envpool's are in ``info["env_id"]``'s order), without the async batch's keys.
+
+    Examples:
+        >>> info = {"env_id": np.array([2, 0], np.int32), "elapsed_step": np.array([7, 5]), "players": {}}
+        >>> _own_info_in_order(np.array([0, 2], np.int32), info)
+        {'elapsed_step': array([5, 7])}
+    """
     env_id = info["env_id"]
-    if len(ids) > 1 and not np.array_equal(env_id, ids):
+    if env_id.tobytes() != ids.tobytes():  # (the same ids in the same order have the same bytes)
         order = np.argsort(env_id)
-        arrays = tuple(array[order] for array in arrays)
         info = {key: value[order] if is_row_array(value, len(ids)) else value for key, value in info.items()}
-    return arrays, _own_info(info)
+    return _own_info(info)
