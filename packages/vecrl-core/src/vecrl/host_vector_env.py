@@ -35,6 +35,7 @@ AddInfo = Callable[[dict[str, Any], dict[str, Any], int], dict[str, Any]]
 #: with one row per sub-env stepped, other values as they are; with ``infos_per_sub_env``, a list of
 #: their info dicts).
 StepRows = tuple[Any, np.ndarray, np.ndarray, np.ndarray, Any]
+_FINAL_OBS_MASK_KEY, _FINAL_INFO_MASK_KEY = f"_{FINAL_OBS_KEY}", f"_{FINAL_INFO_KEY}"
 
 
 class HostVectorEnv(EpisodeVectorEnv):
@@ -238,8 +239,9 @@ class HostVectorEnv(EpisodeVectorEnv):
                 done = terminated | truncated
                 if ids is not None:  # (the spent sub-envs report both flags, but ended no episode)
                     done &= ~budget.spent  # type: ignore[union-attr]
-                if np.count_nonzero(done):
-                    observation, info = self._episodes_ended(done, observation, info)
+                done_ids = done.nonzero()[0]
+                if len(done_ids):
+                    observation, info = self._episodes_ended(done, done_ids, observation, info)
         except BaseException as error:
             self._fail(error)
         if type(info) is list:  # (per-sub-env infos: infos_per_sub_env)
@@ -324,17 +326,17 @@ class HostVectorEnv(EpisodeVectorEnv):
         return observation, reward, terminated, truncated, info
 
     def _episodes_ended(
-        self, done: np.ndarray, observation: Any, info: dict[str, Any]
+        self, done: np.ndarray, done_ids: np.ndarray, observation: Any, info: dict[str, Any]
     ) -> tuple[Any, dict[str, Any]]:
-        """Count the episodes that ended (``done``) against the budget, and in same_step mode restart the
-        sub-envs with episodes left, as gymnasium does: their final observations and infos in ``info``
-        (``vecrl.final_observations``, ``final_infos``), the reset's info in their rows."""
-        restart = done
+        """Count the episodes that ended (``done``: at the sub-envs ``done_ids``) against the budget, and in
+        same_step mode restart the sub-envs with episodes left, as gymnasium does: their final observations and
+        infos in ``info`` (``vecrl.final_observations``, ``final_infos``), the reset's info in their rows."""
+        restart, ids = done, done_ids
         if self._budget is not None:
             restart = self._budget.end_all(done)
+            ids = restart.nonzero()[0]
         if self._autoreset_mode != "same_step":
             return observation, info
-        ids = restart.nonzero()[0]
         finals: dict[str, Any] = {}
         if not self._empty_info:  # the final observations: the step's, before the restarts written below
             finals = self._finals(copy_batch(observation) if len(ids) else observation, info, done)
@@ -344,21 +346,22 @@ class HostVectorEnv(EpisodeVectorEnv):
                 self._reset_rows_into(spent, None, None, copy_batch(observation))
         if len(ids):  # (in place: the step's arrays are fresh each step)
             part = self._reset_rows_into(ids, None, None, observation)
-            # (into copies: the final infos hold the step's arrays)
-            info = self._info_with_rows(info, part, ids, copy=True)
+            if part or info:  # (into copies: the final infos hold the step's arrays)
+                info = self._info_with_rows(info, part, ids, copy=True)
         if finals:
-            info = {**self._batched_info(info), **finals}
+            info = {**self._batched_info(info), **finals} if info else finals
         return observation, info
 
     def _finals(self, observation: Any, info: Any, ended: np.ndarray) -> dict[str, Any]:
         """The info keys of the episodes that ``ended`` at a same_step step: their last observations (the
         step's ``observation`` before any restart, ``vecrl.final_observations``) and infos (``final_infos``),
         each with its mask."""
-        return {
+        finals = {
             FINAL_OBS_KEY: self._observation_results(observation),
-            f"_{FINAL_OBS_KEY}": self._results(ended),
-            **final_infos(info, ended, self._add_info, per_sub_env=self.infos_per_sub_env),
+            _FINAL_OBS_MASK_KEY: self._results(ended),
         }
+        finals.update(final_infos(info, ended, self._add_info, per_sub_env=self.infos_per_sub_env))
+        return finals
 
     def _info_with_rows(self, info: Any, part: Any, ids: np.ndarray, *, copy: bool = False) -> Any:
         """A step's ``info`` with the info ``part`` of the sub-envs ``ids`` in their rows (``with_rows``); for a
@@ -414,12 +417,12 @@ def final_infos(
         if not per_sub_env:
             return {}
         if FINAL_INFOS_BATCHED_ONCE:  # (no sub-env gave an info: gymnasium gives only the mask)
-            return {FINAL_INFO_KEY: {}, f"_{FINAL_INFO_KEY}": ended}
+            return {FINAL_INFO_KEY: {}, _FINAL_INFO_MASK_KEY: ended}
     if FINAL_INFOS_BATCHED_ONCE and not per_sub_env:
         batched: dict[str, Any] = {}
         for key, value in info.items():
             batched[key], batched[f"_{key}"] = value, ended
-        return {FINAL_INFO_KEY: batched, f"_{FINAL_INFO_KEY}": ended}
+        return {FINAL_INFO_KEY: batched, _FINAL_INFO_MASK_KEY: ended}
     num_envs, indices = len(ended), ended.nonzero()[0].tolist()
     if per_sub_env:
         ended_infos = [info[index] if info else {} for index in indices]
@@ -436,7 +439,7 @@ def final_infos(
     for index, ended_info in zip(indices, ended_infos, strict=True):
         if ended_info:  # gymnasium adds nothing for an empty info but its mask
             finals = add_info(finals, ended_info, index)
-    return {FINAL_INFO_KEY: finals, f"_{FINAL_INFO_KEY}": ended}
+    return {FINAL_INFO_KEY: finals, _FINAL_INFO_MASK_KEY: ended}
 
 
 def with_rows(

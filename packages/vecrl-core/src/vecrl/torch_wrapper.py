@@ -196,13 +196,14 @@ class TorchWrapper:
                 "step() was called before reset(): the wrapper learns from the first observation which array"
                 " type the env expects. Call reset() first."
             )
-        if isinstance(action, (tuple, Mapping)):  # an action of a Tuple or Dict space
-            return self._result(self.env.step(_tree_for(action, array_type)))
-        if not isinstance(action, torch.Tensor):
-            try:
-                action = convert_to_torch(action)
-            except (RuntimeError, TypeError, ValueError) as error:
-                raise self._unreadable_action(action, error) from None
+        if type(action) is not torch.Tensor:  # (a tensor, the usual action, skips the ABC check of Mapping)
+            if isinstance(action, (tuple, Mapping)):  # an action of a Tuple or Dict space
+                return self._result(self.env.step(_tree_for(action, array_type)))
+            if not isinstance(action, torch.Tensor):
+                try:
+                    action = convert_to_torch(action)
+                except (RuntimeError, TypeError, ValueError) as error:
+                    raise self._unreadable_action(action, error) from None
         if self._discrete_dtype is not None:
             if action.ndim == 0 or action.shape[-1] != self._discrete_n:
                 raise ValueError(
