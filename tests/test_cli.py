@@ -164,7 +164,7 @@ def test_evaluate_says_a_brax_env_ran_as_one_compiled_program():
     assert "(fused path)" in result.stdout
 
 
-@pytest.mark.parametrize("delay_s", [0.2, 0.6])
+@pytest.mark.parametrize("delay_s", [0.2, 0.6, 1.2])
 def test_ctrl_c_while_the_command_starts_is_one_line_and_status_130(delay_s):
     # the first second imports torch, gymnasium and the plugins: Ctrl-C then is no traceback either
     process = subprocess.Popen(
@@ -178,6 +178,31 @@ def test_ctrl_c_while_the_command_starts_is_one_line_and_status_130(delay_s):
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
     assert "interrupted" in stderr and "Traceback" not in stderr
+
+
+def test_ctrl_c_in_the_command_s_imports_exits_at_once_raising_nothing():
+    # a KeyboardInterrupt raised inside torch.distributed's import aborted the command (status -6, 1 run in 60)
+    code = (
+        "import os, signal, time\n"
+        "from vecrl.command import ctrl_c_exits_at_once\n"
+        "try:\n"
+        "    with ctrl_c_exits_at_once('vecrl: interrupted'):\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "        time.sleep(30)\n"
+        "except BaseException as error:\n"
+        "    print('raised', type(error).__name__)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (result.returncode, result.stdout, result.stderr) == (130, "", "vecrl: interrupted\n")
+
+
+def test_the_handler_before_ctrl_c_exits_at_once_is_back_after_it():
+    from vecrl.command import ctrl_c_exits_at_once
+
+    before = signal.getsignal(signal.SIGINT)
+    with ctrl_c_exits_at_once("vecrl: interrupted"):
+        assert signal.getsignal(signal.SIGINT) is not before
+    assert signal.getsignal(signal.SIGINT) is before
 
 
 def test_import_vecrl_alone_imports_neither_torch_nor_gymnasium():

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -219,3 +220,29 @@ def test_a_script_without_a_main_guard_gets_an_error_saying_to_add_one(tmp_path)
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert result.returncode != 0
     assert "could not be made" in result.stderr and "if __name__ == '__main__':" in result.stderr
+
+
+def test_ctrl_c_reaching_the_workers_while_they_start_leaves_them_working(no_process_left):
+    # Ctrl-C goes to the whole process group; a worker still importing torch died of it with a traceback
+    before, signalled, making = vecrl.testing.child_processes(), set(), True
+
+    def interrupt_each_new_worker() -> None:
+        while making:
+            for pid in vecrl.testing.child_processes() - before - signalled:
+                os.kill(pid, signal.SIGINT)
+                signalled.add(pid)
+            time.sleep(0.001)
+
+    interrupter = threading.Thread(target=interrupt_each_new_worker)
+    interrupter.start()
+    try:
+        env = ProcessVectorEnv([lambda: gym.make("CartPole-v1")] * 3, num_workers=3)  # the caller runs one
+    finally:
+        making = False
+        interrupter.join()
+    try:
+        env.reset(seed=0)
+        env.step(np.zeros(3, dtype=np.int64))
+    finally:
+        env.close()
+    assert len(signalled) == 2

@@ -23,6 +23,7 @@ from typing import TextIO
 from vecrl.command import (
     Command,
     CommandError,
+    ctrl_c_exits_at_once,
     make_env_or_fail,
     positive_int,
     seed_int,
@@ -222,7 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``vecrl`` command; returns the exit status."""
-    parser = build_parser()
+    with ctrl_c_exits_at_once("vecrl: interrupted"):  # loading the plugins imports them
+        parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))

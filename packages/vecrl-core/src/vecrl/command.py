@@ -12,10 +12,14 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -75,16 +79,50 @@ def finite_positive_float(text: str) -> float:
     return value
 
 
+@contextlib.contextmanager
+def ctrl_c_exits_at_once(message: str) -> Iterator[None]:
+    """Within the block, Ctrl-C prints ``message`` on stderr and exits with status 130 at once, raising nothing.
+
+    For imports and the making of envs, where a ``KeyboardInterrupt`` can surface inside C++ code that
+    cannot pass it on: interrupted while it imports ``torch.distributed``, a process aborts with
+    ``terminate called after throwing an instance of 'python_error'`` (status -6) or fails with a
+    ``TypeError``. Nothing that must be closed may start in the block (a worker process of the env may:
+    it exits when its caller's end of the pipe closes). Outside the main thread it changes nothing.
+
+    Examples:
+        >>> with ctrl_c_exits_at_once("vecrl: interrupted"):
+        ...     import json
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def exit_now(signum: int, frame: object) -> None:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # a flush interrupted mid-write may not be re-entered
+                stream.flush()
+        os.write(2, f"{message}\n".encode())
+        os._exit(130)
+
+    previous = signal.signal(signal.SIGINT, exit_now)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def make_env_or_fail(make: Callable[..., TorchWrapper], env_name: str, **kwargs: Any) -> TorchWrapper:
     """Build an env, turning the errors a mistyped name, a wrong size or a missing download causes into a
     one-line CommandError. Says on stderr that it is making the env, and how long that took (hundreds of
-    MuJoCo sub-envs take a minute, which should not pass in silence)."""
+    MuJoCo sub-envs take a minute, which should not pass in silence). Ctrl-C meanwhile exits at once
+    (``ctrl_c_exits_at_once``)."""
     print(
         f"{env_name}: making {kwargs.get('num_envs', 1)} sub-env(s) ...", end=" ", file=sys.stderr, flush=True
     )
     start = time.perf_counter()
     try:
-        env = make(env_name, **kwargs)
+        with ctrl_c_exits_at_once(f"\nvecrl: interrupted while making {env_name}"):
+            env = make(env_name, **kwargs)
     except BaseException as error:
         print(file=sys.stderr, flush=True)  # what follows starts a line of its own
         if isinstance(
