@@ -28,7 +28,7 @@ from vecrl.checks import (
     closed_env_error,
     did_you_mean,
 )
-from vecrl.compat import FINAL_OBS_KEY
+from vecrl.compat import FINAL_OBS_KEY, FINAL_OBS_MASK_KEY
 from vecrl.seeding import SeedRule, checked_seeds, is_seed
 from vecrl_brax import autoreset, spaces
 from vecrl_brax.brax_versions import env_keywords, resolve_create
@@ -94,7 +94,7 @@ class JaxVectorEnv(EpisodeVectorEnv):
     - ``autoreset_mode="same_step"`` (the default, gymnasium's SAME_STEP): a sub-env whose episode ends
       is reset inside the same jitted step, from a fresh random initial state (a new key per reset,
       unlike brax's own ``AutoResetWrapper``, which replays the first state). ``info[FINAL_OBS_KEY]``
-      holds the last observation of every row (meaningful where ``info["_" + FINAL_OBS_KEY]`` is True).
+      holds the last observation of every row (meaningful where ``info[FINAL_OBS_MASK_KEY]`` is True).
     - ``"next_step"``: the step that ends an episode returns its last observation; the next step
       restarts that sub-env from a fresh state, ignores its action and reports reward 0 and
       ``terminated = truncated = False``. ``"disabled"``: no autoreset; stepping a sub-env whose episode
@@ -351,7 +351,7 @@ class JaxVectorEnv(EpisodeVectorEnv):
                 out.reward.block_until_ready()
             info = dict(out.metrics)
             if out.final_observation is not None:
-                info = {FINAL_OBS_KEY: out.final_observation, f"_{FINAL_OBS_KEY}": out.episode_ended, **info}
+                info = {FINAL_OBS_KEY: out.final_observation, FINAL_OBS_MASK_KEY: out.episode_ended, **info}
             result = (out.observation, out.reward, out.terminated, out.truncated, info)
             refill = -1 if out.refill is None else int(out.refill)
         if refill >= 0 and self._pool is not None:  # this step used up that half of the pool: refill it
@@ -375,7 +375,7 @@ class JaxVectorEnv(EpisodeVectorEnv):
         info: dict[str, Any] = {}
         if self._autoreset_mode == "same_step":
             info[FINAL_OBS_KEY] = self._observation_views(floats_t, offset)
-            info[f"_{FINAL_OBS_KEY}"] = flags_t[2 * n : 3 * n]
+            info[FINAL_OBS_MASK_KEY] = flags_t[2 * n : 3 * n]
             offset += n * obs_size
         for name, size in self._metric_sizes.items():
             info[name] = floats_t[offset : offset + n * size].view(n, *([size] if size != 1 else []))

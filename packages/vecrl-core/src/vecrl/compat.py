@@ -29,6 +29,9 @@ VECTOR_WRAPPER_BASE: type = (
 FINAL_OBS_KEY = "final_obs" if GYMNASIUM_1 else "final_observation"
 #: The info key under which a vector env reports the last info of a finished episode.
 FINAL_INFO_KEY = "final_info"
+#: The info keys of the bool masks beside them, True for the sub-envs whose episode ended (gymnasium's
+#: ``"_" + key`` rule for vector infos).
+FINAL_OBS_MASK_KEY, FINAL_INFO_MASK_KEY = f"_{FINAL_OBS_KEY}", f"_{FINAL_INFO_KEY}"
 #: Whether gymnasium's same-step vector envs batch a step's final infos together (>= 1.1); before, each
 #: went through ``_add_info`` as ``{"final_info": info}``.
 FINAL_INFOS_BATCHED_ONCE = Version("1.1.0") <= GYMNASIUM_VERSION

@@ -10,9 +10,9 @@ worker processes), envpool, brax, playground and in what ``make_vector_env`` ret
   Dict/Tuple nesting) whose row ``i`` is the observation sub-env ``i`` reached before any restart: the
   final observation where its episode ended, the returned observation elsewhere. So it is every row's
   next observation, as a learner bootstrapping from it needs.
-- ``info["_" + FINAL_OBS_KEY]``: a bool batch of the same array type, True for the sub-envs whose episode
-  ended at this step.
-- ``info[FINAL_INFO_KEY]`` and ``info["_" + FINAL_INFO_KEY]``, where the backend has infos (gym, envpool,
+- ``info[FINAL_OBS_MASK_KEY]`` (``"_" + FINAL_OBS_KEY``): a bool batch of the same array type, True for
+  the sub-envs whose episode ended at this step.
+- ``info[FINAL_INFO_KEY]`` and ``info[FINAL_INFO_MASK_KEY]``, where the backend has infos (gym, envpool,
   any ``vecrl.HostVectorEnv``): the ended episodes' last infos, batched as gymnasium's vector envs of the
   installed version batch them, while the rows of ``info`` hold the restarted sub-envs' reset infos.
 
@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from vecrl.compat import FINAL_OBS_KEY
+from vecrl.compat import FINAL_OBS_KEY, FINAL_OBS_MASK_KEY
 
 
 def observations_before_restart(observation: Any, info: Any) -> Any:
@@ -59,7 +59,7 @@ def observations_before_restart(observation: Any, info: Any) -> Any:
     first = _first_leaf(finals)
     if not isinstance(first, np.ndarray):
         return finals  # vecrl's layout (torch or jax): already every row's observation before the restart
-    mask = info.get(f"_{FINAL_OBS_KEY}")
+    mask = info.get(FINAL_OBS_MASK_KEY)
     ended = np.flatnonzero(np.asarray(mask, dtype=bool)) if mask is not None else np.arange(len(first))
     if first.dtype == object:  # gymnasium >= 1.1, and others: None where no episode ended
         rows = [int(i) for i in ended if finals[i] is not None]

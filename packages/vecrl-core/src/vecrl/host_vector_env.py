@@ -23,7 +23,13 @@ from gymnasium.spaces import Space
 
 from vecrl.action_checks import ActionCheck
 from vecrl.checks import closed_env_error, failed_env_error
-from vecrl.compat import FINAL_INFO_KEY, FINAL_INFOS_BATCHED_ONCE, FINAL_OBS_KEY
+from vecrl.compat import (
+    FINAL_INFO_KEY,
+    FINAL_INFO_MASK_KEY,
+    FINAL_INFOS_BATCHED_ONCE,
+    FINAL_OBS_KEY,
+    FINAL_OBS_MASK_KEY,
+)
 from vecrl.episode_vector_env import EpisodeVectorEnv
 from vecrl.episodes import EpisodeBudget, spent_results
 from vecrl.spaces import ARRAY_SPACES, check_supported_space, copy_batch, map_batch, write_rows
@@ -35,7 +41,6 @@ AddInfo = Callable[[dict[str, Any], dict[str, Any], int], dict[str, Any]]
 #: with one row per sub-env stepped, other values as they are; with ``infos_per_sub_env``, a list of
 #: their info dicts).
 StepRows = tuple[Any, np.ndarray, np.ndarray, np.ndarray, Any]
-_FINAL_OBS_MASK_KEY, _FINAL_INFO_MASK_KEY = f"_{FINAL_OBS_KEY}", f"_{FINAL_INFO_KEY}"
 
 
 class HostVectorEnv(EpisodeVectorEnv):
@@ -358,7 +363,7 @@ class HostVectorEnv(EpisodeVectorEnv):
         each with its mask."""
         finals = {
             FINAL_OBS_KEY: self._observation_results(observation),
-            _FINAL_OBS_MASK_KEY: self._results(ended),
+            FINAL_OBS_MASK_KEY: self._results(ended),
         }
         finals.update(final_infos(info, ended, self._add_info, per_sub_env=self.infos_per_sub_env))
         return finals
@@ -417,12 +422,12 @@ def final_infos(
         if not per_sub_env:
             return {}
         if FINAL_INFOS_BATCHED_ONCE:  # (no sub-env gave an info: gymnasium gives only the mask)
-            return {FINAL_INFO_KEY: {}, _FINAL_INFO_MASK_KEY: ended}
+            return {FINAL_INFO_KEY: {}, FINAL_INFO_MASK_KEY: ended}
     if FINAL_INFOS_BATCHED_ONCE and not per_sub_env:
         batched: dict[str, Any] = {}
         for key, value in info.items():
             batched[key], batched[f"_{key}"] = value, ended
-        return {FINAL_INFO_KEY: batched, _FINAL_INFO_MASK_KEY: ended}
+        return {FINAL_INFO_KEY: batched, FINAL_INFO_MASK_KEY: ended}
     num_envs, indices = len(ended), ended.nonzero()[0].tolist()
     if per_sub_env:
         ended_infos = [info[index] if info else {} for index in indices]
@@ -439,7 +444,7 @@ def final_infos(
     for index, ended_info in zip(indices, ended_infos, strict=True):
         if ended_info:  # gymnasium adds nothing for an empty info but its mask
             finals = add_info(finals, ended_info, index)
-    return {FINAL_INFO_KEY: finals, _FINAL_INFO_MASK_KEY: ended}
+    return {FINAL_INFO_KEY: finals, FINAL_INFO_MASK_KEY: ended}
 
 
 def with_rows(

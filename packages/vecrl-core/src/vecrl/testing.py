@@ -28,7 +28,7 @@ from gymnasium.spaces import Dict, Space, Tuple
 from vecrl.actions import random_action_sampler
 from vecrl.arrays import convert_to_numpy
 from vecrl.autoreset import AUTORESET_MODES, declared_autoreset_mode
-from vecrl.compat import FINAL_INFO_KEY, FINAL_OBS_KEY
+from vecrl.compat import FINAL_INFO_KEY, FINAL_INFO_MASK_KEY, FINAL_OBS_KEY, FINAL_OBS_MASK_KEY
 from vecrl.errors import VecrlError
 from vecrl.make import make_vector_env
 from vecrl.registry import isolated_registry
@@ -319,10 +319,10 @@ def _run_mode(env: TorchWrapper, mode: str, env_name: str, num_steps: int, seed:
 
 def _check_final_observations(observation: Any, info: dict[str, Any], ended: Any, where: str) -> None:
     """Check ``info``'s final observations against vecrl's layout (``vecrl.final_observations``)."""
-    mask = info.get(f"_{FINAL_OBS_KEY}")
+    mask = info.get(FINAL_OBS_MASK_KEY)
     _expect(
         isinstance(mask, torch.Tensor) and mask.dtype == torch.bool and mask.cpu().tolist() == ended.tolist(),
-        f"{where}: info[{'_' + FINAL_OBS_KEY!r}] must be a bool tensor, True exactly for the sub-envs whose"
+        f"{where}: info[{FINAL_OBS_MASK_KEY!r}] must be a bool tensor, True exactly for the sub-envs whose"
         f" episode ended ({ended.tolist()}), got {mask!r}.",
     )
     finals = info.get(FINAL_OBS_KEY)
@@ -331,10 +331,10 @@ def _check_final_observations(observation: Any, info: dict[str, Any], ended: Any
         f"{where}: info[{FINAL_OBS_KEY!r}] must be a batch like the observations, got {type(finals).__qualname__}.",
     )
     if FINAL_INFO_KEY in info:
-        info_mask = info.get(f"_{FINAL_INFO_KEY}")
+        info_mask = info.get(FINAL_INFO_MASK_KEY)
         _expect(
             info_mask is not None and convert_to_numpy(info_mask).astype(bool).tolist() == ended.tolist(),
-            f"{where}: info[{'_' + FINAL_INFO_KEY!r}] must be True exactly for the sub-envs whose episode ended"
+            f"{where}: info[{FINAL_INFO_MASK_KEY!r}] must be True exactly for the sub-envs whose episode ended"
             f" ({ended.tolist()}), got {info_mask!r}.",
         )
     kept = torch.as_tensor(~ended)

@@ -22,7 +22,7 @@ from vecrl.arrays import (
 )
 from vecrl.autoreset import autoreset_mode_value
 from vecrl.checks import checked_device, checked_flag, closed_env_error
-from vecrl.compat import FINAL_OBS_KEY, GYMNASIUM_1, VECTOR_WRAPPER_BASE
+from vecrl.compat import FINAL_OBS_KEY, FINAL_OBS_MASK_KEY, GYMNASIUM_1, VECTOR_WRAPPER_BASE
 from vecrl.episode_vector_env import EpisodeVectorEnv
 from vecrl.spaces import ARRAY_SPACES, check_supported_space, unbatched_space
 
@@ -224,7 +224,7 @@ class TorchWrapper:
     def _final_observations_as_tensors(self, info: Any) -> Any:
         """``info`` with the final observations and their mask (``vecrl.final_observations``) as tensors on
         the device, as the observations are, where the env gave them as numpy or jax arrays."""
-        final, mask_key = info[FINAL_OBS_KEY], f"_{FINAL_OBS_KEY}"
+        final, mask_key = info[FINAL_OBS_KEY], FINAL_OBS_MASK_KEY
         if isinstance(first_leaf(final), torch.Tensor):
             return info
         final = tree_to_torch(final) if self._tree_observations else convert_to_torch(final)

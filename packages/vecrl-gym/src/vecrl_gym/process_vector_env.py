@@ -17,7 +17,7 @@ import torch
 from vecrl.action_checks import ActionCheck
 from vecrl.autoreset import autoreset_metadata
 from vecrl.checks import SubEnvError, closed_env_error, failed_env_error
-from vecrl.compat import FINAL_OBS_KEY
+from vecrl.compat import FINAL_OBS_KEY, FINAL_OBS_MASK_KEY
 from vecrl.host_vector_env import AddInfo, final_infos
 from vecrl.processes import SPAWN, RemoteFailure, WorkerProcess, pickled
 from vecrl.seeding import SeedRule
@@ -512,7 +512,7 @@ def _finals(ended: list[EndedEpisode], observations: Any, num_envs: int, add_inf
         sub_env_infos[index] = info
     return {
         FINAL_OBS_KEY: final_observations,
-        f"_{FINAL_OBS_KEY}": mask,
+        FINAL_OBS_MASK_KEY: mask,
         **final_infos(sub_env_infos, mask, add_info, per_sub_env=True),
     }
 

@@ -14,11 +14,11 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 from vecrl.arrays import tree_from_torch
 from vecrl.autoreset import autoreset_mode_name
 from vecrl.checks import checked_seed
-from vecrl.compat import FINAL_INFO_KEY, FINAL_OBS_KEY
+from vecrl.compat import FINAL_INFO_KEY, FINAL_INFO_MASK_KEY, FINAL_OBS_KEY, FINAL_OBS_MASK_KEY
 from vecrl.spaces import ARRAY_SPACES
 
 #: Keys of a vecrl step's info that SB3VecEnv turns into SB3's own per-env entries.
-_FINAL_KEYS = frozenset({FINAL_OBS_KEY, FINAL_INFO_KEY, f"_{FINAL_OBS_KEY}", f"_{FINAL_INFO_KEY}"})
+_FINAL_KEYS = frozenset({FINAL_OBS_KEY, FINAL_INFO_KEY, FINAL_OBS_MASK_KEY, FINAL_INFO_MASK_KEY})
 
 
 class SB3VecEnv(VecEnv):
