@@ -76,7 +76,10 @@ def test_an_interrupted_call_says_how_many_rows_were_done(tmp_path):
         text=True,
         cwd=tmp_path,
     )
-    time.sleep(8)  # past the imports and the env's first steps, well inside the call
+    # wait for "gym::Hopper-v5: making 8 sub-env(s) ... made in 0.1 s"
+    while "made in" not in (line := process.stderr.readline()):
+        assert line, "the command ended before making its env"
+    time.sleep(2)  # past the env's first steps, well inside the call, however long the imports took
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 130
