@@ -241,8 +241,9 @@ def test_ctrl_c_reaching_the_workers_while_they_start_leaves_them_working(no_pro
         making = False
         interrupter.join()
     try:
+        workers = vecrl.testing.child_processes() - before
         env.reset(seed=0)
         env.step(np.zeros(3, dtype=np.int64))
     finally:
         env.close()
-    assert len(signalled) == 2
+    assert len(workers) == 2 and workers <= signalled  # (the first spawn also starts a resource tracker)

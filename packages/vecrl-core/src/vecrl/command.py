@@ -15,15 +15,14 @@ import argparse
 import contextlib
 import math
 import os
-import signal
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vecrl.errors import VecrlError
+from vecrl.interrupts import sigint_handled_by
 
 if TYPE_CHECKING:
     from vecrl.torch_wrapper import TorchWrapper
@@ -87,15 +86,13 @@ def ctrl_c_exits_at_once(message: str) -> Iterator[None]:
     cannot pass it on: interrupted while it imports ``torch.distributed``, a process aborts with
     ``terminate called after throwing an instance of 'python_error'`` (status -6) or fails with a
     ``TypeError``. Nothing that must be closed may start in the block (a worker process of the env may:
-    it exits when its caller's end of the pipe closes). Outside the main thread it changes nothing.
+    it exits when its caller's end of the pipe closes). Outside the main thread it changes nothing
+    (``vecrl.interrupts.sigint_handled_by``).
 
     Examples:
         >>> with ctrl_c_exits_at_once("vecrl: interrupted"):
         ...     import json
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
 
     def exit_now(signum: int, frame: object) -> None:
         for stream in (sys.stdout, sys.stderr):
@@ -104,11 +101,8 @@ def ctrl_c_exits_at_once(message: str) -> Iterator[None]:
         os.write(2, f"{message}\n".encode())
         os._exit(130)
 
-    previous = signal.signal(signal.SIGINT, exit_now)
-    try:
+    with sigint_handled_by(exit_now):
         yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def make_env_or_fail(make: Callable[..., TorchWrapper], env_name: str, **kwargs: Any) -> TorchWrapper:

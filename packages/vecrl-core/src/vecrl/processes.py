@@ -7,8 +7,9 @@ The one home for what vecrl's process pools share: ``vecrl_gym.ProcessVectorEnv`
   forkserver process is left behind.
 - The caller talks to a worker over a pipe; ``None`` asks it to exit (``messages`` ends), and so does the
   caller going away (its end of the pipe closes). Ctrl-C is the caller's: workers ignore SIGINT from
-  their first instruction (it reaches the whole process group, also while a worker imports torch), and
-  the caller ends them.
+  their first instruction (it reaches the whole process group, also while a worker imports torch: they
+  are spawned with it ignored, which exec keeps, where a handler or a blocked mask is not; a Ctrl-C to
+  the caller in that millisecond is lost), and the caller ends them.
 - An exception raised in a worker travels as a ``RemoteFailure`` and is raised in the caller as itself
   (when it pickles), with the worker's traceback chained below it.
 """
@@ -19,7 +20,6 @@ import contextlib
 import multiprocessing
 import pickle
 import signal
-import threading
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -28,6 +28,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from vecrl.checks import SubEnvError
+from vecrl.interrupts import sigint_handled_by
 
 #: Spawned: a fresh interpreter, safe with torch's and jax's threads.
 SPAWN = multiprocessing.get_context("spawn")
@@ -52,7 +53,7 @@ class WorkerProcess:
     def __init__(self, target: Callable[..., None], args: tuple[Any, ...], name: str) -> None:
         self.connection, theirs = SPAWN.Pipe()
         self.process: BaseProcess = SPAWN.Process(target=target, args=(theirs, *args), name=name, daemon=True)
-        with _interrupts_ignored():
+        with sigint_handled_by(signal.SIG_IGN):  # kept through exec: the worker's imports ignore Ctrl-C too
             self.process.start()
         theirs.close()  # so that the worker's death closes the pipe here too
 
@@ -78,25 +79,6 @@ class WorkerProcess:
             self.process.kill()
             self.process.join()
         self.connection.close()
-
-
-@contextlib.contextmanager
-def _interrupts_ignored() -> Iterator[None]:
-    """SIGINT ignored while a worker is spawned (about a millisecond): an ignored signal stays ignored
-    through exec (a handler or a blocked mask does not), so Ctrl-C cannot interrupt the worker's imports
-    before it calls ``ignore_interrupts``. A Ctrl-C to this process in that millisecond is lost. Only the
-    main thread may set handlers: from another thread, or under a handler not set from Python, it does
-    nothing."""
-    main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.getsignal(signal.SIGINT) if main_thread else None
-    if previous is None:
-        yield
-        return
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def ignore_interrupts() -> None:
