@@ -224,14 +224,14 @@ class TorchWrapper:
     def _final_observations_as_tensors(self, info: Any) -> Any:
         """``info`` with the final observations and their mask (``vecrl.final_observations``) as tensors on
         the device, as the observations are, where the env gave them as numpy or jax arrays."""
-        final, mask_key = info[FINAL_OBS_KEY], FINAL_OBS_MASK_KEY
+        final = info[FINAL_OBS_KEY]
         if isinstance(first_leaf(final), torch.Tensor):
             return info
         final = tree_to_torch(final) if self._tree_observations else convert_to_torch(final)
-        mask = convert_to_torch_bool(info[mask_key])
+        mask = convert_to_torch_bool(info[FINAL_OBS_MASK_KEY])
         if self._device is not None:
             final, mask = _to_device(final, self._device), mask.to(self._device)
-        return {**info, FINAL_OBS_KEY: final, mask_key: mask}
+        return {**info, FINAL_OBS_KEY: final, FINAL_OBS_MASK_KEY: mask}
 
     def _unreadable_action(self, action: Any, error: Exception) -> Exception:
         """The error for an action that is no array of numbers (None, text, ragged lists): what ``step()``
