@@ -7,12 +7,16 @@
   (c) env loop  the floor: a plain loop over gymnasium envs that only steps each env for as many steps as
                 vecrl's evaluate took on its row (no policy, no batching): what stepping alone costs;
                 printed again with the 256 seeded resets timed too, which vecrl's evaluate times (it
-                starts with env.reset(seed=...)) and which the floor does before its clock starts
+                starts with env.reset(seed=...)) and which the floor does before its clock starts, and
+                again with the policy's forward on the clock too, once per round of steps on as many
+                rows as are still stepping: the most any evaluate with this network could reach, were
+                every other cost of its loop (observations and actions batched, episode ends, rewards
+                summed) zero
 
 Every way evaluates the same parameter rows, timed from its first step to its last (making and closing
 envs and policies left out); episode lengths differ a little between ways (the envs
 are seeded differently), so the figure compared is env-steps per second, printed with the ratio
-vecrl / other (higher is better for vecrl). Targets: >= 3x (a), >= 1.3x (b), >= 0.6x (c).
+vecrl / other (higher is better for vecrl). Targets: >= 3x (a), >= 1.3x (b), >= 0.7x (c).
 
 Each way makes its envs and policy once and runs every repeat on them, as the generations of a search
 do: the first repeat pays what a fresh env pays once (gymnasium's PassiveEnvChecker checks the first
@@ -130,13 +134,23 @@ def run_vecrl(task: Task, rows: torch.Tensor, seed: int) -> tuple[float, int]:
 
 
 def run_env_loop(
-    task: Task, rows: torch.Tensor, seed: int, resets_on_clock: bool = False
+    task: Task, rows: torch.Tensor, seed: int, resets_on_clock: bool = False, policy_on_clock: bool = False
 ) -> tuple[float, int]:
     """gymnasium envs stepped in a plain loop, each for the steps vecrl's evaluate took on its row; with
-    ``resets_on_clock``, their seeded resets are timed too (vecrl's evaluate times its own)."""
+    ``resets_on_clock``, their seeded resets are timed too (vecrl's evaluate times its own); with
+    ``policy_on_clock``, each round of steps also runs the batched policy once on as many rows as are still
+    stepping (a zero observation each, the rows of finished episodes dropped): what an evaluate with no
+    cost but stepping, resetting and its network would take."""
     envs = made("env loop", lambda: [gym.make(task.env_id) for _ in rows])
     action = envs[0].action_space.sample()
     left = list(LAST_STEPS)
+    # how many rows step in each round, and the policy holding them all before the clock starts
+    stepping = [sum(steps > round_ for steps in LAST_STEPS) for round_ in range(max(LAST_STEPS))]
+    policy = made("policy alone", lambda: Policy(task.network()))
+    if policy_on_clock:
+        policy.set_parameters(rows)
+    observations = torch.zeros(len(rows), task.obs_length)
+    held = len(rows)
     if not resets_on_clock:
         for index, env in enumerate(envs):
             env.reset(seed=seed + index)
@@ -144,13 +158,21 @@ def run_env_loop(
     if resets_on_clock:
         for index, env in enumerate(envs):
             env.reset(seed=seed + index)
-    while any(left):
-        for index, env in enumerate(envs):
-            if left[index]:
-                left[index] -= 1
-                _, _, terminated, truncated, _ = env.step(action)
-                if terminated or truncated:
-                    env.reset()
+    round_ = 0
+    with torch.no_grad():
+        while any(left):
+            if policy_on_clock:
+                if stepping[round_] < held:
+                    held = stepping[round_]
+                    policy.keep_rows(torch.arange(held))
+                policy(observations[:held])
+                round_ += 1
+            for index, env in enumerate(envs):
+                if left[index]:
+                    left[index] -= 1
+                    _, _, terminated, truncated, _ = env.step(action)
+                    if terminated or truncated:
+                        env.reset()
     elapsed = Clock.stop()
     return elapsed, sum(LAST_STEPS)
 
@@ -238,6 +260,7 @@ def measure(task: Task, repeats: int) -> dict[str, float]:
         "vecrl": run_vecrl,
         "(c) env loop (floor)": run_env_loop,  # right after vecrl: it steps as long as vecrl's rows took
         "(c) + seeded resets": functools.partial(run_env_loop, resets_on_clock=True),
+        "(c) + resets + policy": functools.partial(run_env_loop, resets_on_clock=True, policy_on_clock=True),
         "(a) user loop": run_user_loop,
         "(b) evotorch 0.6.1": run_evotorch,
     }

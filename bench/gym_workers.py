@@ -11,7 +11,11 @@
              the per-seed ratios printed with it). "longer half last": the last 128 rows act gently
              (parameters x 0.1) and their Hopper episodes run about 4x longer, so that a fixed split
              of the population (the first half here, the second in the worker) would leave this
-             process idle most of the call; processes pulling rows as their sub-envs free up do not
+             process idle most of the call; processes pulling rows as their sub-envs free up do not.
+             Measured beside them, "hindsight split": the same rows split in two halves of equal
+             env-steps (known from the one-process call), this process running one half and another
+             process the other at once, each on an env of the size evaluate gives a process: how fast
+             two processes go when no row is handed out and the work is balanced in hindsight
 
 Targets on a quiet 2-core machine: Hopper-v5 x 64 >= 1.6x sync, CartPole-v1 x 256 >= 1.3x, evaluate of
 Hopper-v5 >= 1.7x. Where workers cannot win (few cheap sub-envs: CartPole-v1 x 16), num_workers="auto"
@@ -23,8 +27,11 @@ keeps the sync env.
 from __future__ import annotations
 
 import argparse
+import math
+import multiprocessing
 import os
 import time
+from multiprocessing.connection import Connection
 
 import gymnasium as gym
 import torch
@@ -32,6 +39,11 @@ import torch
 import vecrl
 from vecrl_gym import ProcessVectorEnv, SyncVectorEnv
 from vecrl_policy import Policy, evaluate
+from vecrl_policy.evaluate_workers import STARTED_SHARE
+from vecrl_policy.observations import observation_flattener
+from vecrl_policy.row_loop import RowSettings, row_seeds, run_rows
+from vecrl_policy.shaping import Shaping
+from vecrl_policy.threads import one_torch_thread
 
 STEPPING = [
     ("CartPole-v1", 256),
@@ -80,37 +92,110 @@ def measure_stepping(env_id: str, num_envs: int, repeats: int, steps: int) -> No
     )
 
 
-def measure_evaluate(env_id: str, repeats: int, longer_half_last: bool = False) -> None:
-    env = vecrl.make_vector_env(f"gym::{env_id}", num_envs=256, num_episodes=1, empty_info=True)
-    obs_length = gym.spaces.flatdim(env.single_observation_space)
-    space = env.single_action_space
+POPULATION = 256
+
+
+def population(env_id: str, longer_half_last: bool) -> tuple[Policy, torch.Tensor]:
+    """The policy and the parameter rows evaluated on ``env_id``."""
+    env = gym.make(env_id)
+    space = env.action_space
     act_length = int(space.n) if isinstance(space, gym.spaces.Discrete) else space.shape[0]
+    obs_length = gym.spaces.flatdim(env.observation_space)
+    env.close()
     policy = Policy(
         f"Linear({obs_length}, 64) >> Tanh() >> Linear(64, 64) >> Tanh() >> Linear(64, {act_length})"
     )
-    rows = torch.randn(256, policy.parameter_length, generator=torch.Generator().manual_seed(0)) * 0.3
+    rows = torch.randn(POPULATION, policy.parameter_length, generator=torch.Generator().manual_seed(0)) * 0.3
     if longer_half_last:
-        rows[128:] *= 0.1
+        rows[POPULATION // 2 :] *= 0.1
+    return policy, rows
+
+
+class HalfRunner:
+    """Runs the rows it is given, each with its own reset seed, as evaluate runs them in one of two
+    processes: on an env of ``ceil(POPULATION / (2 * STARTED_SHARE))`` sub-envs, one episode each."""
+
+    def __init__(self, env_id: str, longer_half_last: bool) -> None:
+        self.policy, self.rows = population(env_id, longer_half_last)
+        width = math.ceil(POPULATION / (2 * STARTED_SHARE))
+        self.env = vecrl.make_vector_env(f"gym::{env_id}", num_envs=width, num_episodes=1, empty_info=True)
+        discrete = isinstance(self.env.single_action_space, gym.spaces.Discrete)
+        flatten = observation_flattener(self.env.single_observation_space, torch.float32, "cpu")
+        self.settings = RowSettings(1, discrete, flatten, Shaping(), None)
+
+    def run(self, rows: list[int], seeds: list[int]) -> None:
+        with one_torch_thread():  # as evaluate runs in each process
+            run_rows(self.policy, self.env, self.rows[rows], seeds, self.settings)
+
+
+def serve_half(connection: Connection, env_id: str, longer_half_last: bool) -> None:
+    """The other process of the hindsight split: runs each half it is sent, answers when done."""
+    runner = HalfRunner(env_id, longer_half_last)
+    connection.send(None)
+    while (half := connection.recv()) is not None:
+        runner.run(*half)
+        connection.send(None)
+    runner.env.close()
+
+
+def hindsight_halves(steps: list[int]) -> list[list[int]]:
+    """The rows in two halves of (nearly) equal env-steps: the longest first, each to the lighter half.
+
+    >>> hindsight_halves([5, 1, 3, 3])
+    [[0, 1], [2, 3]]
+    """
+    halves: list[list[int]] = [[], []]
+    loads = [0, 0]
+    for row in sorted(range(len(steps)), key=lambda row: -steps[row]):
+        lighter = loads.index(min(loads))
+        halves[lighter].append(row)
+        loads[lighter] += steps[row]
+    return [sorted(half) for half in halves]
+
+
+def measure_evaluate(env_id: str, repeats: int, longer_half_last: bool = False) -> None:
+    env = vecrl.make_vector_env(f"gym::{env_id}", num_envs=POPULATION, num_episodes=1, empty_info=True)
+    policy, rows = population(env_id, longer_half_last)
+    here = HalfRunner(env_id, longer_half_last)
+    connection, other_end = multiprocessing.get_context("spawn").Pipe()
+    other = multiprocessing.get_context("spawn").Process(
+        target=serve_half, args=(other_end, env_id, longer_half_last), daemon=True
+    )
+    other.start()
     start = time.perf_counter()
     evaluate(policy, env, rows, seed=0, num_workers=2)
     first = time.perf_counter() - start
-    # Each repeat evaluates another seed, both ways: episode lengths (the work) differ from seed to seed, so
+    connection.recv()  # the other process of the hindsight split is ready
+    # Each repeat evaluates another seed, every way: episode lengths (the work) differ from seed to seed, so
     # the ratio is taken per seed (same work), and over the summed times.
-    totals = {"one process": 0.0, "workers": 0.0}
+    totals = {"one process": 0.0, "workers": 0.0, "hindsight split": 0.0}
     ratios = []
     for repeat in range(repeats):
         times = {}
         for name, workers in (("one process", None), ("workers", 2)):
             start = time.perf_counter()
-            evaluate(policy, env, rows, seed=repeat, num_workers=workers)
+            result = evaluate(policy, env, rows, seed=repeat, num_workers=workers)
             times[name] = time.perf_counter() - start
             totals[name] += times[name]
+        seeds = row_seeds(repeat, POPULATION)
+        assert seeds is not None
+        mine, theirs = hindsight_halves(result.steps.tolist())
+        start = time.perf_counter()
+        connection.send((theirs, [seeds[row] for row in theirs]))
+        here.run(mine, [seeds[row] for row in mine])
+        connection.recv()
+        totals["hindsight split"] += time.perf_counter() - start
         ratios.append(times["one process"] / times["workers"])
+    connection.send(None)
+    other.join()
+    here.env.close()
     env.close()
+    one = totals["one process"]
     print(
         f"  evaluate 256 x {env_id}{', longer half last' if longer_half_last else ''}: workers {totals['workers'] / repeats:.2f} s ="
-        f" {totals['one process'] / totals['workers']:.2f}x one process ({totals['one process'] / repeats:.2f} s),"
-        f" per seed {min(ratios):.2f}x to {max(ratios):.2f}x; first call, starting the workers: {first:.2f} s"
+        f" {one / totals['workers']:.2f}x one process ({one / repeats:.2f} s), per seed {min(ratios):.2f}x to"
+        f" {max(ratios):.2f}x; hindsight split {one / totals['hindsight split']:.2f}x one process;"
+        f" first call, starting the workers: {first:.2f} s"
     )
 
 
