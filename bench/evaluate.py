@@ -144,13 +144,12 @@ def run_env_loop(
     envs = made("env loop", lambda: [gym.make(task.env_id) for _ in rows])
     action = envs[0].action_space.sample()
     left = list(LAST_STEPS)
-    # how many rows step in each round, and the policy holding them all before the clock starts
-    stepping = [sum(steps > round_ for steps in LAST_STEPS) for round_ in range(max(LAST_STEPS))]
-    policy = made("policy alone", lambda: Policy(task.network()))
-    if policy_on_clock:
+    if policy_on_clock:  # how many rows step in each round, and the policy holding them all, before the clock
+        stepping = [sum(steps > round_ for steps in LAST_STEPS) for round_ in range(max(LAST_STEPS))]
+        policy = made("policy alone", lambda: Policy(task.network()))
         policy.set_parameters(rows)
-    observations = torch.zeros(len(rows), task.obs_length)
-    held = len(rows)
+        observations = torch.zeros(len(rows), task.obs_length)
+        held = len(rows)
     if not resets_on_clock:
         for index, env in enumerate(envs):
             env.reset(seed=seed + index)
