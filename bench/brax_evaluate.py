@@ -36,7 +36,7 @@ import torch
 import vecrl
 from vecrl.arrays import convert_from_torch
 from vecrl_policy import Policy, evaluate
-from vecrl_policy.row_loop import row_seeds
+from vecrl_policy.randomness import row_seeds
 
 #: Env keywords per case: ant runs its full 1,000 steps (no early termination), as the issue measures it.
 CASES = {

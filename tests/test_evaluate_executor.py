@@ -12,7 +12,7 @@ import torch
 import vecrl
 from vecrl_policy import Policy, evaluate
 from vecrl_policy.executor import Evaluation, Part, PartRunner, PartSender, split_population
-from vecrl_policy.row_loop import row_seeds
+from vecrl_policy.randomness import row_seeds
 
 
 class OneAtATime:

@@ -6,7 +6,7 @@ import torch
 
 import vecrl
 from vecrl_policy import ObsNorm, Policy, evaluate
-from vecrl_policy.row_loop import row_seeds
+from vecrl_policy.randomness import row_seeds
 
 
 def hand_collected(policy, rows, seed, normalize=None):

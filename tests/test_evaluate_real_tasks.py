@@ -16,7 +16,7 @@ import vecrl
 from vecrl_policy import Policy, evaluate
 from vecrl_policy.evaluate_workers import STARTED_SHARE
 from vecrl_policy.observations import observation_flattener
-from vecrl_policy.row_loop import row_seeds
+from vecrl_policy.randomness import row_seeds
 
 VECRL = str(Path(sys.executable).parent / "vecrl")
 

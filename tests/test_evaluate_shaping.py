@@ -6,7 +6,7 @@ import torch
 
 import vecrl
 from vecrl_policy import Policy, evaluate
-from vecrl_policy.row_loop import row_seeds
+from vecrl_policy.randomness import row_seeds
 
 
 def per_row_rewards(policy, rows, seed, env_id="CartPole-v1"):

@@ -19,7 +19,7 @@ import vecrl.testing
 from vecrl.checks import SubEnvError
 from vecrl.processes import RemoteTraceback
 from vecrl_policy import Policy, evaluate
-from vecrl_policy.row_loop import row_seeds
+from vecrl_policy.randomness import row_seeds
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from gymnasium.spaces import flatdim
 from ray_processes import everything_started_here_ends
 
 import vecrl
+import vecrl_policy
 from vecrl_policy import Policy, evaluate
 from vecrl_ray import RayExecutor
 
@@ -161,3 +162,28 @@ def test_observation_statistics_from_the_actors_equal_those_of_one_process(execu
 def test_an_address_that_names_no_cluster_is_refused_before_ray_starts(address, words):
     with pytest.raises(ValueError, match=words):
         RayExecutor(1, address=address)
+
+
+def test_a_brax_population_on_actors_gets_the_numbers_of_the_fused_program(executor):
+    """Several episodes per row, action noise, statistics, shaping and an LSTM: each row's later episodes
+    and noise follow its seed alone (vecrl_policy.randomness), so the actors, each running its part as a
+    compiled program, and this process's stepped loop get the numbers of one compiled program here."""
+    pytest.importorskip("vecrl_brax")
+    env = vecrl.make_vector_env("brax::fast", num_envs=4, num_episodes=3, episode_length=9)
+    policy = Policy("Linear(2, 8) >> LSTM(8, 4) >> Linear(4, 1)")
+    parameters = population(policy, 10)
+    options = dict(seed=3, num_episodes=3, action_noise_stdev=0.1, decrease_rewards_by=0.5)
+    here, there, stepped = (vecrl_policy.ObsNorm() for _ in range(3))
+    try:
+        expected = evaluate(policy, env, parameters, obs_norm=here, **options)
+        result = evaluate(policy, env, parameters, obs_norm=there, executor=executor, **options)
+        stepping = evaluate(
+            policy, env, parameters, obs_norm=stepped, executor=executor, fused=False, **options
+        )
+    finally:
+        env.close()
+    assert (expected.path, result.path, stepping.path) == ("fused", "fused", "stepped")
+    for other in (result, stepping):
+        assert torch.equal(other.episodes, expected.episodes) and torch.equal(other.steps, expected.steps)
+        torch.testing.assert_close(other.total_return, expected.total_return, rtol=1e-5, atol=1e-4)
+    assert there.count == here.count == stepped.count

@@ -423,7 +423,7 @@ class JaxVectorEnv(EpisodeVectorEnv):
             if self._discrete and (action.is_floating_point() or action.is_complex()):
                 self._refuse_bad_actions(convert_to_numpy(action))
             if action.device.type == "cpu":
-                action, borrowed = action.numpy(), True
+                action, borrowed = convert_from_torch(action, "numpy"), True  # (bfloat16 widened to float32)
             else:
                 action = convert_from_torch(action.to(_TORCH_DTYPES[expected.dtype.name]), "jax")
         elif not isinstance(action, (np.ndarray, jax.Array)):

@@ -87,7 +87,8 @@ def convert_from_torch(x: torch.Tensor, array_type: ArrayType) -> Any:
     """Turn the torch tensor ``x`` into an array of ``array_type`` ("torch", "numpy" or "jax").
 
     The numpy result shares memory with a CPU tensor; the jax result is made through DLPack, on the
-    tensor's device, without a host copy.
+    tensor's device, without a host copy. numpy has no bfloat16: such a tensor becomes a float32 array,
+    which holds each of its values exactly.
 
     Examples:
         >>> convert_from_torch(torch.ones(2), "numpy")
@@ -98,10 +99,11 @@ def convert_from_torch(x: torch.Tensor, array_type: ArrayType) -> Any:
     if array_type == "numpy":
         try:
             return x.numpy()  # the common case (a CPU tensor without grad) in one call
-        except (RuntimeError, TypeError):  # needs grad, or is not on the CPU
+        except (RuntimeError, TypeError):  # needs grad, is not on the CPU, or is bfloat16
             if x.is_meta:
                 raise _no_values_error(x) from None
-            return x.detach().cpu().numpy()
+            x = x.detach().cpu()
+            return (x.float() if x.dtype == torch.bfloat16 else x).numpy()
     if array_type == "jax":
         import jax.dlpack  # imported only when a jax array is asked for
 

@@ -44,6 +44,11 @@ class BaseVectorEnv(gymnasium.vector.VectorEnv):
     #: ``vecrl_policy.evaluate`` calls then start rows with whole-env resets, and ``vecrl.testing`` expects
     #: the refusal.
     seeded_masked_reset: bool = True
+    #: True where a sub-env's autoreset continues the random stream its last seeded reset started (gym's
+    #: sub-envs each own a generator), so its later episodes depend on that seed alone: seeded
+    #: ``vecrl_policy.evaluate`` calls then let it autoreset. Elsewhere (the jax engines refill from a pool
+    #: of the whole env) they start each later episode of a row with a seeded masked reset.
+    autoreset_follows_seed: bool = False
 
     def __init__(
         self,

@@ -156,6 +156,18 @@ def check_reserved_kwargs(owner: str, kwargs: Mapping[str, Any], reserved: Mappi
             raise ValueError(f"{owner} does not accept {key}={kwargs[key]!r}: {reason}.")
 
 
+def listed(items: Sequence[Any], limit: int = 8) -> str:
+    """``items`` for an error message: the first ``limit`` of them, and how many there are when more.
+
+    Examples:
+        >>> listed([3, 5]), listed(range(10), limit=2)
+        ('3, 5', '0, 1, ... (10 in all)')
+    """
+    items = list(items)
+    shown = ", ".join(map(str, items[:limit]))
+    return shown if len(items) <= limit else f"{shown}, ... ({len(items)} in all)"
+
+
 def did_you_mean(name: str, known: Iterable[str], prefix: str = "") -> str:
     """``" Did you mean 'CLOSEST'?"`` for the name in ``known`` closest to ``name`` (written after ``prefix``),
     or ``""`` when none is close: the hint an error about an unknown name ends its sentence with. A name

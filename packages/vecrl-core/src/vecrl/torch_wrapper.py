@@ -144,6 +144,12 @@ class TorchWrapper:
         return self._force_classic_api
 
     @property
+    def changes_actions(self) -> bool:
+        """Whether ``step()`` changes the actions it is given before the env sees them
+        (``discrete_to_continuous_act``, ``clip_actions``), beyond converting their array type."""
+        return self._discrete_dtype is not None or self._clip_bounds is not None
+
+    @property
     def metadata(self) -> dict[str, Any]:
         """The wrapped env's ``metadata`` (e.g. its ``"autoreset_mode"``); ``{}`` when it has none."""
         return getattr(self.env, "metadata", None) or {}

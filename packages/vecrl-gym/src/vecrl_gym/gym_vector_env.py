@@ -24,6 +24,7 @@ class GymVectorEnv(EpisodeVectorEnv):
     not. Reset options other than ``reset_mask`` go on to the sub-envs' ``reset``."""
 
     passes_reset_options = True
+    autoreset_follows_seed = True  # each sub-env's reset without a seed continues its own generator
 
     def _take_options(
         self,

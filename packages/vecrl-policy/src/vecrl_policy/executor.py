@@ -82,6 +82,10 @@ class Executor(Protocol):
 
     def run(self, evaluation: Evaluation, parts: Sequence[Part]) -> list[tuple[torch.Tensor, ...]]: ...
 
+    def close(self) -> None:
+        """Stop what it started (processes, actors); it may not run parts afterwards."""
+        ...
+
 
 def split_population(env: Any, num_rows: int, seeds: tuple[int, ...] | None, num_parts: int) -> list[Part]:
     """``num_rows`` rows in at most ``num_parts`` contiguous parts of near-equal size, each with its rows'

@@ -1,7 +1,8 @@
 """The batched fast path: known layers run as one batched matmul per weight matrix.
 
 A ``Chain`` or ``nn.Sequential`` (or a single known layer) is compiled into a tree of nodes. Known
-layers (``nn.Linear``, parameter-free elementwise modules, our ``RNN``/``LSTM``/``GRU``) get a batched
+layers (those of :mod:`vecrl_policy.layer_table`: ``nn.Linear``, parameter-free elementwise modules, our
+``RNN``/``LSTM``/``GRU``) get a batched
 implementation; any other layer inside the chain runs on its own through ``functional_call`` + vmap
 (so one unusual layer does not slow the rest down). ``FastNet.bind(flat)`` turns a flat parameter
 vector (1-D) or batch (2-D, one row per network) into a forward function; nothing is copied per call.
@@ -25,37 +26,9 @@ from torch import nn
 from vecrl_policy import layers
 from vecrl_policy.chain import Chain
 from vecrl_policy.flat import FunctionalNet, ParameterLayout, Slot
+from vecrl_policy.layer_table import LAYERS
 
 Forward = Callable[..., Any]
-
-# Parameter-free modules that act elementwise (or on the last dimension only): fine on any batch layout.
-_FUNCTIONS: dict[type[nn.Module], Callable[[torch.Tensor], torch.Tensor]] = {
-    nn.Tanh: torch.tanh,
-    nn.ReLU: torch.relu,
-    nn.Sigmoid: torch.sigmoid,
-}
-_LAST_DIM_MODULES: tuple[type[nn.Module], ...] = (
-    nn.Identity,
-    nn.ELU,
-    nn.SELU,
-    nn.CELU,
-    nn.GELU,
-    nn.SiLU,
-    nn.Mish,
-    nn.LeakyReLU,
-    nn.Hardtanh,
-    nn.ReLU6,
-    nn.Softplus,
-    nn.Softsign,
-    nn.Tanhshrink,
-    nn.Hardswish,
-    nn.Hardsigmoid,
-    layers.Clip,
-    layers.Bin,
-    layers.Round,
-    layers.Slice,
-)
-_RNN_ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu}
 
 
 PLAIN, RECURRENT, MAYBE_RECURRENT = "plain", "recurrent", "maybe-recurrent"
@@ -156,7 +129,7 @@ class _Cell(_Node):
 class _RNN(_Cell):
     def bind_single(self, flat: torch.Tensor) -> Forward:
         w_ih, w_hh, b_ih, b_hh = self.single_parameters(flat)
-        act = _RNN_ACTIVATIONS[self.module.nonlinearity]  # type: ignore[index]
+        act = layers.RNN_NONLINEARITIES[self.module.nonlinearity]  # type: ignore[index]
 
         def step(x: torch.Tensor, h: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
             gh = b_hh if h is None else F.linear(h, w_hh, b_hh)
@@ -167,7 +140,7 @@ class _RNN(_Cell):
 
     def bind_batched(self, flat: torch.Tensor) -> Forward:
         input_part, add_hidden_part = self.batched_matmuls(flat)
-        act = _RNN_ACTIVATIONS[self.module.nonlinearity]  # type: ignore[index]
+        act = layers.RNN_NONLINEARITIES[self.module.nonlinearity]  # type: ignore[index]
 
         def step(x: torch.Tensor, h: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
             pre = input_part(x)
@@ -415,11 +388,9 @@ def _compile(module: nn.Module, prefix: str, layout: ParameterLayout, used: set[
         used.update(prefix + name for name in names)
         slots = {name: layout.slots[prefix + name] for name in names}
         return _CELLS[kind](module, slots)  # type: ignore[arg-type]
-    if not names and not any(True for _ in module.children()):
-        if kind in _FUNCTIONS:
-            return _Elementwise(_FUNCTIONS[kind])
-        if kind in _LAST_DIM_MODULES:
-            return _Elementwise(module.forward)
+    entry = LAYERS.get(kind)
+    if entry is not None and not entry.weights and not names and not any(True for _ in module.children()):
+        return _Elementwise(entry.function or module.forward)
     return _generic(module, prefix, layout, used)
 
 

@@ -13,18 +13,14 @@ stepped loop in float64; XLA rounds the network's matmuls otherwise than torch).
 make another trajectory of it within a few dozen steps, so single rows' returns part between the paths
 (the fused path equals an EvoJAX-style rollout's to 1e-5: ``bench/brax_evaluate.py``).
 
-- ``env.num_envs`` slots (fewer for a smaller population) start rows 0, 1, ...; row ``r``'s first episode
-  starts from ``jax.random.PRNGKey(seed_r)`` (``seed_r`` from :func:`vecrl_policy.row_loop.row_seeds`), the
-  state the stepped loop's seeded masked reset gives it. A slot whose row is done takes the next row
-  (refill); the loop ends when every row is done (the early exit).
-- Episode ``e > 0`` of row ``r`` starts from ``fold_in(PRNGKey(seed_r), e)``: it depends on (seed, ``r``)
-  alone. (The stepped loop takes later episodes from the env's autoreset, so with ``num_episodes > 1`` the
-  two paths start those episodes from different states.)
+- ``env.num_envs`` slots (fewer for a smaller population) start rows 0, 1, ...; episode ``e`` of row ``r``
+  starts from ``jax.random.PRNGKey(episode_seed(seed_r, e))`` and its action noise is ``action_noise(seed_r,
+  k)`` at its ``k``-th step (:mod:`vecrl_policy.randomness`, the rule the stepped loop follows with
+  seeded masked resets). A slot whose row is done takes the next row (refill); the loop ends when every
+  row is done (the early exit).
 - Recurrent states are zeroed where an episode starts; the observation normalization of the call's start,
   the statistics of what counted rows saw, ``decrease_rewards_by`` and ``alive_bonus_schedule`` are those
-  of the stepped loop. ``action_noise_stdev`` noise of row ``r``'s ``k``-th step is drawn from
-  ``fold_in(PRNGKey(seed_r + 1), k)``: reproducible and a function of (seed, ``r``) only, but not the
-  numbers torch's generator gives the stepped loop.
+  of the stepped loop.
 
 One program is compiled per (env configuration, network, episode settings, population size, number of
 slots): an evolution run compiles in its first generation only.
@@ -33,15 +29,20 @@ slots): an evolution run compiles in its first generation only.
 from __future__ import annotations
 
 import functools
+import math
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 import torch
 
+from vecrl.checks import listed
 from vecrl_policy.layer_specs import LayerSpec
+from vecrl_policy.layer_table import why_not_fused
 from vecrl_policy.normalization import Normalize
 from vecrl_policy.policy import Policy
+from vecrl_policy.randomness import action_noise, episode_seed, random_row_seeds
 from vecrl_policy.row_loop import RowSettings
 from vecrl_policy.shaping import Shaping
 
@@ -80,6 +81,7 @@ class _Settings(NamedTuple):
     normalize: bool
     observe: bool
     discrete: bool  # the argmax of the network's scores is the action
+    width: int  # the slots: as many rows run at once
 
 
 def fused_episodes(
@@ -90,10 +92,13 @@ def fused_episodes(
     make = getattr(env.unwrapped, "jax_episodes", None)
     if make is None:
         return f"{type(env.unwrapped).__name__} is not a jax env (brax::, playground::)."
+    wrapped = _wrapper_problem(env)
+    if wrapped is not None:
+        return wrapped
     if policy.layer_specs is None:
         return (
-            f"the network has a layer without a jax twin ({policy.wrapped_module!r}). Build it from the"
-            " layers of a network string (vecrl_policy.str_to_net)."
+            f"the network has a layer without a jax twin: {why_not_fused(policy.wrapped_module)}. Build it"
+            " from the layers of a network string (vecrl_policy.str_to_net)."
         )
     if parameters.dtype != torch.float32:
         return f"the parameters are {parameters.dtype}; the program runs float32. Pass parameters.float()."
@@ -113,6 +118,28 @@ def fused_episodes(
     return episodes
 
 
+def _wrapper_problem(env: Any) -> str | None:
+    """Why the program, which steps ``env.unwrapped``'s jax functions, would skip a wrapper of ``env``:
+    one other than vecrl's torch conversion, or that conversion where it changes the actions; None if
+    none would be skipped."""
+    from vecrl.torch_wrapper import TorchWrapper
+
+    layer = env
+    while layer is not env.unwrapped:
+        if not isinstance(layer, TorchWrapper):
+            return (
+                f"the env is wrapped in {type(layer).__name__}, which the compiled program, stepping the jax env"
+                " within, would skip. Leave the wrapper out to run it fused."
+            )
+        if layer.changes_actions:
+            return (
+                "the env changes the actions it is given (made with clip_actions=True or"
+                " discrete_to_continuous_act=True), which the compiled program would skip. Make it without."
+            )
+        layer = layer.env
+    return None
+
+
 def run_fused(
     episodes: JaxEpisodes,
     policy: Policy,
@@ -129,6 +156,14 @@ def run_fused(
 
     normalize = settings.normalize if settings.normalize is not None else _carried(policy, parameters)
     mean, std = _mean_and_std(normalize, parameters)
+    arguments = (
+        convert_from_torch(parameters.detach().contiguous(), "jax"),
+        jnp.asarray(
+            np.asarray(random_row_seeds(len(parameters)) if seeds is None else seeds, dtype=np.uint32)
+        ),
+        None if mean is None else convert_from_torch(mean, "jax"),
+        None if std is None else convert_from_torch(std, "jax"),
+    )
     program = _program(
         _Settings(
             episodes,
@@ -139,22 +174,20 @@ def run_fused(
             mean is not None,
             settings.normalize is not None,
             settings.discrete,
+            min(num_slots, len(parameters)),
+        ),
+        arguments,
+    )
+    total, episode_counts, steps, non_finite, count, shifted_sum, shifted_squares = (
+        convert_to_torch(output) for output in program(*arguments)
+    )
+    rows = non_finite.nonzero().flatten().tolist()
+    if rows:
+        raise ValueError(
+            f"The network's actions for parameter rows {listed(rows)} hold NaN or inf (non-finite values), which make"
+            " the env's states NaN; no result is returned. Look for them where the actions are made, e.g."
+            " parameters so large that a layer overflows."
         )
-    )
-    if seeds is None:
-        seeds = np.random.default_rng().integers(0, 2**31 - 1, len(parameters)).tolist()
-    population = convert_from_torch(parameters.detach().contiguous(), "jax")
-    width = min(num_slots, len(parameters))
-    outputs = program(
-        population,
-        jnp.asarray(np.asarray(seeds, dtype=np.uint32)),
-        None if mean is None else convert_from_torch(mean, "jax"),
-        None if std is None else convert_from_torch(std, "jax"),
-        width,
-    )
-    total, episode_counts, steps, count, shifted_sum, shifted_squares = (
-        convert_to_torch(output) for output in outputs
-    )
     results = (total.double(), episode_counts.long(), steps.long())
     if settings.normalize is None:
         return results
@@ -192,36 +225,36 @@ def _statistics(
     return n.reshape(1).to(device), total[None].to(device), squares[None].to(device)
 
 
-#: The jitted rollouts by settings, oldest first (jax caches each one's compilations per population size
-#: and width). At most ``_MAX_PROGRAMS``.
-PROGRAMS: dict[_Settings, Any] = {}
-_MAX_PROGRAMS = 32
+#: The compiled rollouts by settings and population size, least recently used first. A program holds
+#: its machine code and buffers (tens of MiB for a physics env), so at most ``MAX_PROGRAMS`` are kept: a
+#: run that evaluates many population sizes compiles again rather than growing without bound.
+PROGRAMS: OrderedDict[tuple[_Settings, int], Any] = OrderedDict()
+MAX_PROGRAMS = 8
 
 
-def _program(settings: _Settings) -> Any:
-    """The jitted rollout for ``settings``, made once."""
+def _program(settings: _Settings, arguments: tuple[Any, ...]) -> Any:
+    """The rollout for ``settings`` compiled for ``arguments``' shapes, once while it stays cached."""
     import jax
 
-    program = PROGRAMS.get(settings)
+    key = (settings, arguments[0].shape[0])
+    program = PROGRAMS.pop(key, None)
     if program is None:
-        if len(PROGRAMS) == _MAX_PROGRAMS:
-            del PROGRAMS[next(iter(PROGRAMS))]
-        program = PROGRAMS[settings] = jax.jit(functools.partial(_rollout, settings), static_argnums=4)
+        while len(PROGRAMS) >= MAX_PROGRAMS:
+            PROGRAMS.popitem(last=False)
+        program = jax.jit(functools.partial(_rollout, settings)).lower(*arguments).compile()
+    PROGRAMS[key] = program
     return program
 
 
-def _rollout(
-    settings: _Settings, population: Any, seeds: Any, mean: Any, std: Any, width: int
-) -> tuple[Any, ...]:
+def _rollout(settings: _Settings, population: Any, seeds: Any, mean: Any, std: Any) -> tuple[Any, ...]:
     import jax
     import jax.numpy as jnp
 
     from vecrl_policy import jax_layers
 
     episodes, specs, shaping = settings.episodes, settings.specs, settings.shaping
-    num_rows = population.shape[0]
+    num_rows, width = population.shape[0], settings.width
     keys = jax.vmap(jax.random.PRNGKey)(seeds)
-    noise_keys = jax.vmap(jax.random.PRNGKey)(seeds + jnp.uint32(1))
     every_row = jax_layers.unpack(specs, population)
     held = jnp.arange(width)
     state = episodes.reset(keys[:width])
@@ -247,6 +280,7 @@ def _rollout(
         total=jnp.zeros(num_rows, jnp.float32),
         episodes=jnp.zeros(num_rows, jnp.int32),
         steps=jnp.zeros(num_rows, jnp.int32),
+        non_finite=jnp.zeros(num_rows, jnp.int32),  # the steps of each row whose action was not finite
         count=zeros_w,
         shifted_sum=jnp.zeros((width, size), jnp.float32),
         shifted_squares=jnp.zeros((width, size), jnp.float32),
@@ -266,9 +300,10 @@ def _rollout(
                 x = jnp.clip(x, -settings.clip, settings.clip)
         action, c["hidden"] = jax_layers.forward(specs, c["parameters"], x, c["hidden"])
         if shaping.action_noise_stdev is not None:
-            step_keys = jax.vmap(jax.random.fold_in)(noise_keys[held], c["steps"][held])
-            noise = jax.vmap(lambda key: jax.random.normal(key, action.shape[1:], action.dtype))(step_keys)
-            action = action + shaping.action_noise_stdev * noise
+            noise = action_noise(seeds[held], c["steps"][held], math.prod(action.shape[1:]))
+            action = action + (shaping.action_noise_stdev * noise).reshape(action.shape)
+        finite = jnp.isfinite(action.reshape(width, -1)).all(axis=1)
+        c["non_finite"] = c["non_finite"].at[held].add((counting & ~finite).astype(jnp.int32))
         if settings.discrete:  # as the stepped loop: the first of the highest scores
             action = jnp.argmax(action, axis=-1).astype(jnp.int32)
         state = episodes.step(c["state"], action)
@@ -296,9 +331,9 @@ def _rollout(
 
         def restart(parts: tuple[Any, ...]) -> tuple[Any, ...]:
             state, observation, parameters, hidden = parts
-            row_keys = keys[held]
-            later = jax.vmap(jax.random.fold_in)(row_keys, c["slot_episodes"])
-            fresh = episodes.reset(jnp.where(refilled[:, None], row_keys, later))
+            fresh = episodes.reset(
+                jax.vmap(jax.random.PRNGKey)(episode_seed(seeds[held], c["slot_episodes"]))
+            )
             fresh_observation, _, _ = episodes.outcome(fresh)
             state = _where_rows(restarting, fresh, state)
             observation = jnp.where(restarting[:, None], fresh_observation, observation)
@@ -317,6 +352,7 @@ def _rollout(
         out["total"],
         out["episodes"],
         out["steps"],
+        out["non_finite"],
         out["count"],
         out["shifted_sum"],
         out["shifted_squares"],

@@ -1,9 +1,8 @@
 """A network as plain data: the layers a fused jax rollout can run, each with where its parameters live.
 
-``describe(module, layout)`` reads a ``Chain`` or ``nn.Sequential`` of layers that vecrl-policy's string
-language builds (``Linear``, the activations, ``RNN``/``LSTM``/``GRU``, ``Clip``, ``Bin``, ``Slice``,
-``Round``) and returns one :class:`LayerSpec` per layer, or None when a layer has no jax twin (an
-``nn.Module`` of the user's own). The specs are hashable: they key the cache of compiled programs.
+``describe(module, layout)`` reads a ``Chain`` or ``nn.Sequential`` of the layers of
+:mod:`vecrl_policy.layer_table` and returns one :class:`LayerSpec` per layer, or None when a layer has no
+jax twin (an ``nn.Module`` of the user's own: :func:`vecrl_policy.layer_table.why_not_fused` says which). The specs are hashable: they key the cache of compiled programs.
 """
 
 from __future__ import annotations
@@ -12,33 +11,10 @@ from dataclasses import dataclass
 
 from torch import nn
 
-from vecrl_policy import layers
 from vecrl_policy.chain import Chain
 from vecrl_policy.fastpath import has_hooks
 from vecrl_policy.flat import ParameterLayout, Slot
-
-#: Parameter-free torch modules with a jax twin, and the attributes that configure them.
-ACTIVATIONS: dict[type[nn.Module], tuple[str, ...]] = {
-    nn.Identity: (),
-    nn.Tanh: (),
-    nn.ReLU: (),
-    nn.Sigmoid: (),
-    nn.ELU: ("alpha",),
-    nn.SELU: (),
-    nn.GELU: ("approximate",),
-    nn.SiLU: (),
-    nn.LeakyReLU: ("negative_slope",),
-    nn.Hardtanh: ("min_val", "max_val"),
-    nn.ReLU6: (),
-    nn.Softplus: ("beta", "threshold"),
-    nn.Softsign: (),
-    layers.Clip: ("lb", "ub"),
-    layers.Bin: ("lb", "ub"),
-    layers.Slice: ("from_index", "to_index"),
-    layers.Round: ("ndigits",),
-}
-
-_CELLS = {layers.RNN: "RNN", layers.LSTM: "LSTM", layers.GRU: "GRU"}
+from vecrl_policy.layer_table import LAYERS
 
 
 @dataclass(frozen=True)
@@ -59,7 +35,7 @@ class LayerSpec:
 
     @property
     def recurrent(self) -> bool:
-        return self.kind in _CELLS.values()
+        return self.kind in ("RNN", "LSTM", "GRU")
 
 
 def describe(module: nn.Module, layout: ParameterLayout) -> tuple[LayerSpec, ...] | None:
@@ -99,16 +75,10 @@ def _describe(
         return False
     slots = tuple((name, layout.slots[prefix + name]) for name in names)
     used.update(prefix + name for name in names)
-    if kind is nn.Linear:
-        specs.append(LayerSpec("Linear", slots))
-        return True
-    if kind in _CELLS:
-        if not threads_states:  # nn.Sequential hands a recurrent layer no state: torch decides what happens
-            return False
-        settings = (("nonlinearity", module.nonlinearity),) if kind is layers.RNN else ()
-        specs.append(LayerSpec(_CELLS[kind], slots, settings))
-        return True
-    if kind in ACTIVATIONS and not names:
-        specs.append(LayerSpec(kind.__name__, (), tuple((a, getattr(module, a)) for a in ACTIVATIONS[kind])))
-        return True
-    return False
+    entry = LAYERS.get(kind)
+    if entry is None or entry.no_twin is not None or (bool(names) != entry.weights):
+        return False
+    if entry.weights and entry.kind != "Linear" and not threads_states:
+        return False  # nn.Sequential hands a recurrent layer no state: torch decides what happens
+    specs.append(LayerSpec(entry.kind, slots, tuple((a, getattr(module, a)) for a in entry.settings)))
+    return True

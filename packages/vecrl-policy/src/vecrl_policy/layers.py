@@ -18,7 +18,7 @@ from torch import nn
 
 LSTMState = tuple[torch.Tensor, torch.Tensor]
 
-_RNN_NONLINEARITIES: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+RNN_NONLINEARITIES: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "tanh": torch.tanh,
     "relu": torch.relu,
 }
@@ -121,16 +121,16 @@ class RNN(_RecurrentCell):
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
-        if nonlinearity not in _RNN_NONLINEARITIES:
+        if nonlinearity not in RNN_NONLINEARITIES:
             raise ValueError(
-                f"RNN nonlinearity must be one of {sorted(_RNN_NONLINEARITIES)}, got {nonlinearity!r}."
+                f"RNN nonlinearity must be one of {sorted(RNN_NONLINEARITIES)}, got {nonlinearity!r}."
             )
         self.nonlinearity = nonlinearity
         super().__init__(input_size, hidden_size, 1, bias, device, dtype)
 
     def forward(self, x: torch.Tensor, h: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         gi, gh = self._gates(x, h)
-        y = rnn_update(gi, gh, _RNN_NONLINEARITIES[self.nonlinearity])
+        y = rnn_update(gi, gh, RNN_NONLINEARITIES[self.nonlinearity])
         return y, y
 
     def extra_repr(self) -> str:

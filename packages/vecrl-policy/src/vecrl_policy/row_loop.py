@@ -3,9 +3,10 @@ whose row is done takes the next row at once (a masked reset of that sub-env, th
 and recurrent state for that slot replaced), so the cost follows the rows still running and only the
 call's last rows form a tail.
 
-Row ``r`` starts from its own reset seed (:func:`row_seeds`), whichever sub-env runs it, and its action
-noise comes from that seed too: its result depends on (the call's seed, ``r``) alone, not on
-``num_envs``, on how the population is split among workers, or on the rows beside it.
+Row ``r``'s episodes start from its own reset seeds and its action noise comes from its seed too
+(:mod:`vecrl_policy.randomness`, the rule the fused program follows as well), whichever sub-env runs it:
+its result depends on (the call's seed, ``r``) alone, not on ``num_envs``, on how the population is split
+among workers, or on the rows beside it.
 
 A backend whose masked reset cannot take seeds (``seeded_masked_reset = False``: envpool fixes each
 sub-env's seed when its pool is built) runs a seeded call in whole-env resets instead: the next
@@ -14,11 +15,11 @@ sub-env's seed when its pool is built) runs a seeded call in whole-env resets in
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import numpy as np
 import torch
 
 from vecrl.autoreset import declared_autoreset_mode
@@ -26,28 +27,11 @@ from vecrl.checks import SubEnvError
 from vecrl_policy.normalization import Normalize
 from vecrl_policy.observations import Flattener
 from vecrl_policy.policy import Policy
-from vecrl_policy.shaping import RowNoise, Shaping
+from vecrl_policy.randomness import action_noise, episode_seed, random_row_seeds
+from vecrl_policy.shaping import Shaping
 
 #: The rewards of this many steps are kept, then added to their rows at once (see ``_Fold``).
 FOLD_STEPS = 64
-
-#: Seeds every backend takes (envpool's are int32, below 2**31 - 1).
-_SEED_MODULUS = 2**31 - 1
-
-
-def row_seeds(seed: int | None, num_rows: int) -> tuple[int, ...] | None:
-    """The reset seed of each row of an ``evaluate`` call made with ``seed`` (None: unseeded): word ``r``
-    of ``numpy.random.SeedSequence(seed).generate_state(num_rows)``, modulo 2**31 - 1. Row ``r``'s seed is
-    the same whatever ``num_rows``, and seeds of nearby calls (``seed``, ``seed + 1``) do not overlap.
-
-    Examples:
-        >>> row_seeds(7, 3) == row_seeds(7, 5)[:3]
-        True
-    """
-    if seed is None:
-        return None
-    words = np.random.SeedSequence(seed).generate_state(num_rows, np.uint32)
-    return tuple(int(word) % _SEED_MODULUS for word in words)
 
 
 class RowSource(Protocol):
@@ -97,13 +81,15 @@ class InOrder:
 @dataclass(frozen=True)
 class RowSettings:
     """What every row of one ``evaluate`` call is run with: ``num_episodes`` each, argmax actions where
-    ``discrete``, observations through ``flatten`` (then ``normalize``, if given), and ``shaping``."""
+    ``discrete``, observations through ``flatten`` (then ``normalize``, if given), and ``shaping``;
+    ``fused`` says whether rows run as one compiled program (None: where they can)."""
 
     num_episodes: int
     discrete: bool
     flatten: Flattener
     shaping: Shaping
     normalize: Normalize | None
+    fused: bool | None = None
 
 
 def run_rows(
@@ -151,12 +137,22 @@ class _RowLoop:
         self.num_rows, self.num_slots = len(rows), env.num_envs
         # masked resets start rows one sub-env at a time, where the backend can seed them so
         self.refills = seeds is None or getattr(env.unwrapped, "seeded_masked_reset", True)
+        # a seeded row's later episodes start from seeded masked resets, unless the backend's autoreset
+        # continues the stream the row's seeded reset started (vecrl_policy.randomness)
+        self.reseeds = (
+            self.refills and seeds is not None and not getattr(env.unwrapped, "autoreset_follows_seed", False)
+        )
+        # each row's seed (drawn for an unseeded call: its noise needs one)
+        self.row_seed = torch.as_tensor(
+            random_row_seeds(len(rows)) if seeds is None else seeds, dtype=torch.int64
+        )
         self.held = torch.zeros(self.num_slots, dtype=torch.int64)  # the row each slot runs (or ran last)
         self.counting = torch.zeros(self.num_slots, dtype=torch.bool)  # slots whose row is not done
         # held where counting, else -1 (replaced, never changed in place)
         self.owner = torch.full((self.num_slots,), -1)
         self.slot_episodes = torch.zeros(self.num_slots, dtype=torch.int64)
         self.t = torch.zeros(self.num_slots, dtype=torch.int64)  # each episode's steps (alive bonus)
+        self.row_steps = torch.zeros(self.num_slots, dtype=torch.int64)  # its row's steps so far (noise)
         # In next_step mode the step after an episode's end resets that sub-env (its action ignored, reward
         # 0): not an env step of the row, so it is not counted, draws no noise and is not one of ``t``.
         self.next_step = declared_autoreset_mode(env.unwrapped) == "next_step"
@@ -168,14 +164,7 @@ class _RowLoop:
         self.rows_done = 0
         self.progress: Callable[[int], None] | None = None
         self.fold = _Fold(self.num_rows, observed=self.normalize is not None)
-        action_shape = () if self.discrete else tuple(env.single_action_space.shape)
-        self.noise = (
-            None
-            if self.shaping.action_noise_stdev is None
-            else RowNoise(
-                self.shaping.action_noise_stdev, self.num_slots, action_shape, rows.dtype, rows.device
-            )
-        )
+        self.action_shape = () if self.discrete else tuple(env.single_action_space.shape)
         # Once the policy holds a quarter of slots that are done and no row will take them (the tail), it
         # drops them (keep_rows): from then on ``live`` maps its rows to slots, and the dropped slots
         # repeat their last action (under a budget the env skips them). The network costs what is left.
@@ -192,8 +181,8 @@ class _RowLoop:
                     features = self.normalize(features)
                 live, resetting = self.live, self.resetting
                 output = self.policy(features if live is None else features[live])
-                if self.noise is not None:
-                    output = output + self.noise.take(live, resetting)
+                if self.shaping.action_noise_stdev is not None:
+                    output = output + self._noise(live)
                 action = output.argmax(dim=-1) if self.discrete else output
                 if live is not None:
                     assert self.actions is not None
@@ -201,6 +190,8 @@ class _RowLoop:
                     action = self.actions
                 self.actions = action
                 observation, reward, terminated, truncated, _ = self.env.step(action)
+                if self.shaping.action_noise_stdev is not None:
+                    self.row_steps += self.counting & ~resetting
                 done = (terminated | truncated).cpu()
                 reward = reward.to("cpu", torch.float64)
                 if self.shaping.changes_rewards:
@@ -221,7 +212,7 @@ class _RowLoop:
                         if not self.counting.any():
                             break
                 elif self.refills and self.source.arrived():
-                    features = self._refill(features)
+                    features = self._restart(features)
                 if len(self.fold.rewards) == FOLD_STEPS:
                     self.fold(self.total, self.steps)
         self.fold(self.total, self.steps)
@@ -238,17 +229,21 @@ class _RowLoop:
         self.episodes[self.held[ended]] += 1
         finished = ended & (self.slot_episodes >= self.num_episodes)
         continuing = ended & ~finished
+        again = None
         if continuing.any():  # their recurrent state starts afresh with the next episode
             self.policy.reset(continuing if self.live is None else continuing[self.live])
-            if self.next_step:
+            if self.reseeds:
+                again = continuing
+            elif self.next_step:
                 self.resetting = continuing
         if finished.any():
             self.rows_done += int(finished.sum())
             if self.progress is not None:
                 self.progress(self.rows_done)
             self._set_counting(self.counting & ~finished)
-            if self.refills:
-                features = self._refill(features)
+        if self.refills and (again is not None or finished.any()):
+            features = self._restart(features, again=again)
+        if finished.any():
             self._drop_done_rows()
         return features
 
@@ -256,7 +251,7 @@ class _RowLoop:
         """Every slot is free: the next rows (waiting for them if they are yet to come), by masked resets
         or by one reset of the whole env; ``features`` when no row is left."""
         if self.refills:
-            return self._refill(features, wait=True)
+            return self._restart(features, wait=True)
         rows = self.source.take(self.num_slots, wait=True)
         return self._start_together(rows) if rows else features
 
@@ -269,51 +264,66 @@ class _RowLoop:
         self._set_counting(torch.arange(self.num_slots) < count)
         self.slot_episodes.zero_()
         self.t.zero_()
+        self.row_steps.zero_()
         self.live = self.actions = None
         self.policy.set_parameters(self._rows_of(self.held))
-        seeds = self._seeds_of(self.held)
-        if self.noise is not None:
-            self.noise.start(list(range(self.num_slots)), seeds)
+        seeds = self._reset_seeds()
         observation, _ = self.env.reset() if seeds is None else self.env.reset(seed=seeds)
         return self.flatten(observation)
 
-    def _refill(self, features: torch.Tensor, *, wait: bool = False) -> torch.Tensor:
-        """The rows at hand (waiting for some, with ``wait``) on the free slots, each started by a masked
-        reset with its own seed; the features of the observations the reset returns (``features`` when
-        no row came)."""
-        if self.source.done:  # (the tail, where the policy dropped done rows, comes after)
+    def _restart(
+        self, features: torch.Tensor, *, again: torch.Tensor | None = None, wait: bool = False
+    ) -> torch.Tensor:
+        """The rows at hand (waiting for some, with ``wait``) on the free slots, and the next episode of the
+        rows on the slots of the mask ``again``, started by one masked reset, each seeded by the rule of
+        :mod:`vecrl_policy.randomness`; the features of the observations the reset returns (``features``
+        when nothing starts)."""
+        mask = self.no_slots if again is None else again
+        if not self.source.done:  # (the tail, where the policy dropped done rows, comes after)
+            free = (~self.counting).nonzero().flatten()
+            new = torch.tensor(self.source.take(len(free), wait=wait), dtype=torch.int64)
+            if len(new):
+                slots = free[: len(new)]
+                held = self.held.clone()
+                held[slots] = new
+                self.held = held
+                counting = self.counting.clone()
+                counting[slots] = True
+                self._set_counting(counting)
+                self.slot_episodes[slots] = 0
+                self.t[slots] = 0
+                self.row_steps[slots] = 0
+                self.policy.set_parameters(self._rows_of(new), slots)  # their state cleared
+                mask = mask.clone()
+                mask[slots] = True
+        if mask is self.no_slots:
             return features
-        free = (~self.counting).nonzero().flatten()
-        new = torch.tensor(self.source.take(len(free), wait=wait), dtype=torch.int64)
-        if not len(new):
-            return features
-        slots = free[: len(new)]
-        held = self.held.clone()
-        held[slots] = new
-        self.held = held
-        counting = self.counting.clone()
-        counting[slots] = True
-        self._set_counting(counting)
-        self.slot_episodes[slots] = 0
-        self.t[slots] = 0
-        self.policy.set_parameters(self._rows_of(new), slots)  # their state cleared
-        if self.noise is not None:
-            self.noise.start(slots.tolist(), self._seeds_of(new))
-        mask = torch.zeros(self.num_slots, dtype=torch.bool)
-        mask[slots] = True
-        seeds = self._seeds_of(held)  # the unmasked slots' seeds are not used
+        seeds = self._reset_seeds()  # the unmasked slots' seeds are not used
         options = {"reset_mask": mask}
         observation, _ = (
             self.env.reset(options=options) if seeds is None else self.env.reset(seed=seeds, options=options)
         )
         return self.flatten(observation)
 
+    def _noise(self, live: torch.Tensor | None) -> torch.Tensor:
+        """The action noise of the slots ``live`` (all when None), by each one's row seed and step."""
+        slots = slice(None) if live is None else live
+        noise = action_noise(
+            self.row_seed[self.held[slots]], self.row_steps[slots], math.prod(self.action_shape)
+        )
+        stdev = self.shaping.action_noise_stdev
+        return (stdev * noise).reshape(-1, *self.action_shape).to(self.rows.device, self.rows.dtype)
+
+    def _reset_seeds(self) -> list[int] | None:
+        """Each slot's seed for a reset that starts its row's next episode (None for an unseeded call)."""
+        if self.seeds is None:
+            return None
+        seeds: list[int] = episode_seed(self.row_seed[self.held], self.slot_episodes).tolist()
+        return seeds
+
     def _rows_of(self, rows: torch.Tensor) -> torch.Tensor:
         """The parameter rows ``rows`` (index_select: advanced indexing copies 4x slower on the CPU)."""
         return self.rows.index_select(0, rows.to(self.rows.device))
-
-    def _seeds_of(self, rows: torch.Tensor) -> list[int] | None:
-        return None if self.seeds is None else [self.seeds[row] for row in rows.tolist()]
 
     def _set_counting(self, counting: torch.Tensor) -> None:
         self.counting = counting

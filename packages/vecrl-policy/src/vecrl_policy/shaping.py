@@ -20,7 +20,7 @@ class Shaping:
       ``t``-th step on; ``(t0, t1, b)`` adds a bonus that grows linearly from 0 at step ``t0`` to ``b`` at
       step ``t1``, and ``b`` after it (steps counted from 1 in each episode, as VecGymNE counts them).
     - ``action_noise_stdev``: Gaussian noise of that standard deviation added to continuous actions, drawn
-      from the call's seed.
+      by each row's seed and step (:func:`vecrl_policy.randomness.action_noise`).
 
     Examples:
         >>> shaping = Shaping.checked(decrease_rewards_by=1.0, alive_bonus_schedule=(2, 4, 1.0))
@@ -77,60 +77,6 @@ class Shaping:
             else:
                 reward = reward + where(t >= t1, bonus, 0.0)
         return reward
-
-
-class RowNoise:
-    """The action noise of each slot of ``evaluate``'s loop, drawn from a generator of the row that slot
-    runs (seeded with the row's seed, fresh for an unseeded row), ``BLOCK`` steps at a time: a row's noise
-    is the same whichever slot runs it and whatever runs beside it.
-
-    Examples:
-        >>> noise = RowNoise(0.1, num_slots=2, action_shape=(3,), dtype=torch.float32, device=torch.device("cpu"))
-        >>> noise.start([0, 1], [5, 5])
-        >>> first = noise.take(None, held=torch.zeros(2, dtype=torch.bool))
-        >>> bool((first[0] == first[1]).all()), tuple(first.shape)
-        (True, (2, 3))
-    """
-
-    BLOCK = 64
-
-    def __init__(
-        self,
-        stdev: float,
-        num_slots: int,
-        action_shape: tuple[int, ...],
-        dtype: torch.dtype,
-        device: torch.device,
-    ) -> None:
-        self.stdev, self.dtype = stdev, dtype
-        self.buffer = torch.empty(num_slots, self.BLOCK, *action_shape, dtype=dtype, device=device)
-        self.cursor = torch.zeros(num_slots, dtype=torch.int64)
-        self.generators: list[torch.Generator] = [torch.Generator() for _ in range(num_slots)]
-
-    def start(self, slots: Sequence[int], seeds: Sequence[int] | None) -> None:
-        """New rows on ``slots``, seeded with ``seeds`` (one each; None: unseeded)."""
-        for index, slot in enumerate(slots):
-            generator = self.generators[slot]
-            if seeds is None:
-                generator.seed()
-            else:
-                generator.manual_seed(seeds[index])
-            self._draw_block(slot)
-
-    def take(self, slots: torch.Tensor | None, held: torch.Tensor) -> torch.Tensor:
-        """The next noise of ``slots`` (all when None), one row each; slots where ``held`` (a mask over all
-        slots) is True get it without using it up (their action is ignored)."""
-        slots = torch.arange(len(self.cursor)) if slots is None else slots
-        noise = self.buffer[slots.to(self.buffer.device), self.cursor[slots].to(self.buffer.device)]
-        self.cursor[slots] += ~held[slots]
-        for slot in slots[self.cursor[slots] == self.BLOCK].tolist():
-            self._draw_block(slot)
-        return noise
-
-    def _draw_block(self, slot: int) -> None:
-        block = torch.randn(self.buffer.shape[1:], generator=self.generators[slot], dtype=self.dtype)
-        self.buffer[slot] = self.stdev * block
-        self.cursor[slot] = 0
 
 
 def _checked_schedule(schedule: Any) -> tuple[int, int, float] | None:

@@ -1,0 +1,61 @@
+"""Where the rows of one ``evaluate`` call run: :func:`run_part` runs rows in this process, as one compiled
+jax program where the env and network allow (:mod:`vecrl_policy.fused`) and by the stepped loop
+otherwise (:mod:`vecrl_policy.row_loop`); worker processes and Ray actors call it on their parts, so a
+Ray actor on a jax env runs its part fused too. :class:`InThisProcess` is the executor of a call that
+names none."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from vecrl_policy.executor import Evaluation, Part
+from vecrl_policy.fused import fused_episodes, run_fused
+from vecrl_policy.policy import Policy
+from vecrl_policy.row_loop import RowSettings, RowSource, run_rows
+from vecrl_policy.threads import one_torch_thread
+
+
+def run_part(
+    policy: Policy,
+    env: Any,
+    rows: torch.Tensor,
+    seeds: Sequence[int] | None,
+    settings: RowSettings,
+    *,
+    progress: Callable[[int], None] | None = None,
+    source: RowSource | None = None,
+) -> tuple[torch.Tensor, ...]:
+    """What :func:`vecrl_policy.row_loop.run_rows` returns for these rows: by one compiled program where
+    ``settings.fused`` allows it and the rows are all at hand (no ``source``), else by the stepped loop."""
+    if source is None and settings.fused is not False:
+        episodes = fused_episodes(policy, env, rows, settings)
+        if not isinstance(episodes, str):
+            results = run_fused(episodes, policy, env.num_envs, rows, seeds, settings)
+            if progress is not None:
+                progress(len(rows))
+            return results
+    with one_torch_thread():
+        return run_rows(policy, env, rows, seeds, settings, progress=progress, source=source)
+
+
+class InThisProcess:
+    """The executor of a call without one: its one part, run here; ``progress`` hears how many rows are
+    done as they finish."""
+
+    num_parts = 1
+
+    def __init__(self, progress: Callable[[int], None] | None) -> None:
+        self.progress = progress
+
+    def run(self, evaluation: Evaluation, parts: Sequence[Part]) -> list[tuple[torch.Tensor, ...]]:
+        (part,) = parts
+        rows = evaluation.parameters[part.start : part.stop]
+        return [
+            evaluation.run_rows(evaluation.policy, evaluation.env, rows, part.seeds, progress=self.progress)
+        ]
+
+    def close(self) -> None:
+        pass
