@@ -98,7 +98,7 @@ def test_a_brax_population_split_anywhere_gets_the_results_of_the_single_process
 def test_num_workers_and_an_executor_together_are_refused():
     env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=2)
     policy = Policy("Linear(4, 2)")
-    with pytest.raises(ValueError, match="Give evaluate\\(\\) num_workers=2 or executor=.*not both"):
+    with pytest.raises(ValueError, match="Give num_workers=2 or executor=.*not both"):
         evaluate(policy, env, torch.zeros(4, policy.parameter_length), num_workers=2, executor=OneAtATime(2))
     env.close()
 
@@ -106,6 +106,6 @@ def test_num_workers_and_an_executor_together_are_refused():
 def test_something_that_is_not_an_executor_is_refused_saying_what_is_expected():
     env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=2)
     policy = Policy("Linear(4, 2)")
-    with pytest.raises(TypeError, match="executor must be an Executor .* got 'ray'"):
+    with pytest.raises(TypeError, match="executor must be a vecrl_policy Executor .* got 'ray'"):
         evaluate(policy, env, torch.zeros(4, policy.parameter_length), executor="ray")
     env.close()

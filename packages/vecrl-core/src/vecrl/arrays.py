@@ -53,6 +53,23 @@ def array_type(x: Any, fallback: ArrayType | None = None) -> ArrayType:
     )
 
 
+def array_namespace(x: Any) -> Any:
+    """The module of the array library ``x`` belongs to (``torch``, ``numpy`` or ``jax.numpy``), for a rule
+    written once over the functions these share (``where``, ``log``, ``sqrt``, ``arange``, ...); a TypeError
+    for anything else, as :func:`array_type` gives.
+
+    Examples:
+        >>> array_namespace(np.zeros(2)).__name__, array_namespace(torch.zeros(2)).__name__
+        ('numpy', 'torch')
+    """
+    kind = array_type(x)
+    if kind == "jax":
+        import jax.numpy as jnp  # (x is a jax array: jax is imported already)
+
+        return jnp
+    return torch if kind == "torch" else np
+
+
 def convert_to_torch(x: Any) -> torch.Tensor:
     """Turn ``x`` into a torch tensor, sharing memory where it can.
 

@@ -2,26 +2,24 @@
 
 from __future__ import annotations
 
-import math
 import pickle
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from numbers import Integral
 from pathlib import Path
 from typing import Any
 
 import torch
 from evotorch import Solution, SolutionBatch
 from evotorch.neuroevolution.baseneproblem import BaseNEProblem
-from gymnasium.spaces import Box, Discrete, flatdim
+from gymnasium.spaces import Box, flatdim
 from torch import nn
 
 import vecrl
-from vecrl.checks import checked_num_envs, checked_seed
+from vecrl.checks import checked_num_envs
 from vecrl_policy import ObsNorm, Policy, evaluate
-from vecrl_policy.evaluate_workers import checked_num_workers
 from vecrl_policy.executor import Executor
 from vecrl_policy.normalization import NormalizedNet
+from vecrl_policy.plan import checked_plan, executor_error
 from vecrl_policy.shaping import Shaping
 
 #: Sub-envs made when ``num_envs`` is not given: the population size, at most this many.
@@ -87,30 +85,14 @@ class VecrlNE(BaseNEProblem):
             )
         if num_envs is not None:
             checked_num_envs(num_envs)
-        if isinstance(num_episodes, bool) or not isinstance(num_episodes, Integral) or num_episodes < 1:
-            raise ValueError(f"num_episodes must be a positive int, got {num_episodes!r}.")
         if not isinstance(observation_normalization, bool):
             raise TypeError(
                 f"observation_normalization must be True or False, got {observation_normalization!r}."
             )
-        if num_workers is not None and executor is not None:
-            raise ValueError(
-                "Give VecrlNE num_workers= or executor=, not both: the executor says where parts run."
-            )
-        if executor is not None and not isinstance(executor, Executor):
-            raise TypeError(
-                f"executor must be a vecrl_policy Executor, such as vecrl_ray.RayExecutor(num_actors=2); got {executor!r}."
-            )
-        seed = checked_seed(seed)
-        self._shaping: Shaping = Shaping.checked(
-            decrease_rewards_by=decrease_rewards_by,
-            alive_bonus_schedule=alive_bonus_schedule,
-            action_noise_stdev=action_noise_stdev,
-        )
         self._env_name: str = env
         self._env_config: dict[str, Any] = dict(env_config or {})
         self._num_envs: int | None = None if num_envs is None else int(num_envs)
-        self._num_episodes: int = int(num_episodes)
+        self._num_episodes: int = num_episodes  # checked by the env made below, then by checked_plan
         self._num_workers: int | None = num_workers
         self._executor: Executor | None = executor
         self._env_seed: int | None = seed
@@ -122,13 +104,29 @@ class VecrlNE(BaseNEProblem):
         try:
             self._observation_space: Any = probe.single_observation_space
             self._action_space: Any = probe.single_action_space
-            if num_workers is not None:
-                checked_num_workers(num_workers, probe)
-            if self._shaping.action_noise_stdev is not None and isinstance(self._action_space, Discrete):
+            if isinstance(network, nn.Module) and network_args:
                 raise ValueError(
-                    f"action_noise_stdev={action_noise_stdev!r} adds noise to continuous actions, but {env}'s"
-                    f" actions are {self._action_space}: leave it out."
+                    "network_args are for a network string or a callable, not an nn.Module instance."
                 )
+            self._policy: Policy = Policy.for_env(network, probe, **dict(network_args or {}))
+            self.obs_norm: ObsNorm | None = (
+                ObsNorm(flatdim(self._observation_space)) if observation_normalization else None
+            )
+            # evaluate's own checks, on the settings every generation passes to it (no worker starts here)
+            plan = checked_plan(
+                self._policy,
+                probe,
+                torch.zeros(1, self._policy.parameter_length),
+                num_episodes=num_episodes,
+                seed=seed,
+                num_workers=num_workers,
+                executor=executor,
+                obs_norm=self.obs_norm,
+                decrease_rewards_by=decrease_rewards_by,
+                alive_bonus_schedule=alive_bonus_schedule,
+                action_noise_stdev=action_noise_stdev,
+                start_workers=False,
+            )
         except BaseException:
             probe.close()
             raise
@@ -136,11 +134,9 @@ class VecrlNE(BaseNEProblem):
             probe.close()
         else:
             self._env = probe
+        self._shaping: Shaping = plan.settings.shaping
+        self._num_episodes = plan.settings.num_episodes
         self._network: Any = network
-        self._policy: Policy = Policy(network, **self._network_constants(network, network_args))
-        self.obs_norm: ObsNorm | None = (
-            ObsNorm(flatdim(self._observation_space)) if observation_normalization else None
-        )
         super().__init__(
             objective_sense="max",
             initial_bounds=initial_bounds,
@@ -149,19 +145,6 @@ class VecrlNE(BaseNEProblem):
             seed=seed,
         )
         self.after_eval_hook.append(self._extra_status)
-
-    def _network_constants(self, network: Any, network_args: Mapping[str, Any] | None) -> dict[str, Any]:
-        if isinstance(network, nn.Module):
-            if network_args:
-                raise ValueError(
-                    "network_args are for a network string or a callable, not an nn.Module instance."
-                )
-            return {}
-        space = self._action_space
-        act_length = int(space.n) if isinstance(space, Discrete) else math.prod(space.shape or ())
-        obs_length = flatdim(self._observation_space)
-        constants = {"obs_length": obs_length, "act_length": act_length, "obs": obs_length, "act": act_length}
-        return {**constants, **dict(network_args or {})}
 
     def _make_env(self, num_envs: int) -> Any:
         return vecrl.make_vector_env(
@@ -183,7 +166,7 @@ class VecrlNE(BaseNEProblem):
         """Use ``executor`` from now on (after unpickling, say, since an executor does not pickle); returns
         the problem."""
         if executor is not None and not isinstance(executor, Executor):
-            raise TypeError(f"executor must be a vecrl_policy Executor, got {executor!r}.")
+            raise TypeError(executor_error(executor))
         self._executor, self._num_workers = executor, None
         return self
 

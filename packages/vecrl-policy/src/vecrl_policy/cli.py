@@ -5,13 +5,11 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import math
 import time
 from pathlib import Path
 from typing import Any
 
 import torch
-from gymnasium.spaces import Discrete
 
 import vecrl
 from vecrl.cli import ProgressBar
@@ -106,13 +104,8 @@ def _run(args: argparse.Namespace) -> int:
     env = make_env_or_fail(vecrl.make_vector_env, args.env, num_envs=num_envs, num_episodes=args.episodes)
     try:
         obs_length = flat_observation_length(env.single_observation_space)
-        space = env.single_action_space
-        act_length = int(space.n) if isinstance(space, Discrete) else math.prod(space.shape or ())
         try:
-            # both spellings of the lengths, as the READMEs use them
-            policy = Policy(
-                args.policy, obs_length=obs_length, act_length=act_length, obs=obs_length, act=act_length
-            )
+            policy = Policy.for_env(args.policy, env)
         except (NetParsingError, TypeError, ValueError) as error:
             raise CommandError(f"bad --policy: {str(error).splitlines()[0]}") from error
         if obs_norm is not None:

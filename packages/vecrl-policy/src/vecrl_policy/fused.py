@@ -45,6 +45,7 @@ from vecrl_policy.policy import Policy
 from vecrl_policy.randomness import action_noise, episode_seed, random_row_seeds
 from vecrl_policy.row_loop import RowSettings
 from vecrl_policy.shaping import Shaping
+from vecrl_policy.statistics import Moments
 
 
 class JaxEpisodes(Protocol):
@@ -178,8 +179,9 @@ def run_fused(
         ),
         arguments,
     )
-    total, episode_counts, steps, non_finite, count, shifted_sum, shifted_squares = (
-        convert_to_torch(output) for output in program(*arguments)
+    total, episode_counts, steps, non_finite, moments = program(*arguments)
+    total, episode_counts, steps, non_finite = map(
+        convert_to_torch, (total, episode_counts, steps, non_finite)
     )
     rows = non_finite.nonzero().flatten().tolist()
     if rows:
@@ -191,7 +193,7 @@ def run_fused(
     results = (total.double(), episode_counts.long(), steps.long())
     if settings.normalize is None:
         return results
-    return results + _statistics(count, shifted_sum, shifted_squares, mean, parameters.device)
+    return results + tuple(part.to(parameters.device) for part in Moments(*moments).unshifted(mean))
 
 
 def _carried(policy: Policy, parameters: torch.Tensor) -> Normalize | None:
@@ -205,24 +207,6 @@ def _mean_and_std(normalize: Normalize | None, parameters: torch.Tensor) -> tupl
     if normalize is None or normalize.mean is None or normalize.std is None:
         return None, None
     return normalize.mean.to(parameters).contiguous(), normalize.std.to(parameters).contiguous()
-
-
-def _statistics(
-    count: torch.Tensor,
-    shifted_sum: torch.Tensor,
-    shifted_squares: torch.Tensor,
-    shift: torch.Tensor | None,
-    device: torch.device,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``(count, sum, sum of squares)`` in float64, from the per-slot sums of ``x - shift`` and its squares
-    (shifted by the mean the call began with, so that float32 sums keep their precision)."""
-    n = count.sum().to(torch.int64)
-    s1 = shifted_sum.double().sum(dim=0)
-    s2 = shifted_squares.double().sum(dim=0)
-    m = torch.zeros_like(s1) if shift is None else shift.double().to(s1.device)
-    total = s1 + n * m
-    squares = s2 + 2 * m * s1 + n * m * m
-    return n.reshape(1).to(device), total[None].to(device), squares[None].to(device)
 
 
 #: The compiled rollouts by settings and population size, least recently used first. A program holds
@@ -281,19 +265,16 @@ def _rollout(settings: _Settings, population: Any, seeds: Any, mean: Any, std: A
         episodes=jnp.zeros(num_rows, jnp.int32),
         steps=jnp.zeros(num_rows, jnp.int32),
         non_finite=jnp.zeros(num_rows, jnp.int32),  # the steps of each row whose action was not finite
-        count=zeros_w,
-        shifted_sum=jnp.zeros((width, size), jnp.float32),
-        shifted_squares=jnp.zeros((width, size), jnp.float32),
+        moments=Moments(
+            zeros_w, jnp.zeros((width, size), jnp.float32), jnp.zeros((width, size), jnp.float32)
+        ),
     )
 
     def body(c: dict[str, Any]) -> dict[str, Any]:
         c = dict(c)
         x, counting, held = c["observation"], c["counting"], c["held"]
-        if settings.observe:
-            shifted = jnp.where(counting[:, None], x - shift, 0.0)
-            c["count"] = c["count"] + counting
-            c["shifted_sum"] = c["shifted_sum"] + shifted
-            c["shifted_squares"] = c["shifted_squares"] + shifted * shifted
+        if settings.observe:  # one sum per slot (summed once the loop is done)
+            c["moments"] = c["moments"].added(x, counting, shift)
         if settings.normalize:
             x = (x - mean) / std
             if settings.clip is not None:
@@ -353,9 +334,7 @@ def _rollout(settings: _Settings, population: Any, seeds: Any, mean: Any, std: A
         out["episodes"],
         out["steps"],
         out["non_finite"],
-        out["count"],
-        out["shifted_sum"],
-        out["shifted_squares"],
+        out["moments"],
     )
 
 

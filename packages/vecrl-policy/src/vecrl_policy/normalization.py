@@ -23,6 +23,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from vecrl_policy.statistics import Moments
+
 #: The rows of partial statistics as ``evaluate``'s parts return them: count, sum, sum of squares.
 Partial = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 
@@ -95,6 +97,33 @@ class ObsNorm:
         variance = squares / count - (total / count).square()
         return variance.clamp(min=self.min_variance).sqrt()
 
+    @property
+    def stdev(self) -> torch.Tensor:
+        """``std``, by the name EvoTorch's ``RunningNorm`` gives it."""
+        return self.std
+
+    @property
+    def sum(self) -> torch.Tensor:
+        """The sum of the observations seen (float64), as EvoTorch's ``RunningNorm`` names it."""
+        return self._stored("sum")[0]
+
+    @property
+    def sum_of_squares(self) -> torch.Tensor:
+        """The sum of their squares (float64), as EvoTorch's ``RunningNorm`` names it."""
+        return self._stored("sum of squares")[1]
+
+    def to_layer(self) -> Normalize:
+        """The normalization as it stands now, as a float32 module (EvoTorch's ``RunningNorm.to_layer``):
+        put it in front of a network that should normalize on its own.
+
+        Examples:
+            >>> stats = ObsNorm()
+            >>> stats.update(torch.tensor([[0.0], [2.0]]))
+            >>> stats.to_layer()(torch.tensor([[3.0]])).tolist()
+            [[2.0]]
+        """
+        return self.normalizer(torch.float32, "cpu")
+
     def _stored(self, what: str) -> tuple[torch.Tensor, torch.Tensor]:
         if self._sum is None or self._sum_of_squares is None:
             raise ValueError(
@@ -116,10 +145,9 @@ class ObsNorm:
             raise ValueError(
                 f"ObsNorm.update expects a 2-D float tensor (batch, size) or an ObsNorm, got {shape}."
             )
-        if mask is not None:
-            x = x[mask]
         values = x.detach().to(device="cpu", dtype=torch.float64)
-        self.add_partial(torch.tensor(len(values)), values.sum(dim=0), values.square().sum(dim=0))
+        counted = torch.ones(len(values), dtype=torch.bool) if mask is None else torch.as_tensor(mask).cpu()
+        self.add_partial(*Moments.zero().added(values, counted, axis=0).unshifted(None))
 
     def add_partial(self, count: torch.Tensor, total: torch.Tensor, squares: torch.Tensor) -> None:
         """Add partial statistics: a count, and the sum and sum of squares of that many observations

@@ -57,10 +57,12 @@ def checked_plan(
     alive_bonus_schedule: Any = None,
     action_noise_stdev: Any = None,
     fused: Any = None,
+    start_workers: bool = True,
 ) -> Plan:
     """The plan of ``evaluate(policy, env, parameters, ...)`` with the same arguments; a TypeError or
-    ValueError saying what to change for the first argument that does not fit (nothing has run then,
-    except worker processes started for ``num_workers``)."""
+    ValueError saying what to change for the first argument that does not fit (nothing has run then).
+    The worker processes of ``num_workers`` are started last (with ``start_workers=False``, not at all:
+    the plan then runs in this process; ``VecrlNE`` checks its settings so)."""
     if not isinstance(policy, Policy):
         raise TypeError(
             f"evaluate() takes a vecrl_policy.Policy, got {type(policy).__qualname__}; wrap the network in one:"
@@ -138,21 +140,26 @@ def checked_plan(
         None if obs_norm is None else obs_norm.normalizer(parameters.dtype, parameters.device),
         None if fused is None else checked_flag(fused, "fused"),
     )
-    if executor is not None and not isinstance(executor, Executor):
-        raise TypeError(
-            f"executor must be an Executor (with num_parts, run(evaluation, parts) and close()), such as"
-            f" vecrl_ray.RayExecutor(num_actors=2); got {executor!r}."
-        )
-    workers = num_workers is not None and checked_num_workers(num_workers, env) > 1
-    if workers and executor is not None:
+    if num_workers is not None and executor is not None:
         raise ValueError(
-            f"Give evaluate() num_workers={num_workers!r} or executor={executor!r}, not both: the executor"
-            " says where the parts of the population run."
+            f"Give num_workers={num_workers!r} or executor={executor!r}, not both: the executor says where the"
+            " parts of the population run."
         )
+    if executor is not None and not isinstance(executor, Executor):
+        raise TypeError(executor_error(executor))
+    workers = num_workers is not None and checked_num_workers(num_workers, env) > 1
     path = _path(policy, env, parameters, settings, workers)
-    if workers:
+    if workers and start_workers:
         executor = workers_of(env, min(int(num_workers), len(parameters)))  # never a process without rows
     return Plan(policy, env, parameters, seeds, settings, obs_norm, executor, path)
+
+
+def executor_error(executor: Any) -> str:
+    """The words for an ``executor=`` that is no :class:`vecrl_policy.executor.Executor`."""
+    return (
+        "executor must be a vecrl_policy Executor (with num_parts, run(evaluation, parts) and close()), such as"
+        f" vecrl_ray.RayExecutor(num_actors=2); got {executor!r}."
+    )
 
 
 def _path(policy: Policy, env: Any, parameters: torch.Tensor, settings: RowSettings, workers: bool) -> str:

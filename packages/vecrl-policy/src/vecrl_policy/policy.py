@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy as copying
+import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -74,6 +75,31 @@ class Policy:
         self._bound: Forward | None = None
         self._state: Any = None
         self.obs_norm = None
+
+    @classmethod
+    def for_env(cls, net: str | nn.Module | Callable[..., nn.Module], env: Any, **kwargs: Any) -> Policy:
+        """A policy for ``env``'s observations and actions: a network string or callable gets the env's
+        lengths as the constants ``obs_length`` and ``act_length`` (also spelled ``obs`` and ``act``):
+        the flat observation's length, and the action's (one score per action of a Discrete space); more
+        constants come from ``kwargs``. An ``nn.Module`` instance is taken as it is.
+
+        Examples:
+            >>> import vecrl
+            >>> env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=2)
+            >>> Policy.for_env("Linear(obs_length, act_length)", env).parameter_length
+            10
+        """
+        if isinstance(net, nn.Module):
+            return cls(net, **kwargs)
+        from gymnasium.spaces import Discrete
+
+        from vecrl_policy.observations import flat_observation_length
+
+        space = env.single_action_space
+        act_length = int(space.n) if isinstance(space, Discrete) else math.prod(space.shape or ())
+        obs_length = flat_observation_length(env.single_observation_space)
+        lengths = {"obs_length": obs_length, "act_length": act_length, "obs": obs_length, "act": act_length}
+        return cls(net, **{**lengths, **kwargs})
 
     def _compile(self, module: nn.Module) -> None:
         """Lay out the module's parameters and build its forward paths (what pickling leaves out). The

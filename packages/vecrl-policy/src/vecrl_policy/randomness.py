@@ -37,6 +37,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from vecrl.arrays import array_namespace
+
 #: Seeds every backend takes (envpool's are int32, below 2**31 - 1).
 SEED_MODULUS = 2**31 - 1
 
@@ -74,14 +76,14 @@ def episode_seed(row_seed: Any, episode: Any) -> Any:
     below 2**31 - 1."""
     seed, episode = _words(row_seed), _words(episode)
     later = _combine(_mix(seed ^ _EPISODE_SALT), episode) % SEED_MODULUS
-    return _namespace(seed).where(episode == 0, seed, later)
+    return array_namespace(seed).where(episode == 0, seed, later)
 
 
 def action_noise(row_seed: Any, step: Any, size: int) -> Any:
     """Standard normal noise of shape ``(n, size)`` for ``n`` rows with seeds ``row_seed`` at their step
     ``step`` (1-D arrays: numpy or jax ``uint32``, or torch ``int64``), as float32 of the same library.
     Scale it by the noise's standard deviation and reshape it to the action's shape."""
-    xp = _namespace(row_seed)
+    xp = array_namespace(row_seed)
     start = _combine(_mix(_words(row_seed) ^ _NOISE_SALT), _words(step))[:, None]
     component = _words(xp.arange(size)) * 2
     first = _uniform(_combine(start, component))
@@ -120,14 +122,3 @@ def _words(array: Any) -> Any:
 
 def _floats(words: Any) -> Any:
     return words.float() if isinstance(words, torch.Tensor) else words.astype("float32")
-
-
-def _namespace(array: Any) -> Any:
-    """The array library ``array`` belongs to: torch, numpy or ``jax.numpy``."""
-    if isinstance(array, torch.Tensor):
-        return torch
-    if isinstance(array, np.ndarray | np.generic):
-        return np
-    import jax.numpy as jnp
-
-    return jnp

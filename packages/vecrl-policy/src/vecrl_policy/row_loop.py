@@ -29,6 +29,7 @@ from vecrl_policy.observations import Flattener
 from vecrl_policy.policy import Policy
 from vecrl_policy.randomness import action_noise, episode_seed, random_row_seeds
 from vecrl_policy.shaping import Shaping
+from vecrl_policy.statistics import Moments
 
 #: The rewards of this many steps are kept, then added to their rows at once (see ``_Fold``).
 FOLD_STEPS = 64
@@ -354,9 +355,7 @@ class _Fold:
         self.rewards: list[torch.Tensor] = []
         self.owners: list[torch.Tensor] = []
         self.observed: list[torch.Tensor] = []
-        self.count = torch.zeros(1, dtype=torch.int64)
-        self.sum: torch.Tensor | float = 0.0
-        self.sum_of_squares: torch.Tensor | float = 0.0
+        self.moments = Moments.zero()
 
     def __call__(self, total: torch.Tensor, steps: torch.Tensor) -> None:
         """Add each kept reward to its row's ``total`` in step order (one row's sum is the same whichever
@@ -371,16 +370,12 @@ class _Fold:
         total.index_add_(0, rows, torch.stack(self.rewards)[counted])
         steps += torch.bincount(rows, minlength=self.num_rows)
         if self.observed:
-            observed = torch.stack(self.observed)
-            seen = counted.to(observed.device)[:, :, None]
-            observations = torch.where(seen, observed.to(torch.float64), 0.0)
-            self.count += int(counted.sum())
-            self.sum = self.sum + observations.sum(dim=(0, 1)).cpu()
-            self.sum_of_squares = self.sum_of_squares + observations.square().sum(dim=(0, 1)).cpu()
+            observed = torch.stack(self.observed).to(torch.float64)
+            self.moments = self.moments.added(observed, counted.to(observed.device), axis=(0, 1))
         self.rewards.clear()
         self.owners.clear()
         self.observed.clear()
 
     def statistics(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The observations counted so far: ``(count, sum, sum of squares)``, one row each."""
-        return self.count, torch.as_tensor(self.sum)[None], torch.as_tensor(self.sum_of_squares)[None]
+        return self.moments.unshifted(None)
