@@ -256,3 +256,20 @@ def test_the_loop_runs_on_one_torch_thread_and_restores_the_count():
     finally:
         torch.set_num_threads(before)
         env.close()
+
+
+def test_common_random_numbers_start_every_row_from_row_zeros_seed():
+    policy = Policy("Linear(4, 2)")
+    row = torch.randn(1, policy.parameter_length, generator=torch.Generator().manual_seed(3))
+    rows = row.expand(6, -1).contiguous()  # one policy six times: only the starts tell them apart
+    env = vecrl.make_vector_env("CartPole-v1", num_envs=4)
+    common = evaluate(policy, env, rows, seed=5, num_episodes=2, common_random_numbers=True)
+    own = evaluate(policy, env, rows, seed=5, num_episodes=2)
+    assert (common.total_return == common.total_return[0]).all()
+    assert len(set(own.total_return.tolist())) > 1
+    assert common.total_return[0] == own.total_return[0]  # row 0 keeps its own seed
+    unseeded = evaluate(policy, env, rows, common_random_numbers=True)
+    assert (unseeded.total_return == unseeded.total_return[0]).all()
+    with pytest.raises(TypeError, match="common_random_numbers must be True or False"):
+        evaluate(policy, env, rows, common_random_numbers="yes")
+    env.close()

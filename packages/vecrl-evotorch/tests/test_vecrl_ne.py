@@ -172,3 +172,14 @@ def test_mistakes_are_clear_errors(kwargs, error, message):
     arguments = {"env": "gym::CartPole-v1", "network": NET, **kwargs}
     with pytest.raises(error, match=message):
         VecrlNE(**arguments)
+
+
+def test_common_random_numbers_score_a_population_from_the_same_starts():
+    problem = VecrlNE("gym::CartPole-v1", NET, num_envs=4, seed=1, common_random_numbers=True)
+    center = torch.randn(problem.solution_length, generator=torch.Generator().manual_seed(0))
+    batch = SolutionBatch(problem, popsize=6, empty=True)
+    batch.set_values(center.expand(6, -1))
+    problem.evaluate(batch)
+    evals = batch.evals.flatten()
+    assert (evals == evals[0]).all()
+    problem.close()

@@ -44,7 +44,9 @@ class VecrlNE(BaseNEProblem):
 
     Evaluation ``i`` (from 0) resets its envs with ``seed + i`` when ``seed`` is given, so a run
     reproduces; without one, evaluations are unseeded, as VecGymNE's are (on envpool that spares
-    building the pool again for each evaluation: see the README). Each evaluation adds to
+    building the pool again for each evaluation: see the README). ``common_random_numbers=True`` scores
+    every solution of a population from the same start states and noise, as evosax does (see
+    ``vecrl_policy.evaluate``). Each evaluation adds to
     ``interaction_count`` and ``episode_count``, which a searcher's status shows as
     ``total_interaction_count`` and ``total_episode_count`` (and ``obs_norm_count`` with
     normalization). The problem pickles (the env and the executor are made or given again, see
@@ -77,6 +79,7 @@ class VecrlNE(BaseNEProblem):
         executor: Executor | None = None,
         initial_bounds: tuple[float, float] = (-0.00001, 0.00001),
         seed: int | None = None,
+        common_random_numbers: bool = False,
     ) -> None:
         if not isinstance(env, str):
             raise TypeError(
@@ -125,6 +128,7 @@ class VecrlNE(BaseNEProblem):
                 decrease_rewards_by=decrease_rewards_by,
                 alive_bonus_schedule=alive_bonus_schedule,
                 action_noise_stdev=action_noise_stdev,
+                common_random_numbers=common_random_numbers,
                 start_workers=False,
             )
         except BaseException:
@@ -136,6 +140,7 @@ class VecrlNE(BaseNEProblem):
             self._env = probe
         self._shaping: Shaping = plan.settings.shaping
         self._num_episodes = plan.settings.num_episodes
+        self._common_random_numbers: bool = bool(common_random_numbers)
         self._network: Any = network
         super().__init__(
             objective_sense="max",
@@ -187,6 +192,7 @@ class VecrlNE(BaseNEProblem):
             decrease_rewards_by=self._shaping.decrease_rewards_by,
             alive_bonus_schedule=self._shaping.alive_bonus_schedule,
             action_noise_stdev=self._shaping.action_noise_stdev,
+            common_random_numbers=self._common_random_numbers,
         )
         self._evaluations += 1
         self._interaction_count += int(result.steps.sum())

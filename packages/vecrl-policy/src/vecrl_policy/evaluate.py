@@ -52,6 +52,7 @@ def evaluate(
     action_noise_stdev: float | None = None,
     progress: Callable[[int], None] | None = None,
     fused: bool | None = None,
+    common_random_numbers: bool = False,
 ) -> EvaluationResult:
     """Run every row of ``parameters`` for ``num_episodes`` episodes, ``env.num_envs`` rows at a time, in
     one vectorized loop; no loop over rows.
@@ -64,7 +65,10 @@ def evaluate(
     seed (word ``r`` of ``numpy.random.SeedSequence(seed)``, modulo 2**31 - 1), each later episode from a
     seed hashed from it and the episode's number (or the sub-env's own autoreset, where that continues the
     seeded stream, as gym's does), and its action noise from a hash of its seed and step. So a row's result
-    does not depend on ``num_envs``, ``num_workers``, the executor or the fused path. Recurrent
+    does not depend on ``num_envs``, ``num_workers``, the executor or the fused path.
+    ``common_random_numbers=True`` gives every row row 0's seed instead: each row then starts its episodes
+    from the same states and gets the same noise, so rows are ranked on equal terms (evosax's common random
+    numbers; less noise in the ranking, less variety in what a generation is scored on). Recurrent
     state is reset for exactly the rows whose episode ended. When the env was made with
     ``num_episodes=``, its budget stops finished sub-envs from stepping; rewards past a row's last
     episode (NaN under a budget) are never counted. Discrete action spaces take the argmax of the
@@ -126,6 +130,7 @@ def evaluate(
         alive_bonus_schedule=alive_bonus_schedule,
         action_noise_stdev=action_noise_stdev,
         fused=fused,
+        common_random_numbers=common_random_numbers,
     )
     runner = InThisProcess(progress) if plan.executor is None else plan.executor
     parts = split_population(env, len(parameters), plan.seeds, runner.num_parts)

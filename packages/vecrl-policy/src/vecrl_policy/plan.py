@@ -22,7 +22,7 @@ from vecrl_policy.fused import fused_episodes
 from vecrl_policy.normalization import ObsNorm, checked_obs_norm
 from vecrl_policy.observations import observation_flattener
 from vecrl_policy.policy import Policy
-from vecrl_policy.randomness import row_seeds
+from vecrl_policy.randomness import random_row_seeds, row_seeds
 from vecrl_policy.row_loop import RowSettings
 from vecrl_policy.shaping import Shaping
 
@@ -57,6 +57,7 @@ def checked_plan(
     alive_bonus_schedule: Any = None,
     action_noise_stdev: Any = None,
     fused: Any = None,
+    common_random_numbers: Any = False,
     start_workers: bool = True,
 ) -> Plan:
     """The plan of ``evaluate(policy, env, parameters, ...)`` with the same arguments; a TypeError or
@@ -103,7 +104,9 @@ def checked_plan(
             f" {parameters.shape[1]}."
         )
     _check_values(parameters)
-    seeds = row_seeds(checked_seed(seed), len(parameters))
+    seeds = _seeds(
+        checked_seed(seed), len(parameters), checked_flag(common_random_numbers, "common_random_numbers")
+    )
     budget = getattr(env.unwrapped, "num_episodes", None)
     if budget is not None and budget < num_episodes:
         raise ValueError(
@@ -152,6 +155,15 @@ def checked_plan(
     if workers and start_workers:
         executor = workers_of(env, min(int(num_workers), len(parameters)))  # never a process without rows
     return Plan(policy, env, parameters, seeds, settings, obs_norm, executor, path)
+
+
+def _seeds(seed: int | None, num_rows: int, common: bool) -> tuple[int, ...] | None:
+    """The rows' seeds: each its own (:func:`vecrl_policy.randomness.row_seeds`), or with ``common``, row 0's
+    for every row (a seed drawn at random for an unseeded call)."""
+    if not common:
+        return row_seeds(seed, num_rows)
+    first = int(random_row_seeds(1)[0]) if seed is None else row_seeds(seed, 1)[0]  # type: ignore[index]
+    return (first,) * num_rows
 
 
 def executor_error(executor: Any) -> str:
