@@ -204,3 +204,31 @@ def test_the_evaluate_command_runs_with_workers_and_says_their_start_apart():
     started, evaluated = result.stdout.splitlines()[-2:]
     assert re.fullmatch(r"starting 1 worker process\(es\) \.\.\. ready in \d+\.\d s", started), result.stdout
     assert "gym::Hopper-v5: 6 policies x 1 episode(s): mean return" in evaluated
+
+
+@pytest.mark.parametrize(
+    ("network", "bit_equal"),
+    [
+        ("Linear(11, 8) >> Tanh() >> Linear(8, 3)", True),
+        ("RNN(11, 6) >> Linear(6, 3)", True),
+        ("Linear(11, 8) >> Tanh() >> LSTM(8, 3)", False),
+        ("GRU(11, 6) >> Linear(6, 3)", False),
+    ],
+    ids=["mlp", "rnn", "lstm", "gru"],
+)
+def test_a_hopper_row_gets_its_result_on_any_width_to_the_tolerance_the_readme_states(network, bit_equal):
+    """MLPs and RNN cells give a row the same result bit for bit on any num_envs; LSTM and GRU cells to
+    float32 rounding (torch computes a gate's last values of a batch with scalar code, not SIMD)."""
+    policy = Policy(network)
+    rows = 0.5 * torch.randn(13, policy.parameter_length, generator=torch.Generator().manual_seed(0))
+    results = []
+    for num_envs in (1, 13):
+        env = vecrl.make_vector_env("gym::Hopper-v5", num_envs=num_envs)
+        results.append(evaluate(policy, env, rows, seed=1))
+        env.close()
+    alone, together = results
+    assert torch.equal(alone.steps, together.steps)
+    if bit_equal:
+        assert torch.equal(alone.total_return, together.total_return)
+    else:
+        torch.testing.assert_close(alone.total_return, together.total_return, rtol=1e-5, atol=0.0)

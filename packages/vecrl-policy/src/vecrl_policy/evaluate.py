@@ -98,12 +98,14 @@ def evaluate(
       actions, drawn by each row's seed and step (a row gets the same noise wherever it runs). See
       :class:`vecrl_policy.shaping.Shaping`.
 
-    On a jax env (``brax::``, ``playground::``) with a network whose layers have jax twins (every layer of
-    the network strings; see :mod:`vecrl_policy.layer_specs`) and float32 parameters, the whole loop runs
-    as one compiled jax program (:mod:`vecrl_policy.fused`): the same results within float tolerance, at
-    the speed of an EvoJAX-style rollout and without a host round trip per step, compiled once per
-    configuration. ``fused=False`` steps the env from Python instead,
-    ``fused=True`` insists (a ValueError says why it cannot). ``result.path`` says which ran.
+    On a jax env (``brax::``, ``playground::``, ``gymnax::``) without gymnasium wrappers, with a network
+    whose layers have jax twins (:mod:`vecrl_policy.layer_table`) and float32 parameters, the whole loop
+    runs as one compiled jax program (:mod:`vecrl_policy.fused`; each Ray actor runs its part so): the
+    same results within float tolerance, at the speed of an EvoJAX-style rollout and without a host round
+    trip per step, compiled once per configuration. ``fused=False`` steps the env from Python instead,
+    ``fused=True`` insists (a ValueError says why it cannot). ``result.path`` says which ran. The checks
+    and the choice of path are :func:`vecrl_policy.plan.checked_plan`'s; :mod:`vecrl_policy.runners` runs
+    the rows.
 
     The loop runs on one torch thread (see :func:`vecrl_policy.threads.one_torch_thread` for why); the
     count is restored when the call returns.
