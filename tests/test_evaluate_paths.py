@@ -43,14 +43,15 @@ def test_every_path_gives_each_row_the_same_numbers(name):
     policy = Policy(ENVS[name][0])
     rows = population(policy, 10)
     results, statistics = {}, {}
-    for num_envs, fused in [(4, None), (3, False), (8, False), (64, False)]:
+    # fused with refills (4 slots) and without (16: a slot per row), stepped on three widths
+    for num_envs, fused in [(4, None), (16, None), (3, False), (8, False), (64, False)]:
         env = make(name, num_envs, num_episodes=3)
         statistics[num_envs] = ObsNorm()
         results[num_envs] = evaluate(policy, env, rows, fused=fused, obs_norm=statistics[num_envs], **OPTIONS)
         env.close()
-    assert [r.path for r in results.values()] == ["fused", "stepped", "stepped", "stepped"]
+    assert [r.path for r in results.values()] == ["fused", "fused", "stepped", "stepped", "stepped"]
     assert (results[4].episodes == 3).all()
-    for num_envs in (3, 8, 64):
+    for num_envs in (16, 3, 8, 64):
         assert_same_rows(results[num_envs], results[4])
         assert statistics[num_envs].count == statistics[4].count
         torch.testing.assert_close(statistics[num_envs].mean, statistics[4].mean, rtol=1e-5, atol=1e-6)

@@ -270,6 +270,17 @@ def _rollout(settings: _Settings, population: Any, seeds: Any, mean: Any, std: A
         ),
     )
 
+    # Without refills (every row has a slot of its own from the start) slot i holds row i for the whole
+    # loop: a slot's values go to its row by plain arithmetic rather than by gathers and scatters, and
+    # there is no refill bookkeeping to carry.
+    refills = width < num_rows
+
+    def of_rows(values: Any, held: Any) -> Any:
+        return values[held] if refills else values
+
+    def add_to_rows(totals: Any, values: Any, held: Any) -> Any:
+        return totals.at[held].add(values) if refills else totals + values
+
     def body(c: dict[str, Any]) -> dict[str, Any]:
         c = dict(c)
         x, counting, held = c["observation"], c["counting"], c["held"]
@@ -281,10 +292,10 @@ def _rollout(settings: _Settings, population: Any, seeds: Any, mean: Any, std: A
                 x = jnp.clip(x, -settings.clip, settings.clip)
         action, c["hidden"] = jax_layers.forward(specs, c["parameters"], x, c["hidden"])
         if shaping.action_noise_stdev is not None:
-            noise = action_noise(seeds[held], c["steps"][held], math.prod(action.shape[1:]))
+            noise = action_noise(of_rows(seeds, held), of_rows(c["steps"], held), math.prod(action.shape[1:]))
             action = action + (shaping.action_noise_stdev * noise).reshape(action.shape)
         finite = jnp.isfinite(action.reshape(width, -1)).all(axis=1)
-        c["non_finite"] = c["non_finite"].at[held].add((counting & ~finite).astype(jnp.int32))
+        c["non_finite"] = add_to_rows(c["non_finite"], (counting & ~finite).astype(jnp.int32), held)
         if settings.discrete:  # as the stepped loop: the first of the highest scores
             action = jnp.argmax(action, axis=-1).astype(jnp.int32)
         state = episodes.step(c["state"], action)
@@ -292,38 +303,43 @@ def _rollout(settings: _Settings, population: Any, seeds: Any, mean: Any, std: A
         t = c["t"] + 1
         if shaping.changes_rewards:
             reward = shaping.shaped(reward, t.astype(reward.dtype), jnp.where)
-        c["total"] = c["total"].at[held].add(jnp.where(counting, reward, 0.0))
-        c["steps"] = c["steps"].at[held].add(counting.astype(jnp.int32))
+        c["total"] = add_to_rows(c["total"], jnp.where(counting, reward, 0.0), held)
+        c["steps"] = add_to_rows(c["steps"], counting.astype(jnp.int32), held)
         c["t"] = jnp.where(done, 0, t)
         ended = done & counting
         slot_episodes = c["slot_episodes"] + ended
-        c["episodes"] = c["episodes"].at[held].add(ended.astype(jnp.int32))
+        c["episodes"] = add_to_rows(c["episodes"], ended.astype(jnp.int32), held)
         finished = ended & (slot_episodes >= settings.num_episodes)
         continuing = ended & ~finished
-        new_row = c["next_row"] + jnp.cumsum(finished) - 1
-        refilled = finished & (new_row < num_rows)
-        c["next_row"] = jnp.minimum(c["next_row"] + finished.sum(dtype=jnp.int32), num_rows)
-        c["counting"] = (counting & ~finished) | refilled
-        held = jnp.where(refilled, new_row, held)
-        c["held"] = held
-        c["slot_episodes"] = jnp.where(refilled, 0, slot_episodes)
-        c["t"] = jnp.where(refilled, 0, c["t"])
-        restarting = refilled | continuing
+        c["counting"] = counting & ~finished
+        c["slot_episodes"] = slot_episodes
+        refilled = restarting = continuing
+        if refills:
+            new_row = c["next_row"] + jnp.cumsum(finished) - 1
+            refilled = finished & (new_row < num_rows)
+            c["next_row"] = jnp.minimum(c["next_row"] + finished.sum(dtype=jnp.int32), num_rows)
+            c["counting"] = c["counting"] | refilled
+            held = jnp.where(refilled, new_row, held)
+            c["held"] = held
+            c["slot_episodes"] = jnp.where(refilled, 0, slot_episodes)
+            c["t"] = jnp.where(refilled, 0, c["t"])
+            restarting = refilled | continuing
 
         def restart(parts: tuple[Any, ...]) -> tuple[Any, ...]:
             state, observation, parameters, hidden = parts
             fresh = episodes.reset(
-                jax.vmap(jax.random.PRNGKey)(episode_seed(seeds[held], c["slot_episodes"]))
+                jax.vmap(jax.random.PRNGKey)(episode_seed(of_rows(seeds, held), c["slot_episodes"]))
             )
             fresh_observation, _, _ = episodes.outcome(fresh)
             state = _where_rows(restarting, fresh, state)
             observation = jnp.where(restarting[:, None], fresh_observation, observation)
-            parameters = _where_rows(refilled, take(held), parameters)
+            if refills:
+                parameters = _where_rows(refilled, take(held), parameters)
             hidden = _where_rows(restarting, jax_layers.initial_states(specs, parameters), hidden)
             return state, observation, parameters, hidden
 
         parts = (state, observation, c["parameters"], c["hidden"])
-        if width < num_rows or settings.num_episodes > 1:  # (else no slot ever restarts: nothing to compile)
+        if refills or settings.num_episodes > 1:  # (else no slot ever restarts: nothing to compile)
             parts = jax.lax.cond(restarting.any(), restart, lambda parts: parts, parts)
         c["state"], c["observation"], c["parameters"], c["hidden"] = parts
         return c
