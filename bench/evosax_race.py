@@ -13,7 +13,10 @@ normalization, one generation each in turn:
 It prints, per env, the first generation (compiles included) and the median steady generation of each
 side, their ratio (vecrl / evosax: lower is better for vecrl), and the env-steps each simulates per
 generation (evosax steps every solution for the episode's full length; vecrl stops a row at its
-episode's end). Targets (issue 54): a steady CartPole generation at most 0.8x evosax's; on Pendulum,
+episode's end). Then the evaluation alone, without the searchers, interleaved: evosax's
+``GymnaxProblem.eval`` against ``VecrlNE.evaluate`` (EvoTorch's bookkeeping included), the
+``vecrl_policy.evaluate`` call it makes, and evaluate's compiled program called directly (what the
+fused loop costs without evaluate's checks and conversions). Targets (issue 54): a steady CartPole generation at most 0.8x evosax's; on Pendulum,
 where every episode runs its full 200 steps, no more than evosax's.
 
 gymnax pins gymnasium<1.4, so this runs in a venv of its own with vecrl-gymnax, vecrl-evotorch and
@@ -64,19 +67,26 @@ def evosax_side(env_name: str, seed: int):  # type: ignore[no-untyped-def]
     def generation(step: int) -> int:
         k_ask, k_eval, k_tell = jax.random.split(jax.random.fold_in(key, step), 3)
         population, box["state"] = strategy.ask(k_ask, box["state"], params)
+        box["population"] = population
         fitness, box["problem_state"], _ = problem.eval(k_eval, population, box["problem_state"])
         box["state"], _ = strategy.tell(k_tell, population, -fitness, box["state"], params)
         jax.block_until_ready(box["state"].mean)
         return POPSIZE * problem.episode_length
 
-    return generation
+    def evaluation(step: int) -> None:
+        fitness, _, _ = problem.eval(jax.random.fold_in(key, step), box["population"], box["problem_state"])
+        jax.block_until_ready(fitness)
+
+    return generation, evaluation
 
 
 def vecrl_side(env_name: str, seed: int):  # type: ignore[no-untyped-def]
     """vecrl's generation (EvoTorch's PGPE on VecrlNE); returns its env-steps."""
+    import torch
     from evotorch.algorithms import PGPE
 
     from vecrl_evotorch import VecrlNE
+    from vecrl_policy import evaluate
 
     problem = VecrlNE(
         f"gymnax::{env_name}",
@@ -100,11 +110,43 @@ def vecrl_side(env_name: str, seed: int):  # type: ignore[no-untyped-def]
         searcher.step()
         return problem.interaction_count - before
 
-    return generation
+    def whole(step: int) -> None:
+        problem.evaluate(searcher.population)
+
+    def evaluation(step: int) -> None:  # the call VecrlNE makes, without EvoTorch's bookkeeping around it
+        population = searcher.population.values.as_subclass(torch.Tensor)
+        evaluate(problem._policy, problem._env, population, seed=seed + step)
+
+    return generation, whole, evaluation
+
+
+def program_alone(env_name: str, seed: int):  # type: ignore[no-untyped-def]
+    """evaluate's compiled program for the population vecrl evaluated last, called directly."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    import torch
+
+    from vecrl.arrays import convert_from_torch
+    from vecrl_policy import fused
+    from vecrl_policy.randomness import row_seeds
+
+    program = next(reversed(fused.PROGRAMS.values()))
+    population = convert_from_torch(0.1 * torch.randn(POPSIZE, program.in_avals[0][0].shape[1]), "jax")
+    seeds = jnp.asarray(np.asarray(row_seeds(seed, POPSIZE), dtype=np.uint32))
+
+    def evaluation(step: int) -> None:
+        jax.block_until_ready(program(population, seeds, None, None))
+
+    return evaluation
 
 
 def race(env_name: str, generations: int, seed: int) -> None:
-    sides = {"evosax": evosax_side(env_name, seed), "vecrl": vecrl_side(env_name, seed)}
+    (evosax_generation, evosax_evaluation), (vecrl_generation, problem_evaluation, vecrl_evaluation) = (
+        evosax_side(env_name, seed),
+        vecrl_side(env_name, seed),
+    )
+    sides = {"evosax": evosax_generation, "vecrl": vecrl_generation}
     times: dict[str, list[float]] = {name: [] for name in sides}
     steps: dict[str, list[int]] = {name: [] for name in sides}
     for step in range(generations):
@@ -125,6 +167,28 @@ def race(env_name: str, generations: int, seed: int) -> None:
         f"{env_name:<13}vecrl / evosax: steady generation {steady['vecrl'] / steady['evosax']:.2f}x,"
         f" first generation {times['vecrl'][0] / times['evosax'][0]:.2f}x,"
         f" per env-step {steady['vecrl'] / statistics.mean(steps['vecrl'][1:]) / (steady['evosax'] / statistics.mean(steps['evosax'][1:])):.2f}x",
+        flush=True,
+    )
+    evaluations = {
+        "evosax eval": evosax_evaluation,
+        "VecrlNE.evaluate": problem_evaluation,
+        "vecrl evaluate": vecrl_evaluation,
+        "vecrl program": program_alone(env_name, seed),
+    }
+    alone: dict[str, list[float]] = {name: [] for name in evaluations}
+    for step in range(5 * generations):
+        for name, evaluation in evaluations.items():
+            start = time.perf_counter()
+            evaluation(step)
+            alone[name].append(time.perf_counter() - start)
+    median = {name: statistics.median(t[1:]) for name, t in alone.items()}
+    print(
+        f"{env_name:<13}evaluation alone (median of {5 * generations - 1}): evosax eval"
+        f" {1e3 * median['evosax eval']:.2f} ms, VecrlNE.evaluate {1e3 * median['VecrlNE.evaluate']:.2f} ms"
+        f" ({median['VecrlNE.evaluate'] / median['evosax eval']:.2f}x),"
+        f" vecrl_policy.evaluate {1e3 * median['vecrl evaluate']:.2f} ms"
+        f" ({median['vecrl evaluate'] / median['evosax eval']:.2f}x), its compiled program"
+        f" {1e3 * median['vecrl program']:.2f} ms ({median['vecrl program'] / median['evosax eval']:.2f}x)",
         flush=True,
     )
 
