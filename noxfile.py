@@ -15,12 +15,12 @@
     nox -s demo         the main job (README's other command)
     nox -s bench        everything in bench/ (off by default: slow, and numbers want a quiet machine)
 
-CI (.ci/run) runs tests, lint, typecheck, docs, and the sessions tagged `ci`: plugins and the isolation rows of
+CI (.ci/run) runs tests, lint, typecheck, docs, gymnasium 0.29's matrix row (gym029-numpy1: the oldest API we
+promise), and the sessions tagged `ci`: plugins and the isolation rows of
 the packages that declare `ci = true` (core, core+gym, core+policy, core+brax+gymnax+policy) with the top
 README's (core+gym+policy):
 about 18 minutes on 2 cores on a quick day and 37 on a slow one (the same tests took 10 and 23 minutes), within
-CI's 45. Run the rest (the dependency rows, gymnasium 0.29's
-among them, the brax, sb3, envpool and playground isolation rows, `all`, TorchRL, vecrl-ray and vecrl-evotorch
+CI's 45. Run the rest (the other dependency rows, the brax, sb3, envpool and playground isolation rows, `all`, TorchRL, vecrl-ray and vecrl-evotorch
 alone) with `nox -s isolation matrix torchrl ray evotorch` (about 40 more minutes on a quick day).
 Every install goes through constraints.txt, which pins torch to the CPU wheel this machine ships.
 The packages, and what each adds to these sessions (extras, rows), are read from their own folders
@@ -49,7 +49,8 @@ ALL_PACKAGES = tuple(PACKAGES)
 # What `tests` and `bench` install together: every package but those whose dependencies would hold the others back
 # (`tests-session = false`; their tests run in their isolation rows).
 TOGETHER = tuple(name for name, package in PACKAGES.items() if package.get("tests-session", True))
-TEST_TOOLS = ("pytest", "hypothesis", "setuptools>=68")
+# pytest-timeout: every test has a time limit (pyproject.toml's [tool.pytest.ini_options]), so a hang fails fast
+TEST_TOOLS = ("pytest", "pytest-timeout", "hypothesis", "setuptools>=68")
 # What the tests of each package need beyond its own dependencies.
 TEST_EXTRAS = {name: tuple(package.get("test-extras")) for name, package in PACKAGES.items()}
 # Read by Ray when it is imported: a Ray that a test or a check starts listens on 127.0.0.1 only (the Ray
@@ -109,6 +110,7 @@ def tests(session: nox.Session) -> None:
     session.run(
         "pytest",
         "--doctest-modules",
+        "--durations=25",  # the slowest tests, where a slow day's time goes
         *session.posargs,
         *test_paths(TOGETHER),
         "tests",
