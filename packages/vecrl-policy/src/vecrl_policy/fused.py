@@ -43,6 +43,7 @@ from vecrl_policy.layer_table import why_not_fused
 from vecrl_policy.normalization import Normalize
 from vecrl_policy.policy import Policy
 from vecrl_policy.randomness import action_noise, episode_seed, random_row_seeds
+from vecrl_policy.rollout import episode_ends, normalized
 from vecrl_policy.row_loop import RowSettings
 from vecrl_policy.shaping import Shaping
 from vecrl_policy.statistics import Moments
@@ -287,9 +288,7 @@ def _rollout(settings: _Settings, population: Any, seeds: Any, mean: Any, std: A
         if settings.observe:  # one sum per slot (summed once the loop is done)
             c["moments"] = c["moments"].added(x, counting, shift)
         if settings.normalize:
-            x = (x - mean) / std
-            if settings.clip is not None:
-                x = jnp.clip(x, -settings.clip, settings.clip)
+            x = normalized(x, mean, std, settings.clip)
         action, c["hidden"] = jax_layers.forward(specs, c["parameters"], x, c["hidden"])
         if shaping.action_noise_stdev is not None:
             noise = action_noise(of_rows(seeds, held), of_rows(c["steps"], held), math.prod(action.shape[1:]))
@@ -307,10 +306,8 @@ def _rollout(settings: _Settings, population: Any, seeds: Any, mean: Any, std: A
         c["steps"] = add_to_rows(c["steps"], counting.astype(jnp.int32), held)
         c["t"] = jnp.where(done, 0, t)
         ended = done & counting
-        slot_episodes = c["slot_episodes"] + ended
+        slot_episodes, finished, continuing = episode_ends(ended, c["slot_episodes"], settings.num_episodes)
         c["episodes"] = add_to_rows(c["episodes"], ended.astype(jnp.int32), held)
-        finished = ended & (slot_episodes >= settings.num_episodes)
-        continuing = ended & ~finished
         c["counting"] = counting & ~finished
         c["slot_episodes"] = slot_episodes
         refilled = restarting = continuing

@@ -23,6 +23,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from vecrl_policy.rollout import normalized
 from vecrl_policy.statistics import Moments
 
 #: The rows of partial statistics as ``evaluate``'s parts return them: count, sum, sum of squares.
@@ -247,8 +248,7 @@ class Normalize(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.mean is None or self.std is None:
             return x
-        y = (x - self.mean) / self.std
-        return y if self.clip is None else y.clamp(-self.clip, self.clip)
+        return normalized(x, self.mean, self.std, self.clip)
 
 
 class NormalizedNet(nn.Module):

@@ -28,6 +28,7 @@ from vecrl_policy.normalization import Normalize
 from vecrl_policy.observations import Flattener
 from vecrl_policy.policy import Policy
 from vecrl_policy.randomness import action_noise, episode_seed, random_row_seeds
+from vecrl_policy.rollout import episode_ends
 from vecrl_policy.shaping import Shaping
 from vecrl_policy.statistics import Moments
 
@@ -226,10 +227,8 @@ class _RowLoop:
     def _episodes_ended(self, ended: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
         """Count the episodes that ended; a row done with its episodes frees its slot for the next row.
         Returns the features the policy sees next (new rows' first observations where rows started)."""
-        self.slot_episodes += ended
+        self.slot_episodes, finished, continuing = episode_ends(ended, self.slot_episodes, self.num_episodes)
         self.episodes[self.held[ended]] += 1
-        finished = ended & (self.slot_episodes >= self.num_episodes)
-        continuing = ended & ~finished
         again = None
         if continuing.any():  # their recurrent state starts afresh with the next episode
             self.policy.reset(continuing if self.live is None else continuing[self.live])
