@@ -166,6 +166,17 @@ def test_the_solution_becomes_a_standalone_policy(tmp_path):
         (dict(seed=-1), ValueError, "seed must be None or an int >= 0"),
         (dict(num_workers=True), ValueError, "num_workers must be None or a positive int"),
         (dict(env="gym::CartPol-v1"), Exception, "Did you mean: `CartPole`"),
+        # (raw errors of make_vector_env, torch's seeding and EvoTorch's unpacking before)
+        (
+            dict(env_config={"num_envs": 3}),
+            ValueError,
+            r"env_config holds num_envs.*VecrlNE\(\.\.\., num_envs=",
+        ),
+        (dict(env_config={"num_episodes": 2}), ValueError, "env_config holds num_episodes"),
+        (dict(env_config=[1, 2]), TypeError, "env_config must be a dict of keyword arguments"),
+        (dict(seed=2**64), ValueError, r"seed must be None or an int >= 0 and below 2\*\*63"),
+        (dict(initial_bounds="x"), ValueError, r"initial_bounds must be \(low, high\)"),
+        (dict(initial_bounds=(1.0, -1.0)), ValueError, "low <= high"),
     ],
 )
 def test_mistakes_are_clear_errors(kwargs, error, message):

@@ -193,6 +193,8 @@ def test_bad_num_workers_is_a_value_error_saying_what_fits(no_process_left):
         ProcessVectorEnv([lambda: gym.make("CartPole-v1")] * 2, num_workers=3)
     with pytest.raises(ValueError, match="but got 'fast'"):
         vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, num_workers="fast")
+    with pytest.raises(ValueError, match="but got True"):  # a bool is no count (True was one worker)
+        vecrl.make_vector_env("gym::CartPole-v1", num_envs=4, num_workers=True)
     with pytest.raises(ValueError, match="num_workers"):
         vecrl.make_vector_env("gym::CartPole-v1", num_workers=2)  # one plain env
 

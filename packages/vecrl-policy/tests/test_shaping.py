@@ -12,8 +12,12 @@ from vecrl_policy.shaping import Shaping
         ({"decrease_rewards_by": float("inf")}, "decrease_rewards_by must be a finite number"),
         ({"alive_bonus_schedule": 3}, r"must be \(t, bonus\) or \(t0, t1, bonus\)"),
         ({"alive_bonus_schedule": (1, 2, 3, 4)}, r"must be \(t, bonus\)"),
-        ({"alive_bonus_schedule": (-1, 1.0)}, "steps are not ints >= 0"),
-        ({"alive_bonus_schedule": (1.5, 1.0)}, "steps are not ints >= 0"),
+        ({"alive_bonus_schedule": (-1, 1.0)}, r"steps are not ints in \[0, 2147483647\]"),
+        ({"alive_bonus_schedule": (1.5, 1.0)}, r"steps are not ints in \[0, 2147483647\]"),
+        (
+            {"alive_bonus_schedule": (10**30, 1.0)},
+            r"steps are not ints in \[0, 2147483647\]",
+        ),  # (an OverflowError)
         ({"alive_bonus_schedule": (5, 2, 1.0)}, "t1 < t0"),
         ({"alive_bonus_schedule": (5, float("nan"))}, "bonus is not a finite number"),
         ({"action_noise_stdev": -0.1}, "action_noise_stdev must be a finite number >= 0"),

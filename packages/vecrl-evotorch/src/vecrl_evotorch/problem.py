@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import pickle
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
+from numbers import Integral, Real
 from pathlib import Path
 from typing import Any
 
@@ -92,8 +94,13 @@ class VecrlNE(BaseNEProblem):
             raise TypeError(
                 f"observation_normalization must be True or False, got {observation_normalization!r}."
             )
+        _check_initial_bounds(initial_bounds)
+        if seed is not None and not (isinstance(seed, Integral) and 0 <= seed < 2**63):
+            raise ValueError(
+                f"seed must be None or an int >= 0 and below 2**63 (EvoTorch seeds torch with it), got {seed!r}."
+            )
         self._env_name: str = env
-        self._env_config: dict[str, Any] = dict(env_config or {})
+        self._env_config: dict[str, Any] = _checked_env_config(env_config)
         self._num_envs: int | None = None if num_envs is None else int(num_envs)
         self._num_episodes: int = num_episodes  # checked by the env made below, then by checked_plan
         self._num_workers: int | None = num_workers
@@ -295,6 +302,40 @@ class ClipActions(nn.Module):
 
     def _clip(self, y: torch.Tensor) -> torch.Tensor:
         return torch.maximum(torch.minimum(y, self.high.to(y)), self.low.to(y))
+
+
+def _checked_env_config(env_config: Any) -> dict[str, Any]:
+    """``env_config`` as a dict of keyword arguments for ``vecrl.make_vector_env``; a clear error for what is
+    not a mapping of names, or names the keywords VecrlNE sets itself."""
+    if env_config is None:
+        return {}
+    if not isinstance(env_config, Mapping) or not all(isinstance(key, str) for key in env_config):
+        raise TypeError(
+            f"env_config must be a dict of keyword arguments for vecrl.make_vector_env (such as"
+            f" {{'max_episode_steps': 500}}), got {env_config!r}."
+        )
+    own = sorted(set(env_config) & {"num_envs", "num_episodes"})
+    if own:
+        raise ValueError(
+            f"env_config holds {', '.join(own)}, which VecrlNE sets itself: pass"
+            f" {', '.join(f'VecrlNE(..., {key}=...)' for key in own)} instead."
+        )
+    return dict(env_config)
+
+
+def _check_initial_bounds(bounds: Any) -> None:
+    """A ValueError unless ``bounds`` is ``(low, high)``: finite numbers, ``low <= high`` (EvoTorch's
+    ``initial_bounds`` also takes per-variable sequences, which VecrlNE leaves to it)."""
+    if isinstance(bounds, Sequence) and not isinstance(bounds, str) and len(bounds) == 2:
+        low, high = bounds
+        if not all(isinstance(v, Real) and not isinstance(v, bool) for v in (low, high)):
+            return  # per-variable bounds: EvoTorch's to check
+        if math.isfinite(low) and math.isfinite(high) and low <= high:
+            return
+    raise ValueError(
+        f"initial_bounds must be (low, high), the range the first solutions are drawn from (finite numbers,"
+        f" low <= high), got {bounds!r}."
+    )
 
 
 def _vector_of(solution: Any) -> torch.Tensor:

@@ -112,7 +112,7 @@ def make_gym_vector_env(
     }
     if num_workers == "auto":
         num_workers = auto_num_workers(make_one, int(num_envs))
-    if num_workers is None or (isinstance(num_workers, int) and num_workers == 1):
+    if num_workers is None or (type(num_workers) is int and num_workers == 1):  # (True is refused below)
         return SyncVectorEnv(_Copies(make_one, int(num_envs)), **options)
     return ProcessVectorEnv([make_one] * int(num_envs), num_workers=num_workers, **options)
 

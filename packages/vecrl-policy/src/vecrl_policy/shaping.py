@@ -79,18 +79,24 @@ class Shaping:
         return reward
 
 
+#: The last step an alive bonus schedule may name: the jax rollout counts an episode's steps in int32.
+MAX_STEP = 2**31 - 1
+
+
 def _checked_schedule(schedule: Any) -> tuple[int, int, float] | None:
     if schedule is None:
         return None
     usage = (
-        "alive_bonus_schedule must be (t, bonus) or (t0, t1, bonus): steps t >= 0 (t0 <= t1) and a finite"
-        " bonus, as in EvoTorch's VecGymNE"
+        f"alive_bonus_schedule must be (t, bonus) or (t0, t1, bonus): steps 0 <= t <= {MAX_STEP} (t0 <= t1)"
+        " and a finite bonus, as in EvoTorch's VecGymNE"
     )
     if not isinstance(schedule, Sequence) or isinstance(schedule, str) or len(schedule) not in (2, 3):
         raise ValueError(f"{usage}; got {schedule!r}.")
     *steps, bonus = schedule
-    if not all(isinstance(t, Integral) and not isinstance(t, bool) and int(t) >= 0 for t in steps):
-        raise ValueError(f"{usage}; got {schedule!r}, whose steps are not ints >= 0.")
+    if not all(
+        isinstance(t, Integral) and not isinstance(t, bool) and 0 <= int(t) <= MAX_STEP for t in steps
+    ):
+        raise ValueError(f"{usage}; got {schedule!r}, whose steps are not ints in [0, {MAX_STEP}].")
     if not _is_finite_real(bonus):
         raise ValueError(f"{usage}; got {schedule!r}, whose bonus is not a finite number.")
     t0, t1 = int(steps[0]), int(steps[-1])
