@@ -49,7 +49,7 @@ def test_state_dict_and_torch_save_keep_everything():
     buffer = io.BytesIO()
     torch.save(stats, buffer)
     buffer.seek(0)
-    loaded = torch.load(buffer, weights_only=False)
+    loaded = torch.load(buffer)  # torch's safe default (weights_only=True) takes it
     for twin in (again, loaded, pickle.loads(pickle.dumps(stats))):
         assert (twin.count, twin.clip, twin.min_variance) == (20, 3.0, 0.5)
         assert torch.equal(twin.mean, stats.mean) and torch.equal(twin.std, stats.std)
@@ -71,6 +71,61 @@ def test_state_dict_and_torch_save_keep_everything():
 def test_bad_input_is_a_clear_error(make, message):
     with pytest.raises(ValueError, match=message):
         make()
+
+
+def saved(**changes):
+    stats = ObsNorm()
+    stats.update(torch.randn(10, 3, generator=torch.Generator().manual_seed(0)))
+    return {**stats.state_dict(), **changes}
+
+
+@pytest.mark.parametrize(
+    ("state", "message"),
+    [
+        (saved(count=-3), "count that is an int >= 0, got -3"),
+        (saved(count=2.5), "count that is an int >= 0, got 2.5"),  # (taken as 2 before)
+        (saved(count="100"), "count that is an int >= 0, got '100'"),
+        (saved(count=0), "count 0 hold sums that are not zero"),  # (the mean was the sum)
+        (saved(sum=torch.tensor([float("nan"), 0.0, 0.0])), r"non-finite sum \(NaN or inf\)"),
+        (saved(sum_of_squares=-torch.ones(3)), "negative sum of squares"),
+        (saved(sum=torch.ones(2)), "of one length, got 2 and 3"),
+        (saved(count=100, sum=None, sum_of_squares=None), "count=100 with no sums"),
+        (saved(sum="x"), "the sum as a vector of numbers"),
+    ],
+)
+def test_a_state_no_observations_could_give_is_refused_and_changes_nothing(state, message):
+    stats = ObsNorm()
+    stats.update(torch.ones(2, 3))
+    with pytest.raises(ValueError, match=message):
+        stats.load_state_dict(state)
+    assert stats.count == 2 and torch.equal(stats.mean, torch.ones(3))
+    assert ObsNorm.from_state_dict(saved(sum=[1.0, 2.0, 3.0])).mean.tolist() == [
+        0.1,
+        0.2,
+        0.3,
+    ]  # a list is a vector
+
+
+@pytest.mark.parametrize(
+    ("partial", "message"),
+    [
+        ((torch.tensor(-1), torch.zeros(3), torch.zeros(3)), "count that is an int >= 0"),
+        ((torch.tensor(1), torch.zeros(3), torch.zeros(2)), "of one length, got 3 and 2"),
+    ],
+)
+def test_partial_statistics_that_cannot_be_are_refused(partial, message):
+    stats = ObsNorm()
+    with pytest.raises(ValueError, match=message):
+        stats.add_partial(*partial)
+    assert stats.count == 0 and stats.size is None
+
+
+def test_observations_that_are_not_finite_are_refused():
+    stats = ObsNorm()
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="non-finite sum"):
+            stats.update(torch.tensor([[bad, 0.0], [1.0, 1.0]]))
+    assert stats.count == 0
 
 
 def test_a_failed_load_changes_nothing():

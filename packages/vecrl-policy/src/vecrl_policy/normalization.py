@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any
 
 import torch
@@ -150,11 +150,12 @@ class ObsNorm:
         counted = torch.ones(len(values), dtype=torch.bool) if mask is None else torch.as_tensor(mask).cpu()
         self.add_partial(*Moments.zero().added(values, counted, axis=0).unshifted(None))
 
-    def add_partial(self, count: torch.Tensor, total: torch.Tensor, squares: torch.Tensor) -> None:
+    def add_partial(self, count: Any, total: Any, squares: Any) -> None:
         """Add partial statistics: a count, and the sum and sum of squares of that many observations
-        (what ``evaluate``'s parts return; all-or-nothing: a size mismatch changes nothing)."""
-        total = total.detach().to(device="cpu", dtype=torch.float64).reshape(-1)
-        squares = squares.detach().to(device="cpu", dtype=torch.float64).reshape(-1)
+        (what ``evaluate``'s parts return). All-or-nothing: a ValueError for statistics no observations
+        could have (a count that is no int >= 0, sums of other lengths, non-finite values, negative
+        squares, sums without observations) changes nothing."""
+        count, total, squares = _checked_statistics(count, total, squares)
         if self._sum is not None and len(total) != len(self._sum):
             raise ValueError(
                 f"This ObsNorm holds statistics of observations of length {len(self._sum)}, but was given"
@@ -165,7 +166,7 @@ class ObsNorm:
         else:
             self._sum += total
             self._sum_of_squares += squares
-        self._count += int(count)
+        self._count += count
 
     # -- normalizing ------------------------------------------------------------------------------
 
@@ -215,8 +216,13 @@ class ObsNorm:
             got = sorted(state) if isinstance(state, Mapping) else type(state).__qualname__
             raise ValueError(f"ObsNorm.load_state_dict expects the keys {sorted(expected)}, got {got}.")
         checked = ObsNorm(clip=state["clip"], min_variance=state["min_variance"])
-        if state["sum"] is not None:
-            checked.add_partial(torch.tensor(state["count"]), state["sum"], state["sum_of_squares"])
+        if state["sum"] is not None or state["sum_of_squares"] is not None:
+            checked.add_partial(state["count"], state["sum"], state["sum_of_squares"])
+        elif not (isinstance(state["count"], int) and state["count"] == 0):
+            raise ValueError(
+                f"ObsNorm.load_state_dict got count={state['count']!r} with no sums: a count of observations"
+                " needs their sum and sum of squares (a state that saw nothing has count 0)."
+            )
         self.clip, self.min_variance = checked.clip, checked.min_variance
         self._count, self._sum, self._sum_of_squares = checked._count, checked._sum, checked._sum_of_squares
 
@@ -226,6 +232,11 @@ class ObsNorm:
         stats = cls()
         stats.load_state_dict(state)
         return stats
+
+
+# A saved ObsNorm (torch.save(stats)) loads with torch.load's default weights_only=True: its state is
+# numbers and tensors alone.
+torch.serialization.add_safe_globals([ObsNorm])
 
 
 class Normalize(nn.Module):
@@ -263,6 +274,40 @@ class NormalizedNet(nn.Module):
 
     def forward(self, x: torch.Tensor, *args: Any) -> Any:
         return self.net(self.normalize(x), *args)
+
+
+def _checked_statistics(count: Any, total: Any, squares: Any) -> tuple[int, torch.Tensor, torch.Tensor]:
+    """``(count, sum, sum of squares)`` as an int and two float64 vectors on the CPU, if they can be the
+    statistics of ``count`` observations; a ValueError saying what is wrong otherwise."""
+    value = count.reshape(-1) if isinstance(count, torch.Tensor) and count.numel() == 1 else count
+    if isinstance(value, torch.Tensor) and not value.is_floating_point() and value.dtype != torch.bool:
+        value = int(value[0])
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 0:
+        raise ValueError(f"ObsNorm statistics need a count that is an int >= 0, got {count!r}.")
+    vectors = []
+    for name, vector in (("sum", total), ("sum of squares", squares)):
+        try:
+            vector = torch.as_tensor(vector).detach().to(device="cpu", dtype=torch.float64).reshape(-1)
+        except (TypeError, ValueError, RuntimeError) as error:
+            raise ValueError(
+                f"ObsNorm statistics need the {name} as a vector of numbers, got {vector!r} ({error})."
+            ) from None
+        if not torch.isfinite(vector).all():
+            raise ValueError(f"ObsNorm statistics hold a non-finite {name} (NaN or inf): {vector.tolist()}.")
+        vectors.append(vector)
+    total, squares = vectors
+    if len(total) != len(squares):
+        raise ValueError(
+            f"ObsNorm statistics need a sum and a sum of squares of one length, got {len(total)} and"
+            f" {len(squares)}."
+        )
+    if (squares < 0).any():
+        raise ValueError(f"ObsNorm statistics hold a negative sum of squares: {squares.tolist()}.")
+    if value == 0 and (total.any() or squares.any()):
+        raise ValueError(
+            "ObsNorm statistics of count 0 hold sums that are not zero: no observation gave them."
+        )
+    return int(value), total, squares
 
 
 def checked_obs_norm(obs_norm: Any, size: int) -> ObsNorm | None:
