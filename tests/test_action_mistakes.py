@@ -52,3 +52,28 @@ def test_an_action_on_the_meta_device_says_it_has_no_values(env_and_action):
     with pytest.raises(ValueError, match="on the meta device has no values to convert"):
         env.step(torch.zeros_like(good, device="meta"))
     assert env.step(good)[1].shape == (2,)
+
+
+def test_complex_actions_are_refused_saying_the_space_takes_real_numbers(env_and_action):
+    env, good = env_and_action
+    with pytest.raises(ValueError, match="received complex actions .* takes real numbers"):
+        env.step(good.to(torch.complex64))  # (a raw "must be real number, not complex" before)
+    assert env.step(good)[1].shape == (2,)
+
+
+def test_a_bfloat16_action_reaches_the_env_as_float32():
+    pytest.importorskip("gymnasium")
+    env = vecrl.make_vector_env("gym::Pendulum-v1", num_envs=2)
+    env.reset(seed=0)
+    _, reward, *_ = env.step(torch.ones(2, 1, dtype=torch.bfloat16))  # (numpy has no bfloat16)
+    assert reward.shape == (2,)
+    env.close()
+
+
+def test_nan_scores_are_refused_where_their_argmax_would_be_the_action():
+    env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, discrete_to_continuous_act=True)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="some scores are NaN or inf. No sub-env was stepped"):
+        env.step(torch.tensor([[0.0, 1.0], [float("nan"), 0.0]]))  # (action 0 for the NaN row before)
+    assert env.step(torch.tensor([[0.0, 1.0], [1.0, 0.0]]))[1].shape == (2,)
+    env.close()

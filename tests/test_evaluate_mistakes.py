@@ -156,3 +156,34 @@ def test_what_cannot_reach_worker_processes_is_named():
         finally:
             locked_env.close()
             plain_env.close()
+
+
+def test_an_action_space_evaluate_cannot_act_in_is_refused_before_any_step():
+    import gymnasium
+
+    class TwoSwitches(gymnasium.ActionWrapper):
+        def __init__(self, env):
+            super().__init__(env)
+            self.action_space = gymnasium.spaces.MultiDiscrete([2, 2])
+
+        def action(self, action):
+            return int(action[0])
+
+    env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, wrappers=[TwoSwitches])
+    policy = Policy("Linear(4, 2)")
+    with pytest.raises(
+        ValueError, match=r"this env's actions are MultiDiscrete\(\[2 2\]\). Wrap each sub-env"
+    ):
+        evaluate(policy, env, rows(policy))  # (the env refused the network's float outputs at its first step)
+    env.close()
+
+
+def test_a_closed_env_is_refused_before_any_worker_starts():
+    env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=2)
+    env.close()
+    policy = Policy("Linear(4, 2)")
+    with (
+        no_process_left(),
+        pytest.raises(RuntimeError, match="evaluate\\(\\) was called on .*, which is closed"),
+    ):
+        evaluate(policy, env, rows(policy), num_workers=2)  # (workers started and scored it before)

@@ -210,7 +210,18 @@ class TorchWrapper:
                     action = convert_to_torch(action)
                 except (RuntimeError, TypeError, ValueError) as error:
                     raise self._unreadable_action(action, error) from None
+        if action.is_complex():
+            raise ValueError(
+                f"step() received complex actions (dtype {action.dtype}), but the action space"
+                f" {self.action_space} takes real numbers. Pass action.real if the imaginary part means nothing."
+            )
         if self._discrete_dtype is not None:
+            if not torch.isfinite(action).all():  # (the argmax of NaN scores would pick an action silently)
+                raise ValueError(
+                    "With discrete_to_continuous_act=True, step() takes scores whose argmax is the action, but"
+                    " some scores are NaN or inf. No sub-env was stepped; look for them where the scores are made"
+                    " (torch.isfinite(scores)), e.g. a policy whose parameters are not finite."
+                )
             if action.ndim == 0 or action.shape[-1] != self._discrete_n:
                 raise ValueError(
                     f"With discrete_to_continuous_act=True, step() takes one score per discrete action:"

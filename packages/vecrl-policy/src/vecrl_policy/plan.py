@@ -11,7 +11,7 @@ from numbers import Integral
 from typing import Any
 
 import torch
-from gymnasium.spaces import Discrete, flatdim
+from gymnasium.spaces import Box, Discrete, flatdim
 from torch import nn
 
 from vecrl.checks import checked_flag, checked_seed, closed_env_error, listed
@@ -114,6 +114,13 @@ def checked_plan(
             f" with num_episodes={num_episodes} (or without a budget)."
         )
     discrete = isinstance(env.single_action_space, Discrete)
+    if not discrete and not isinstance(env.single_action_space, Box):
+        raise ValueError(
+            f"evaluate() runs policies whose outputs are continuous actions (a Box action space) or one score"
+            f" per action (Discrete, the argmax is the action); this env's actions are"
+            f" {_short(env.single_action_space)}. Wrap each sub-env so that its actions are a Box or a Discrete"
+            " (make_vector_env(..., wrappers=[...]))."
+        )
     flatten = observation_flattener(env.single_observation_space, parameters.dtype, parameters.device)
     shaping = Shaping.checked(
         decrease_rewards_by=decrease_rewards_by,
