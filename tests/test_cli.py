@@ -81,6 +81,10 @@ def test_bench_draws_a_progress_bar_on_a_terminal():
         (["evaluate", "gym::CartPole-v1", "--seed", "-1"], "expected a seed in [0, 2**32), got -1"),
         (["evaluate", "gym::CartPole-v1", "--sigma", "nan"], "expected a finite positive number, got 'nan'"),
         (["evaluate", "gym::CartPole-v1", "--sigma", "-1"], "expected a finite positive number"),
+        (
+            ["evaluate", "gym::CartPole-v1", "--sigma", "1e308"],
+            "--sigma 1e+308: random parameters that large",
+        ),
         (["evaluate", "gym::CartPole-v1", "--policy", "Linear(3, 2)"], "vectors of length 4"),
         (["evaluate", "gym::CartPole-v1", "--policy", "Linear(4, 3)"], "needs one score per discrete action"),
         (["evaluate", "gym::FrozenLake-v1", "--policy", "Linear(1, act_length)"], "vectors of length 16"),

@@ -122,6 +122,11 @@ def _run(args: argparse.Namespace) -> int:
                 f"--popsize {args.popsize}: {args.popsize:,} rows of {policy.parameter_length} parameters need"
                 f" {size:,.1f} GiB, which this machine could not allocate; give a smaller --popsize"
             ) from error
+        if not torch.isfinite(population).all():  # (evaluate would blame the rows, which the user never gave)
+            raise CommandError(
+                f"--sigma {args.sigma:g}: random parameters that large overflow float32 (to inf); give a --sigma"
+                f" below {torch.finfo(torch.float32).max / 10:.0e}"
+            )
         executor, num_workers = None, args.workers
         if args.ray is not None:
             executor, num_workers = _ray_executor(args.ray or None, args.workers), None
