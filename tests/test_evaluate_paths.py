@@ -101,16 +101,16 @@ def test_a_bfloat16_population_is_stepped_and_scored():
 
 
 def test_common_random_numbers_are_common_on_every_path():
-    policy = Policy(ENVS["brax::inverted_pendulum"][0])
+    policy = Policy(ENVS["brax::fast"][0])
     rows = population(policy, 6)
     options = dict(OPTIONS, common_random_numbers=True)
     results = []
     for num_envs, fused in [(4, None), (3, False)]:
-        env = make("brax::inverted_pendulum", num_envs, num_episodes=3)
+        env = make("brax::fast", num_envs, num_episodes=3)
         results.append(evaluate(policy, env, rows, fused=fused, **options))
         env.close()
     assert_same_rows(results[1], results[0])
-    env = make("brax::inverted_pendulum", 1, num_episodes=3)
+    env = make("brax::fast", 1, num_episodes=3)
     alone = evaluate(policy, env, rows[1:2], **options)  # row 1 of the population, run as a row 0
     env.close()
     assert torch.equal(alone.steps, results[0].steps[1:2])
