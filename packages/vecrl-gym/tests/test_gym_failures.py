@@ -238,6 +238,9 @@ def test_makers_that_return_one_shared_env_are_refused():
     shared = gym.make("CartPole-v1")
     with pytest.raises(ValueError, match=r"env_makers\[0\] and env_makers\[1\] returned the same env object"):
         SyncVectorEnv([lambda: shared] * 3)
+    # two wrappers of one env (stable-baselines3's [lambda: Monitor(env)] * 2): that env stepped twice a step
+    with pytest.raises(ValueError, match=r"or wrappers of one env: their .unwrapped is the same"):
+        SyncVectorEnv([lambda: gym.wrappers.RecordEpisodeStatistics(shared)] * 2)
 
 
 class _OwnSpace(gym.Space):

@@ -406,13 +406,16 @@ def _make_sub_envs(makers: Sequence[EnvMaker]) -> list[gymnasium.Env]:
             measured = index == 1 and len(makers) > 2
             env, allocated = _made_and_measured(maker) if measured else (maker(), 0)
             envs.append(_checked_env(env, index, maker))
-            first = made.setdefault(id(env), index)
+            # by the env within the wrappers, as stable-baselines3's DummyVecEnv checks: two Monitors of one
+            # env are two objects, yet each step would step that env twice
+            first = made.setdefault(id(getattr(env, "unwrapped", env)), index)
             if first != index:
                 envs.pop()  # closed once below, not twice
                 raise ValueError(
-                    f"env_makers[{first}] and env_makers[{index}] returned the same env object, which every"
-                    " step would step more than once. Each maker must make a new env: lambda:"
-                    " gymnasium.make('CartPole-v1'), not a lambda returning an env made beforehand."
+                    f"env_makers[{first}] and env_makers[{index}] returned the same env object (or wrappers of"
+                    " one env: their .unwrapped is the same), which every step would step more than once. Each"
+                    " maker must make a new env: lambda: gymnasium.make('CartPole-v1'), not a lambda returning"
+                    " an env made beforehand."
                 )
             if measured:
                 # a space vecrl cannot batch is its TypeError here, not flatdim's error for that space
