@@ -339,3 +339,25 @@ def test_observation_mode_different_batches_spaces_as_gymnasium_does():
 def test_a_bad_observation_mode_says_what_is_expected(mode, error):
     with pytest.raises(error, match="observation_mode"):
         SyncVectorEnv([lambda: gym.make("CartPole-v1")] * 2, observation_mode=mode)
+
+
+class _ResetTakesNoOptions(gym.Env):
+    """An env written before gymnasium's reset took options: ``reset(self, seed=None)``."""
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, seed=None):  # type: ignore[override]
+        super().reset(seed=seed)
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        return np.zeros(2, np.float32), 1.0, True, False, {}
+
+
+def test_an_env_whose_reset_takes_no_options_resets_and_autoresets():
+    env = SyncVectorEnv([_ResetTakesNoOptions] * 2)  # (a TypeError for options=None before)
+    observation, _ = env.reset(seed=0)
+    assert observation.shape == (2, 2)
+    assert env.step(np.array([0, 1]))[1].tolist() == [1.0, 1.0]  # each episode ends: an autoreset
+    env.close()

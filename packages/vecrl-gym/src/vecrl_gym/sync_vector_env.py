@@ -212,7 +212,10 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
         try:
             for position, index in enumerate(indices):
                 seed = None if seeds is None else seeds[position]
-                rows[index], info = env_resets[index](seed=seed, options=options)
+                # options only where given: an env whose reset(seed=None) takes none still resets, as under
+                # gymnasium's and stable-baselines3's vector envs
+                reset = env_resets[index]
+                rows[index], info = reset(seed=seed) if options is None else reset(seed=seed, options=options)
                 if info and not empty_info:
                     if infos is None:
                         infos = [{}] * len(indices)
