@@ -167,7 +167,9 @@ def test_spaces_gymnasium_cannot_batch_densely_are_refused_at_construction():
         def observation(self, observation):
             return "text"
 
-    with pytest.raises(TypeError, match="a Text space, whose samples have no fixed shape"):
+    with pytest.raises(
+        TypeError, match="a Text space, which has a dynamic shape \\(its samples have no fixed shape\\)"
+    ):
         TorchWrapper(AsText(gymnasium.make("CartPole-v1")))
 
 

@@ -112,7 +112,7 @@ def test_box_action_shapes_must_agree():
 
 
 def test_spaces_gymnasium_cannot_batch_densely_are_a_type_error_naming_the_space():
-    with pytest.raises(TypeError, match=r"is Text\(.*a Text space, whose samples have no fixed shape"):
+    with pytest.raises(TypeError, match=r"is Text\(.*a Text space, which has a dynamic shape"):
         SyncVectorEnv([lambda: WithObservationSpace(gym.make("CartPole-v1"), Text(5))])
 
 

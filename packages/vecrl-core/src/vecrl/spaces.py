@@ -47,9 +47,10 @@ def _check_part(space: object, what: str, path: str) -> None:
         return
     where = f"The {what} is {space!r}" if not path else f"The {what}'s entry {path} is {space!r}"
     if isinstance(space, Space):
+        # "has a dynamic shape": the words gymnasium's AsyncVectorEnv uses, which its own tests look for
         reason = (
-            f"a {type(space).__name__} space, whose samples have no fixed shape: gymnasium batches it as a"
-            " tuple of per-env samples, which no tensor can hold"
+            f"a {type(space).__name__} space, which has a dynamic shape (its samples have no fixed shape):"
+            " gymnasium batches it as a tuple of per-env samples, which no tensor can hold"
         )
     else:
         reason = f"of type {type(space).__qualname__}, not a gymnasium space"
