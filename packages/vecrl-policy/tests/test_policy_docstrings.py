@@ -10,9 +10,13 @@ MODULES = [
     "vecrl_policy.chain",
     "vecrl_policy.fastpath",
     "vecrl_policy.flat",
+    "vecrl_policy.layer_table",
     "vecrl_policy.layers",
     "vecrl_policy.parser",
     "vecrl_policy.policy",
+    "vecrl_policy.randomness",
+    "vecrl_policy.rollout",
+    "vecrl_policy.statistics",
 ]
 
 

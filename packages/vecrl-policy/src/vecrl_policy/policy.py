@@ -84,9 +84,10 @@ class Policy:
         constants come from ``kwargs``. An ``nn.Module`` instance is taken as it is.
 
         Examples:
-            >>> import vecrl
-            >>> env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=2)
-            >>> Policy.for_env("Linear(obs_length, act_length)", env).parameter_length
+            >>> from types import SimpleNamespace
+            >>> from gymnasium.spaces import Box, Discrete
+            >>> env = SimpleNamespace(single_observation_space=Box(-1.0, 1.0, (4,)), single_action_space=Discrete(2))
+            >>> Policy.for_env("Linear(obs_length, act_length)", env).parameter_length  # a CartPole's sizes
             10
         """
         if isinstance(net, nn.Module):
