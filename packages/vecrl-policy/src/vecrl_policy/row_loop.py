@@ -318,8 +318,13 @@ class _RowLoop:
         """Each slot's seed for a reset that starts its row's next episode (None for an unseeded call)."""
         if self.seeds is None:
             return None
-        seeds: list[int] = episode_seed(self.row_seed[self.held], self.slot_episodes).tolist()
-        return seeds
+        seeds = self.row_seed[self.held]
+        # a row's first episode starts from its own seed (episode_seed's rule for episode 0); the hash, some
+        # 15 tensor ops, is computed only where a slot is past it: not on the refills of one-episode calls
+        if self.slot_episodes.any():
+            seeds = episode_seed(seeds, self.slot_episodes)
+        listed: list[int] = seeds.tolist()
+        return listed
 
     def _rows_of(self, rows: torch.Tensor) -> torch.Tensor:
         """The parameter rows ``rows`` (index_select: advanced indexing copies 4x slower on the CPU)."""
