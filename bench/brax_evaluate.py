@@ -42,7 +42,9 @@ from vecrl_policy.randomness import row_seeds
 CASES = {
     "brax::inverted_pendulum": {},
     "brax::ant": {"terminate_when_unhealthy": False},
-    "playground::CartpoleBalance": {},  # MuJoCo Playground's MJX (impl="jax" on a CPU)
+    # MuJoCo Playground's MJX: impl="jax", its default on a CPU, named for a GPU too (where "warp" is the
+    # default, which needs NVIDIA's warp-lang, a wheel too large for bench/gpu_check.sh to carry)
+    "playground::CartpoleBalance": {"impl": "jax"},
 }
 HIDDEN = 64
 
@@ -52,9 +54,9 @@ def single_env(name: str, episode_length: int, kwargs: dict) -> Any:
     prefix, env_name = name.split("::")
     if prefix == "brax":
         return brax.envs.create(env_name, episode_length=episode_length, auto_reset=False, **kwargs)
-    from vecrl_playground.batch import make_playground_batch
+    from vecrl_playground.batch import make_playground_env
 
-    return make_playground_batch(env_name, 1, {"episode_length": episode_length, **kwargs}).env
+    return make_playground_env(env_name, {"episode_length": episode_length, **kwargs}).env
 
 
 def floor_rollout(name: str, episode_length: int, kwargs: dict, sizes: list[int]) -> Callable:
@@ -100,7 +102,7 @@ def timed(run: Callable[[], tuple[np.ndarray, int]]) -> tuple[float, np.ndarray,
     return time.perf_counter() - start, returns, steps
 
 
-def bench(name: str, popsize: int, episode_length: int, rounds: int, seed: int) -> None:
+def bench(name: str, popsize: int, episode_length: int, rounds: int, seed: int, stepped: bool = True) -> None:
     kwargs = CASES[name]
     env = vecrl.make_vector_env(
         name, num_envs=popsize, num_episodes=1, episode_length=episode_length, **kwargs
@@ -113,6 +115,8 @@ def bench(name: str, popsize: int, episode_length: int, rounds: int, seed: int) 
     parameters = 0.3 * torch.randn(
         popsize, policy.parameter_length, generator=torch.Generator().manual_seed(seed)
     )
+    if jax.default_backend() == "gpu":  # the fused path takes the population on jax's device
+        parameters = parameters.cuda()
     floor = floor_rollout(name, episode_length, kwargs, sizes)
     seeds = jnp.asarray(np.asarray(row_seeds(seed, popsize), dtype=np.uint32))
     population = convert_from_torch(parameters, "jax")
@@ -125,7 +129,7 @@ def bench(name: str, popsize: int, episode_length: int, rounds: int, seed: int) 
         def run() -> tuple[np.ndarray, int]:
             result = evaluate(policy, env, parameters, seed=seed, fused=fused)
             assert result.path == ("fused" if fused else "stepped")
-            return result.total_return.numpy(), int(result.steps.sum())
+            return result.total_return.cpu().numpy(), int(result.steps.sum())
 
         return run
 
@@ -134,6 +138,8 @@ def bench(name: str, popsize: int, episode_length: int, rounds: int, seed: int) 
         "vecrl fused": run_vecrl(True),
         "vecrl stepped": run_vecrl(False),
     }
+    if not stepped:
+        del sides["vecrl stepped"]
     first = {label: timed(run) for label, run in sides.items()}
     reference = first["floor (EvoJAX-style)"][1]
     times: dict[str, list[float]] = {label: [] for label in sides}
@@ -174,6 +180,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="inverted_pendulum, P=32, 100 steps, 2 rounds")
+    parser.add_argument("--skip-stepped", action="store_true", help="the floor and the fused path only")
     args = parser.parse_args()
     if args.quick:
         args.only, args.popsize, args.episode_length, args.rounds = ["brax::inverted_pendulum"], 32, 100, 2
@@ -181,7 +188,7 @@ def main() -> None:
         f"jax {jax.__version__} on {jax.default_backend()}, torch {torch.__version__}; load average {os.getloadavg()}"
     )
     for name in args.only or list(CASES):
-        bench(name, args.popsize, args.episode_length, args.rounds, args.seed)
+        bench(name, args.popsize, args.episode_length, args.rounds, args.seed, not args.skip_stepped)
     print(f"load average {os.getloadavg()}")
 
 

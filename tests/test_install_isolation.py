@@ -45,8 +45,8 @@ def test_exactly_the_chosen_vecrl_packages_are_installed(distribution):
 
 @pytest.mark.parametrize("module", BROUGHT)
 def test_a_heavy_dependency_comes_only_with_a_package_that_brings_it(module):
-    # vecrl-playground's rows install vecrl-brax (the two share their jitted machinery), and EvoTorch depends
-    # on Ray: each package's pyproject says what it brings
+    # playground depends on brax, and EvoTorch on Ray: each package's pyproject says what it
+    # brings (so gymnax's row, core+jax+gymnax+policy, holds no brax)
     bringers = [package.name for package in PACKAGES.values() if module in package.get("brings")]
     assert (importlib.util.find_spec(module) is not None) == any(b in INSTALLED for b in bringers), bringers
 

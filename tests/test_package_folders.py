@@ -65,9 +65,9 @@ def test_the_isolation_rows_and_those_ci_runs_come_from_the_declarations():
         "core+gym",
         "core+policy",
         "core+gym+policy",
-        "core+brax+gymnax+policy",  # gymnax's tests run there only (it is kept out of `nox -s tests`)
+        "core+jax+gymnax+policy",  # gymnax's tests run there only (it is kept out of `nox -s tests`)
     }
-    assert rows["core+brax+gymnax+policy"].tests
+    assert rows["core+jax+gymnax+policy"].tests
     # two READMEs with one install line make one row, where both READMEs' blocks run
     assert rows["core+gym"].documents == ("packages/vecrl-core/README.md", "packages/vecrl-gym/README.md")
     assert rows["core+sb3"].tests and rows["core+gym+sb3"].documents == ("packages/vecrl-sb3/README.md",)

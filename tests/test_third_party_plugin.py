@@ -36,6 +36,12 @@ def toy_site(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def drift_site(tmp_path_factory):
+    pytest.importorskip("vecrl_jax")
+    return pip_install_into(tmp_path_factory.mktemp("drift-site"), "vecrl-drift")
+
+
+@pytest.fixture(scope="module")
 def clone_site(tmp_path_factory):
     return pip_install_into(tmp_path_factory.mktemp("clone-site"), "vecrl-toy-clone")
 
@@ -83,6 +89,41 @@ def test_the_installed_plugin_passes_the_backend_checks(toy_site):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+def test_a_third_party_jax_backend_passes_the_conformance_spec_and_runs_evaluate_fused(drift_site):
+    """vecrl-drift (tests/fixtures): a pure-jax env written to vecrl-jax's protocol, in two short files."""
+    result = run_python(
+        """
+        import torch, vecrl
+        from vecrl import testing
+        make, short = testing.maker("drift"), {"episode_length": 4}
+        testing.check_backend(make, "point", num_envs=3, **short)
+        testing.check_autoreset_modes(make, "point", num_steps=12, **short)
+        testing.check_seed_lists(make, "point", num_envs=3, **short)
+        testing.check_single_env(make, "point", **short)
+        print(vecrl.backend_distribution("drift"))
+        try:
+            from vecrl_policy import Policy, evaluate
+        except ImportError:
+            print("fused stepped")
+        else:
+            env = vecrl.make_vector_env("drift::point", num_envs=8, num_episodes=1, episode_length=20)
+            policy = Policy("Linear(1, 8) >> Tanh() >> Linear(8, 1)")
+            population = 0.3 * torch.randn(20, policy.parameter_length, generator=torch.Generator().manual_seed(0))
+            fused, stepped = evaluate(policy, env, population, seed=0), evaluate(policy, env, population, seed=0, fused=False)
+            assert torch.equal(fused.steps, stepped.steps), (fused.steps, stepped.steps)
+            torch.testing.assert_close(fused.total_return, stepped.total_return, rtol=1e-5, atol=1e-5)
+            print(fused.path, stepped.path)
+        """,
+        drift_site,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines() == ["('vecrl-drift', '0.0.1')", "fused stepped"]
+    lines = sum(
+        len(path.read_text().splitlines()) for path in (FIXTURES / "vecrl-drift" / "src").rglob("*.py")
+    )
+    assert lines < 80
 
 
 def test_a_plugin_written_to_the_contract_before_gets_the_torch_options(toy_site):

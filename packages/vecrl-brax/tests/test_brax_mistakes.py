@@ -64,9 +64,7 @@ def test_a_bad_action_changes_nothing():
 
 
 def test_a_num_envs_that_cannot_fit_fails_at_once_with_the_size_it_needs():
-    with pytest.raises(
-        MemoryError, match=r"brax env 'fast' with num_envs=1,000,000,000,000 would need about"
-    ):
+    with pytest.raises(MemoryError, match=r"jax env 'fast' with num_envs=1,000,000,000,000 would need about"):
         vecrl.make_vector_env("brax::fast", num_envs=10**12)
 
 

@@ -14,7 +14,8 @@ from gymnasium.spaces import Box
 import vecrl
 from vecrl.compat import FINAL_OBS_KEY, same_step_metadata
 from vecrl.seeding import sub_env_seeds
-from vecrl_brax import JaxVectorEnv, VectorEnvFromBrax, autoreset
+from vecrl_brax import VectorEnvFromBrax
+from vecrl_jax import BraxStyleEnv, JaxVectorEnv, engine
 
 PENDULUM_EPISODE_LENGTH = 8
 # the spring pipeline compiles in about half the time of brax's default (generalized) one
@@ -97,7 +98,7 @@ def test_each_new_episode_starts_from_a_fresh_random_state(pendulum):
 def test_episodes_never_start_from_the_same_fresh_state_across_many_pool_refills_and_a_seed_reproduces_them(
     monkeypatch, num_envs
 ):
-    monkeypatch.setattr(autoreset, "MIN_POOL_HALF", 12)  # small halves: many refills in a short run
+    monkeypatch.setattr(engine, "MIN_POOL_HALF", 12)  # small halves: many refills in a short run
     env = VectorEnvFromBrax("inverted_pendulum", num_envs=num_envs, **PENDULUM_KWARGS)
     push = np.full((num_envs, 1), 3.0, dtype=np.float32)
 
@@ -111,7 +112,7 @@ def test_episodes_never_start_from_the_same_fresh_state_across_many_pool_refills
         return starts
 
     starts = start_states(8)
-    assert len(starts) > 4 * autoreset.pool_half(num_envs), "pushed poles fall every few steps"
+    assert len(starts) > 4 * engine.pool_half(num_envs), "pushed poles fall every few steps"
     assert len(set(starts)) == len(starts)
     assert start_states(8) == starts
 
@@ -174,14 +175,11 @@ def test_with_a_seed_rule_an_int_seed_stands_for_the_sub_env_seeds_of_that_rule(
 def test_the_jax_base_steps_the_env_its_subclass_makes_and_says_so_when_none_is_given():
     import brax.envs
 
-    class FastEnvs(JaxVectorEnv):  # what a third-party jax backend writes: the batched env and its actions
+    class FastEnvs(JaxVectorEnv):  # what a third-party jax backend writes: the env and its actions
         @staticmethod
-        def make_batch(env_name, batch_size, kwargs):
-            return brax.envs.create(env_name, batch_size=batch_size, auto_reset=False, **kwargs)
-
-        @staticmethod
-        def action_space_of(env):
-            return Box(-1.0, 1.0, (env.action_size,), np.float32)
+        def make_env(env_name, kwargs):
+            env = brax.envs.create(env_name, batch_size=None, auto_reset=False, **kwargs)
+            return BraxStyleEnv(env, Box(-1.0, 1.0, (env.action_size,), np.float32))
 
     env = FastEnvs("fast", num_envs=3, episode_length=2, num_episodes=1)
     assert not isinstance(env, VectorEnvFromBrax) and env.single_action_space.shape == (1,)

@@ -36,7 +36,7 @@ def test_a_step_is_gymnax_s_own_step_of_each_sub_env():
         return gymnax_env.step_env(jax.random.split(key)[1], env_state, action, params)
 
     expected_obs, _, expected_reward, expected_done, _ = jax.vmap(gymnax_step)(
-        state.info["key"], state.pipeline_state, actions
+        state.key, state.env_state, actions
     )
     obs, reward, terminated, truncated, _ = env.step(actions)
     # equal up to float rounding: XLA fuses the jitted batch's arithmetic its own way
@@ -69,7 +69,7 @@ def test_params_and_constructor_arguments_reach_the_env_and_spaces_are_gymnasium
     from gymnasium.spaces import Box, Discrete
 
     env = GymnaxVectorEnv("CartPole-v1", num_envs=2, gravity=20.0, episode_length=7)
-    params = env.brax_env.env.params
+    params = env.jax_env.params
     assert params.gravity == 20.0 and params.max_steps_in_episode == 7
     assert env.single_action_space == Discrete(2) and env.single_observation_space.shape == (4,)
     env.close()
@@ -100,7 +100,7 @@ def test_discrete_actions_in_any_integer_form_and_bad_ones_refused_before_any_st
     env.reset(seed=0)
     for actions in (torch.tensor([0, 1, 1]), np.array([0, 1, 1], np.int8), [0, 1, 1]):
         assert env.step(actions)[0].shape == (3, 4)
-    before = env.unwrapped.state.obs
+    before = env.unwrapped.state.observation
     with pytest.raises(ValueError, match=r"actions in \[0, 1\] .* sub-envs \[2\] are \[2\]"):
         env.step(torch.tensor([0, 1, 2]))
     with pytest.raises(
@@ -112,7 +112,9 @@ def test_discrete_actions_in_any_integer_form_and_bad_ones_refused_before_any_st
         ValueError, match=r"expected \(3,\) \(num_envs rows of the action space Discrete\(2\)\)"
     ):
         env.step(torch.zeros(3, 1, dtype=torch.int64))
-    np.testing.assert_array_equal(np.asarray(env.unwrapped.state.obs), np.asarray(before))  # nothing stepped
+    np.testing.assert_array_equal(
+        np.asarray(env.unwrapped.state.observation), np.asarray(before)
+    )  # nothing stepped
     env.close()
 
 

@@ -50,9 +50,9 @@ def test_a_seed_rule_makes_an_int_seed_stand_for_the_seeds_it_gives_the_sub_envs
 
 def test_mjx_runs_its_jax_implementation_on_cpu_and_overrides_reach_the_config():
     env = PlaygroundVectorEnv(ENV, num_envs=2, ctrl_dt=0.02, sim_dt=0.02, **SHORT)
-    config = env.brax_env.unwrapped._config
+    config = env.jax_env.env.unwrapped._config
     assert jax.default_backend() == "cpu" and config.impl == "jax"
-    assert config.ctrl_dt == 0.02 and env.brax_env.episode_length == 4
+    assert config.ctrl_dt == 0.02 and env.jax_env.env.episode_length == 4
     assert env.single_action_space.low.tolist() == [-1.0] and env.single_action_space.high.tolist() == [1.0]
     env.close()
 

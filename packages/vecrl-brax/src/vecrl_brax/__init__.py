@@ -1,7 +1,7 @@
 """vecrl-brax: the ``brax`` backend of vecrl, brax environments batched, jitted and handed to torch.
 
-jax and brax are imported on first use of ``VectorEnvFromBrax``, ``JaxVectorEnv`` (the base a jax backend
-subclasses) or ``make_brax_env``, not by ``import vecrl_brax``.
+It is a thin adapter onto vecrl's jax engine (vecrl-jax). jax and brax are imported on first use of
+``VectorEnvFromBrax`` or ``make_brax_env``, not by ``import vecrl_brax``.
 
 Examples:
     >>> import vecrl
@@ -19,14 +19,13 @@ from vecrl.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from vecrl_brax.make import make_brax_env
-    from vecrl_brax.vector_env import JaxVectorEnv, VectorEnvFromBrax
+    from vecrl_brax.vector_env import VectorEnvFromBrax
 
 __version__ = "0.1.0"
 
-__all__ = ["JaxVectorEnv", "VectorEnvFromBrax", "make_brax_env"]
+__all__ = ["VectorEnvFromBrax", "make_brax_env"]
 
 _LAZY = {
-    "JaxVectorEnv": "vecrl_brax.vector_env",
     "VectorEnvFromBrax": "vecrl_brax.vector_env",
     "make_brax_env": "vecrl_brax.make",
 }

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any
 
 import vecrl
-from vecrl.single_env import SingleEnv, one_or_batched
-from vecrl_brax.vector_env import JaxVectorEnv, VectorEnvFromBrax
-
-JaxEnv = TypeVar("JaxEnv", bound=JaxVectorEnv)
+from vecrl.single_env import SingleEnv
+from vecrl_brax.vector_env import VectorEnvFromBrax
+from vecrl_jax.make import make_jax_vector_env
 
 
 def make_brax_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
@@ -54,32 +53,4 @@ def make_brax_vector_env(
         num_episodes=num_episodes,
         autoreset_mode=autoreset_mode,
         **kwargs,
-    )
-
-
-def make_jax_vector_env(
-    env_class: type[JaxEnv],
-    prefix: str,
-    env_name: str,
-    /,  # brax's envs take a keyword `backend` of their own, in kwargs
-    *,
-    num_envs: int | None,
-    num_episodes: int | None,
-    autoreset_mode: Any,
-    **kwargs: Any,
-) -> JaxEnv | SingleEnv:
-    """``env_class`` (``VectorEnvFromBrax``, or a ``JaxVectorEnv`` of another jax backend, serving ``prefix``)
-    with ``num_envs`` sub-envs: the body of every jax backend's ``make``. ``num_envs=None`` gives a single
-    env (``vecrl.single_env.SingleEnv``: one sub-env, no autoreset), as on the gym backend."""
-    # array_type="torch": the env hands torch tensors (DLPack views of its jax results) to TorchWrapper, which
-    # then passes torch actions through unconverted; the env takes a CPU tensor as a numpy view, the
-    # cheapest way into jax (jax.dlpack.from_dlpack costs ~0.1-0.3 ms per step on CPU).
-    return one_or_batched(
-        f"make_vector_env('{prefix}::{env_name}')",
-        lambda n, mode: env_class(
-            env_name, num_envs=n, num_episodes=num_episodes, array_type="torch", autoreset_mode=mode, **kwargs
-        ),
-        num_envs=num_envs,
-        num_episodes=num_episodes,
-        autoreset_mode=autoreset_mode,
     )

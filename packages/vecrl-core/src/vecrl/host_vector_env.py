@@ -22,6 +22,7 @@ import numpy as np
 from gymnasium.spaces import Space
 
 from vecrl.action_checks import ActionCheck
+from vecrl.arrays import convert_to_numpy
 from vecrl.checks import closed_env_error, failed_env_error
 from vecrl.compat import (
     FINAL_INFO_KEY,
@@ -361,11 +362,9 @@ class HostVectorEnv(EpisodeVectorEnv):
         """The info keys of the episodes that ``ended`` at a same_step step: their last observations (the
         step's ``observation`` before any restart, ``vecrl.final_observations``) and infos (``final_infos``),
         each with its mask."""
-        finals = {
-            FINAL_OBS_KEY: self._observation_results(observation),
-            FINAL_OBS_MASK_KEY: self._results(ended),
-        }
-        finals.update(final_infos(info, ended, self._add_info, per_sub_env=self.infos_per_sub_env))
+        mask = self._results(ended)
+        finals = {FINAL_OBS_KEY: self._observation_results(observation), FINAL_OBS_MASK_KEY: mask}
+        finals.update(final_infos(info, mask, self._add_info, per_sub_env=self.infos_per_sub_env))
         return finals
 
     def _info_with_rows(self, info: Any, part: Any, ids: np.ndarray, *, copy: bool = False) -> Any:
@@ -397,12 +396,10 @@ class HostVectorEnv(EpisodeVectorEnv):
         return batched
 
 
-def final_infos(
-    info: Any, ended: np.ndarray, add_info: AddInfo, *, per_sub_env: bool = False
-) -> dict[str, Any]:
-    """``info[FINAL_INFO_KEY]`` and its ``"_"`` mask for a step whose episodes ``ended`` (a bool per sub-env),
-    from the step's ``info`` before any restart, in the layout of gymnasium's same_step vector envs of the
-    installed version (``add_info``: the env's ``_add_info``).
+def final_infos(info: Any, ended: Any, add_info: AddInfo, *, per_sub_env: bool = False) -> dict[str, Any]:
+    """``info[FINAL_INFO_KEY]`` and its ``"_"`` mask for a step whose episodes ``ended`` (a bool per sub-env,
+    of the env's array type: the masks are it), from the step's ``info`` before any restart, in the layout of
+    gymnasium's same_step vector envs of the installed version (``add_info``: the env's ``_add_info``).
 
     ``info`` is batched (arrays with a row per sub-env, other values as they are; no keys where it is
     empty) or, with ``per_sub_env``, every sub-env's info dict (a list, or ``{}`` for none), as gymnasium's
@@ -418,22 +415,20 @@ def final_infos(
         >>> finals["_final_info"].tolist()
         [False, True]
     """
-    if not info:
-        if not per_sub_env:
-            return {}
-        if FINAL_INFOS_BATCHED_ONCE:  # (no sub-env gave an info: gymnasium gives only the mask)
-            return {FINAL_INFO_KEY: {}, FINAL_INFO_MASK_KEY: ended}
+    if not info and FINAL_INFOS_BATCHED_ONCE:  # (no sub-env gave an info: gymnasium gives only the mask)
+        return {FINAL_INFO_KEY: {}, FINAL_INFO_MASK_KEY: ended}
     if FINAL_INFOS_BATCHED_ONCE and not per_sub_env:
         batched: dict[str, Any] = {}
         for key, value in info.items():
             batched[key], batched[f"_{key}"] = value, ended
         return {FINAL_INFO_KEY: batched, FINAL_INFO_MASK_KEY: ended}
-    num_envs, indices = len(ended), ended.nonzero()[0].tolist()
+    num_envs, indices = len(ended), convert_to_numpy(ended).nonzero()[0].tolist()
     if per_sub_env:
         ended_infos = [info[index] if info else {} for index in indices]
     else:
+        rows = {key: _as_rows(value, num_envs) for key, value in (info or {}).items()}
         ended_infos = [
-            {key: value[index] if is_row_array(value, num_envs) else value for key, value in info.items()}
+            {key: value[index] if is_row_array(value, num_envs) else value for key, value in rows.items()}
             for index in indices
         ]
     finals: dict[str, Any] = {}
@@ -471,6 +466,13 @@ def with_rows(
             value = full
         info[key] = value
     return info
+
+
+def _as_rows(value: Any, num_rows: int) -> Any:
+    """An info value with a row per sub-env (numpy, torch or jax) as numpy, for gymnasium's per-row layout."""
+    if not isinstance(value, np.ndarray) and len(getattr(value, "shape", ())) > 0 and len(value) == num_rows:
+        return convert_to_numpy(value)
+    return value
 
 
 def is_row_array(value: Any, num_rows: int) -> bool:

@@ -22,13 +22,20 @@ from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from gymnasium.spaces import Dict, Space, Tuple
 
 from vecrl.actions import random_action_sampler
 from vecrl.arrays import convert_to_numpy
 from vecrl.autoreset import AUTORESET_MODES, declared_autoreset_mode
-from vecrl.compat import FINAL_INFO_KEY, FINAL_INFO_MASK_KEY, FINAL_OBS_KEY, FINAL_OBS_MASK_KEY
+from vecrl.compat import (
+    FINAL_INFO_KEY,
+    FINAL_INFO_MASK_KEY,
+    FINAL_INFOS_BATCHED_ONCE,
+    FINAL_OBS_KEY,
+    FINAL_OBS_MASK_KEY,
+)
 from vecrl.errors import VecrlError
 from vecrl.make import make_vector_env
 from vecrl.registry import isolated_registry
@@ -330,13 +337,20 @@ def _check_final_observations(observation: Any, info: dict[str, Any], ended: Any
         _nesting(finals) == _nesting(observation),
         f"{where}: info[{FINAL_OBS_KEY!r}] must be a batch like the observations, got {type(finals).__qualname__}.",
     )
-    if FINAL_INFO_KEY in info:
-        info_mask = info.get(FINAL_INFO_MASK_KEY)
-        _expect(
-            info_mask is not None and convert_to_numpy(info_mask).astype(bool).tolist() == ended.tolist(),
-            f"{where}: info[{FINAL_INFO_MASK_KEY!r}] must be True exactly for the sub-envs whose episode ended"
-            f" ({ended.tolist()}), got {info_mask!r}.",
-        )
+    _expect(
+        FINAL_INFO_KEY in info,
+        f"{where}: an episode ended, so info must hold {FINAL_INFO_KEY!r} (its last info) with its mask, as"
+        f" gymnasium's same_step vector envs give it; got the keys {sorted(info)}.",
+    )
+    info_mask = info.get(FINAL_INFO_MASK_KEY)
+    # gymnasium 1.1 on batches the final infos once, with the same mask; before, its _add_info made numpy masks
+    mask_type = torch.Tensor if FINAL_INFOS_BATCHED_ONCE else np.ndarray
+    _expect(
+        isinstance(info_mask, mask_type)
+        and convert_to_numpy(info_mask).astype(bool).tolist() == ended.tolist(),
+        f"{where}: info[{FINAL_INFO_MASK_KEY!r}] must be a {mask_type.__name__} True exactly for the sub-envs whose"
+        f" episode ended ({ended.tolist()}), as info[{FINAL_OBS_MASK_KEY!r}] is; got {info_mask!r}.",
+    )
     kept = torch.as_tensor(~ended)
     for leaf, final in zip(_leaves(observation), _leaves(finals), strict=True):
         _check_tensor(final, tuple(leaf.shape), leaf.dtype, f"{where}: info[{FINAL_OBS_KEY!r}]")

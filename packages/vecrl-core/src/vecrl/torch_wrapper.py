@@ -22,7 +22,15 @@ from vecrl.arrays import (
 )
 from vecrl.autoreset import autoreset_mode_value
 from vecrl.checks import checked_device, checked_flag, closed_env_error
-from vecrl.compat import FINAL_OBS_KEY, FINAL_OBS_MASK_KEY, GYMNASIUM_1, VECTOR_WRAPPER_BASE
+from vecrl.compat import (
+    FINAL_INFO_KEY,
+    FINAL_INFO_MASK_KEY,
+    FINAL_INFOS_BATCHED_ONCE,
+    FINAL_OBS_KEY,
+    FINAL_OBS_MASK_KEY,
+    GYMNASIUM_1,
+    VECTOR_WRAPPER_BASE,
+)
 from vecrl.episode_vector_env import EpisodeVectorEnv
 from vecrl.spaces import ARRAY_SPACES, check_supported_space, unbatched_space
 
@@ -239,8 +247,9 @@ class TorchWrapper:
         )
 
     def _final_observations_as_tensors(self, info: Any) -> Any:
-        """``info`` with the final observations and their mask (``vecrl.final_observations``) as tensors on
-        the device, as the observations are, where the env gave them as numpy or jax arrays."""
+        """``info`` with the final observations and their mask (``vecrl.final_observations``), and the final
+        infos' masks, as tensors on the device, as the observations are, where the env gave them as numpy or
+        jax arrays."""
         final = info[FINAL_OBS_KEY]
         if isinstance(first_leaf(final), torch.Tensor):
             return info
@@ -248,7 +257,15 @@ class TorchWrapper:
         mask = convert_to_torch_bool(info[FINAL_OBS_MASK_KEY])
         if self._device is not None:
             final, mask = _to_device(final, self._device), mask.to(self._device)
-        return {**info, FINAL_OBS_KEY: final, FINAL_OBS_MASK_KEY: mask}
+        info = {**info, FINAL_OBS_KEY: final, FINAL_OBS_MASK_KEY: mask}
+        info_mask = info.get(FINAL_INFO_MASK_KEY)
+        if FINAL_INFOS_BATCHED_ONCE and info_mask is not None and not isinstance(info_mask, torch.Tensor):
+            # the final infos' masks, the same array as the final observations' (vecrl.host_vector_env)
+            finals = info.get(FINAL_INFO_KEY)
+            if isinstance(finals, dict):
+                info[FINAL_INFO_KEY] = {k: mask if v is info_mask else v for k, v in finals.items()}
+            info[FINAL_INFO_MASK_KEY] = mask
+        return info
 
     def _unreadable_action(self, action: Any, error: Exception) -> Exception:
         """The error for an action that is no array of numbers (None, text, ragged lists): what ``step()``

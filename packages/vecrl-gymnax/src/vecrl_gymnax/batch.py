@@ -1,11 +1,10 @@
-"""gymnax envs as the batched brax-style envs that vecrl-brax's jitted machinery steps.
+"""gymnax envs as the ``JaxEnv`` that vecrl's jax engine steps.
 
 A gymnax env is functional: ``reset_env(key, params)`` and ``step_env(key, state, action, params)`` on one
-state, ``step_env`` saying whether the episode terminated and ``is_truncated(state, params)`` whether it reached
-the params' time limit (gymnax's ``step`` adds an autoreset of its own, which vecrl's jitted step replaces with
-a fresh state per episode). ``GymnaxEnv`` is one env and its params as a brax ``Env`` (the key of the next step
-carried in the state's info), and brax's ``VmapWrapper`` batches it, as brax batches its own envs, so that
-each sub-env can start from a seed of its own.
+state, ``step_env`` saying whether the episode ended (gymnax's ``step`` adds an autoreset of its own, which
+vecrl's jitted step replaces with a fresh state per episode). ``GymnaxEnv`` batches one env and its params
+with ``jax.vmap``, the key of each sub-env's next step carried in its state, so that each sub-env starts
+from a key of its own.
 """
 
 from __future__ import annotations
@@ -13,18 +12,18 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from brax.envs.base import Env, State
-from brax.envs.wrappers.training import VmapWrapper
 from gymnasium.spaces import Box, Discrete
 
 from vecrl import checks
 from vecrl.checks import did_you_mean
+from vecrl_jax.protocol import Outcome
 
 #: The params field that sets an episode's time limit, given as ``episode_length=`` (as on brax and playground).
 TIME_LIMIT = "max_steps_in_episode"
@@ -32,59 +31,73 @@ TIME_LIMIT = "max_steps_in_episode"
 _NO_TIME_LIMIT = 2**30
 
 
-class GymnaxEnv(Env):
-    """The gymnax env ``env`` with ``params`` as one brax env without autoreset: observations as float32,
-    ``reward`` and ``done`` as float32, ``info["truncation"]`` 1 where the params' time limit ended an episode
-    that did not terminate (a terminal state reached on the last step is a termination, as on brax).
+class GymnaxState(NamedTuple):
+    """One sub-env's state: gymnax's, its observation, the reward and ends of the step that led to it, and
+    the key of its next step."""
+
+    env_state: Any
+    observation: jax.Array
+    reward: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+    key: jax.Array
+
+
+@dataclass(frozen=True, eq=False)  # one per configuration (cached): compared by identity
+class GymnaxEnv:
+    """The gymnax env ``env`` with ``params`` as a ``JaxEnv``: observations as float32, rewards as float32, an
+    episode truncated where the params' time limit ends it without a terminal state (a terminal state
+    reached on the last step is a termination, as on brax).
+
+    gymnax 1.x's ``step_env`` says whether the episode terminated and ``is_truncated`` whether it reached the
+    time limit; 0.x's ``step_env`` says whether it ended either way, and a state at the time limit is then
+    a truncation. A ``step_env`` that returns six values (terminated and truncated apart) is read as such.
 
     Examples:
         >>> import gymnax
         >>> env = GymnaxEnv(*gymnax.make("CartPole-v1"))
-        >>> state = env.step(env.reset(jax.random.PRNGKey(0)), jnp.int32(1))
-        >>> state.obs.shape, float(state.reward), float(state.done)
-        ((4,), 1.0, 0.0)
+        >>> states = env.step(env.reset(jax.random.split(jax.random.PRNGKey(0), 2)), jnp.ones(2, jnp.int32))
+        >>> env.outcome(states).observation.shape, env.outcome(states).reward.tolist()
+        ((2, 4), [1.0, 1.0])
     """
 
-    def __init__(self, env: Any, params: Any) -> None:
-        self.env, self.params = env, params
+    env: Any
+    params: Any
+    action_space: Any = field(default=None, compare=False)
 
-    def reset(self, rng: jax.Array) -> State:
+    def reset(self, keys: jax.Array) -> GymnaxState:
+        return jax.vmap(self._reset_one)(keys)
+
+    def step(self, state: GymnaxState, action: jax.Array) -> GymnaxState:
+        return jax.vmap(self._step_one)(state, action)
+
+    def outcome(self, state: GymnaxState) -> Outcome:
+        return Outcome(state.observation, state.reward, state.terminated, state.truncated)
+
+    def _reset_one(self, rng: jax.Array) -> GymnaxState:
         key, reset_key = jax.random.split(rng)
         obs, env_state = self.env.reset_env(reset_key, self.params)
-        zero = jnp.zeros((), jnp.float32)
-        info = {"key": key, "truncation": zero}
-        return State(env_state, obs.astype(jnp.float32), zero, zero, {}, info)
+        no = jnp.zeros((), bool)
+        return GymnaxState(env_state, obs.astype(jnp.float32), jnp.zeros((), jnp.float32), no, no, key)
 
-    def step(self, state: State, action: jax.Array) -> State:
-        key, step_key = jax.random.split(state.info["key"])
-        obs, env_state, reward, terminated, _ = self.env.step_env(
-            step_key, state.pipeline_state, action, self.params
+    def _step_one(self, state: GymnaxState, action: jax.Array) -> GymnaxState:
+        key, step_key = jax.random.split(state.key)
+        result = self.env.step_env(step_key, state.env_state, action, self.params)
+        obs, env_state, reward, ended = result[:4]
+        ended = jnp.asarray(ended, bool)
+        if len(result) == 6:  # terminated and truncated apart
+            terminated = ended
+            time_limit = jnp.asarray(result[4], bool)
+        elif hasattr(self.env, "is_truncated"):  # 1.x: step_env's end is a termination
+            terminated = ended
+            time_limit = jnp.asarray(self.env.is_truncated(env_state, self.params), bool)
+        else:  # 0.x: step_env's end includes the time limit
+            time_limit = jnp.asarray(env_state.time >= self.params.max_steps_in_episode, bool)
+            terminated = ended & ~time_limit
+        truncated = time_limit & ~terminated
+        return GymnaxState(
+            env_state, obs.astype(jnp.float32), jnp.asarray(reward, jnp.float32), terminated, truncated, key
         )
-        terminated = jnp.asarray(terminated, bool)
-        truncation = jnp.asarray(self.env.is_truncated(env_state, self.params), bool) & ~terminated
-        done = terminated | truncation
-        info = {"key": key, "truncation": truncation.astype(jnp.float32)}
-        return State(
-            env_state,
-            obs.astype(jnp.float32),
-            jnp.asarray(reward, jnp.float32),
-            done.astype(jnp.float32),
-            {},
-            info,
-        )
-
-    @property
-    def observation_size(self) -> int:
-        return math.prod(self.env.observation_space(self.params).shape)
-
-    @property
-    def action_size(self) -> int:
-        space = self.env.action_space(self.params)
-        return 1 if isinstance(space, Discrete) or not space.shape else math.prod(space.shape)
-
-    @property
-    def backend(self) -> str:
-        return "gymnax"
 
 
 def checked_env_name(env_name: str) -> str:
@@ -99,8 +112,8 @@ def checked_env_name(env_name: str) -> str:
     return checks.checked_env_name(env_name, list(gymnax.registered_envs), "gymnax")
 
 
-def make_gymnax_batch(env_name: str, batch_size: int, kwargs: Mapping[str, Any]) -> VmapWrapper:
-    """``batch_size`` copies of the gymnax env ``env_name`` as one batched env without autoreset.
+def make_gymnax_env(env_name: str, kwargs: Mapping[str, Any]) -> GymnaxEnv:
+    """The gymnax env ``env_name`` as a ``JaxEnv``.
 
     ``kwargs`` holds ``episode_length`` (the params' ``max_steps_in_episode``; default, the env's), fields
     of the env's params (``gravity=9.8``: they replace the default params) and arguments of the env's
@@ -111,21 +124,21 @@ def make_gymnax_batch(env_name: str, batch_size: int, kwargs: Mapping[str, Any])
     if "episode_length" in kwargs:  # None: no time limit (as on brax)
         length = kwargs["episode_length"]
         changes[TIME_LIMIT] = _NO_TIME_LIMIT if length is None else length
-    return VmapWrapper(GymnaxEnv(env, params.replace(**changes)), batch_size)
+    params = params.replace(**changes)
+    return GymnaxEnv(env, params, action_space(env, params))
 
 
-def action_space(env: VmapWrapper) -> Box | Discrete:
+def action_space(env: Any, params: Any) -> Box | Discrete:
     """One sub-env's action space as gymnasium's: a ``Discrete`` of the env's actions, or a float32 ``Box``
     of its bounds.
 
     Examples:
-        >>> action_space(make_gymnax_batch("Pendulum-v1", 2, {}))
+        >>> make_gymnax_env("Pendulum-v1", {}).action_space
         Box(-2.0, 2.0, (1,), float32)
     """
     from gymnax.environments import spaces
 
-    single: GymnaxEnv = env.env
-    space = single.env.action_space(single.params)
+    space = env.action_space(params)
     if isinstance(space, spaces.Discrete):
         return Discrete(int(space.n))
     if isinstance(space, spaces.Box):

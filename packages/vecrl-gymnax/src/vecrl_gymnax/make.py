@@ -7,8 +7,8 @@ from typing import Any
 
 import vecrl
 from vecrl.single_env import SingleEnv
-from vecrl_brax.make import make_jax_vector_env
 from vecrl_gymnax.vector_env import GymnaxVectorEnv
+from vecrl_jax.make import make_jax_vector_env
 
 
 def make_gymnax_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import vecrl
-from vecrl_brax.plugin import JAX_KEYWORDS, JAX_REFUSALS
+from vecrl_jax.keywords import JAX_KEYWORDS, JAX_REFUSALS
 
 
 def make_gymnax_vector_env(env_name: str, **kwargs: Any) -> Any:

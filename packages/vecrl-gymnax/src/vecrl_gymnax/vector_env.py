@@ -1,15 +1,13 @@
-"""GymnaxVectorEnv: gymnax envs batched, jitted and autoreset by vecrl-brax's JaxVectorEnv."""
+"""GymnaxVectorEnv: gymnax envs on vecrl's jax engine (``vecrl_jax.JaxVectorEnv``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from gymnasium.spaces import Box, Discrete
-
-from vecrl_brax import JaxVectorEnv
-from vecrl_brax.vector_env import JAX_RESERVED_KWARGS
 from vecrl_gymnax import batch
+from vecrl_jax.keywords import JAX_RESERVED_KWARGS
+from vecrl_jax.vector_env import JaxVectorEnv
 
 _RESERVED_KWARGS = {
     **JAX_RESERVED_KWARGS,
@@ -21,7 +19,7 @@ _RESERVED_KWARGS = {
 class GymnaxVectorEnv(JaxVectorEnv):
     """``num_envs`` copies of the gymnax env ``env_name`` (``CartPole-v1``, ``Pendulum-v1``,
     ``Breakout-MinAtar``, ``Catch-bsuite``, ...), stepped together in one jitted call, with everything
-    ``vecrl_brax.JaxVectorEnv`` gives: one compile per configuration, the terminated/truncated split, a fresh
+    ``vecrl_jax.JaxVectorEnv`` gives: one compile per configuration, the terminated/truncated split, a fresh
     random start state per episode (gymnax's own autoreset is not used), episode budgets inside the jitted
     step, every autoreset mode with ``reset_mask``, seeding (a seed per sub-env, ``seed_rule=``), torch views
     of the jax results.
@@ -41,11 +39,6 @@ class GymnaxVectorEnv(JaxVectorEnv):
     reserved_kwargs: ClassVar[Mapping[str, str]] = _RESERVED_KWARGS
 
     @staticmethod
-    def make_batch(env_name: str, batch_size: int, kwargs: Mapping[str, Any]) -> Any:
-        """``batch_size`` copies of the gymnax env, batched as brax batches its envs."""
-        return batch.make_gymnax_batch(env_name, batch_size, kwargs)
-
-    @staticmethod
-    def action_space_of(env: Any) -> Box | Discrete:
-        """The env's action space as gymnasium's (see ``vecrl_gymnax.batch.action_space``)."""
-        return batch.action_space(env)
+    def make_env(env_name: str, kwargs: Mapping[str, Any]) -> batch.GymnaxEnv:
+        """The gymnax env as a ``JaxEnv`` (see ``vecrl_gymnax.batch.make_gymnax_env``)."""
+        return batch.make_gymnax_env(env_name, kwargs)

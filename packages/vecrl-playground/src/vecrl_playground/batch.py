@@ -1,9 +1,10 @@
-"""MuJoCo Playground envs as the batched brax-style envs that vecrl-brax's jitted machinery steps.
+"""MuJoCo Playground envs as the ``JaxEnv`` that vecrl's jax engine steps.
 
 A playground env (``mujoco_playground.registry.load(name, config_overrides=...)``) is one functional env:
-``reset(key)`` and ``step(state, action)`` on one state. It is batched as ``brax.envs.create`` batches a
-brax env: brax's ``EpisodeWrapper`` (the time limit, ``info["truncation"]``, ``action_repeat``) inside its
-``VmapWrapper``, with no autoreset (vecrl-brax's jitted step resets finished episodes from fresh states).
+``reset(key)`` and ``step(state, action)`` on one state with brax's fields. It gets its time limit as
+``brax.envs.create`` gives a brax env one, from brax's ``EpisodeWrapper`` (``info["truncation"]``,
+``action_repeat``), with no autoreset (vecrl-jax's jitted step resets finished episodes from fresh
+states), and is batched by ``vecrl_jax.BraxStyleEnv``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from gymnasium.spaces import Box
 
 from vecrl import checks
 from vecrl.checks import did_you_mean
+from vecrl_jax.brax_style import BraxStyleEnv
 
 #: Keywords of the episode wrapper (brax's ``EpisodeWrapper``); every other keyword overrides the env's config.
 WRAPPER_KEYWORDS = ("episode_length", "action_repeat")
@@ -50,8 +52,8 @@ def checked_env_name(env_name: str) -> str:
     return checks.checked_env_name(env_name, list(registry.ALL_ENVS), "MuJoCo Playground")
 
 
-def make_playground_batch(env_name: str, batch_size: int, kwargs: Mapping[str, Any]) -> Any:
-    """``batch_size`` copies of the playground env ``env_name`` as one batched env without autoreset.
+def make_playground_env(env_name: str, kwargs: Mapping[str, Any]) -> BraxStyleEnv:
+    """The playground env ``env_name`` as a ``JaxEnv``, its actions in ``[-1, 1]`` per actuator.
 
     ``kwargs`` holds ``episode_length`` and ``action_repeat`` (default: the env's config's) and overrides
     of the env's config (``impl``, ``ctrl_dt``, ...; ``impl`` defaults to ``default_impl()``).
@@ -63,7 +65,7 @@ def make_playground_batch(env_name: str, batch_size: int, kwargs: Mapping[str, A
     env, config = _loaded(env_name, tuple(sorted(overrides.items())))
     episode_length = kwargs.get("episode_length", config.episode_length)
     action_repeat = kwargs.get("action_repeat", config.get("action_repeat", 1))
-    return training.VmapWrapper(training.EpisodeWrapper(env, episode_length, action_repeat), batch_size)
+    return BraxStyleEnv(training.EpisodeWrapper(env, episode_length, action_repeat), action_space(env))
 
 
 @functools.lru_cache(maxsize=8)
@@ -130,7 +132,7 @@ def action_space(env: Any) -> Box:
     training code gives them tanh-squashed actions).
 
     Examples:
-        >>> action_space(make_playground_batch("CartpoleBalance", 2, {}))
+        >>> make_playground_env("CartpoleBalance", {}).action_space
         Box(-1.0, 1.0, (1,), float32)
     """
     return Box(-1.0, 1.0, shape=(int(env.action_size),), dtype=np.float32)

@@ -7,7 +7,7 @@ from typing import Any
 
 import vecrl
 from vecrl.single_env import SingleEnv
-from vecrl_brax.make import make_jax_vector_env
+from vecrl_jax.make import make_jax_vector_env
 from vecrl_playground.vector_env import PlaygroundVectorEnv
 
 

@@ -1,14 +1,13 @@
-"""PlaygroundVectorEnv: MuJoCo Playground envs batched, jitted and autoreset by vecrl-brax's JaxVectorEnv."""
+"""PlaygroundVectorEnv: MuJoCo Playground envs on vecrl's jax engine (``vecrl_jax.JaxVectorEnv``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from gymnasium.spaces import Box
-
-from vecrl_brax import JaxVectorEnv
-from vecrl_brax.vector_env import JAX_RESERVED_KWARGS
+from vecrl_jax.brax_style import BraxStyleEnv
+from vecrl_jax.keywords import JAX_RESERVED_KWARGS
+from vecrl_jax.vector_env import JaxVectorEnv
 from vecrl_playground import batch
 
 _RESERVED_KWARGS = {
@@ -20,7 +19,7 @@ _RESERVED_KWARGS = {
 
 class PlaygroundVectorEnv(JaxVectorEnv):
     """``num_envs`` copies of the MuJoCo Playground env ``env_name`` (``CartpoleBalance``, ``CheetahRun``,
-    ...), stepped together in one jitted call, with everything ``vecrl_brax.JaxVectorEnv`` gives: one compile per
+    ...), stepped together in one jitted call, with everything ``vecrl_jax.JaxVectorEnv`` gives: one compile per
     configuration (shared by every env of it in the process), the terminated/truncated split, a fresh random
     start state per episode, episode budgets inside the jitted step, every autoreset mode with
     ``reset_mask``, seeding, Dict observations, torch views of the jax results.
@@ -41,11 +40,6 @@ class PlaygroundVectorEnv(JaxVectorEnv):
     reserved_kwargs: ClassVar[Mapping[str, str]] = _RESERVED_KWARGS
 
     @staticmethod
-    def make_batch(env_name: str, batch_size: int, kwargs: Mapping[str, Any]) -> Any:
-        """``batch_size`` copies of the playground env, batched as brax batches its envs."""
-        return batch.make_playground_batch(env_name, batch_size, kwargs)
-
-    @staticmethod
-    def action_space_of(env: Any) -> Box:
-        """``[-1, 1]`` per actuator (see ``vecrl_playground.batch.action_space``)."""
-        return batch.action_space(env)
+    def make_env(env_name: str, kwargs: Mapping[str, Any]) -> BraxStyleEnv:
+        """The playground env as a ``JaxEnv`` (see ``vecrl_playground.batch.make_playground_env``)."""
+        return batch.make_playground_env(env_name, kwargs)

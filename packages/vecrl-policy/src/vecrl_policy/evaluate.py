@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +53,7 @@ def evaluate(
     progress: Callable[[int], None] | None = None,
     fused: bool | None = None,
     common_random_numbers: bool = False,
+    devices: Sequence[Any] | None = None,
 ) -> EvaluationResult:
     """Run every row of ``parameters`` for ``num_episodes`` episodes, ``env.num_envs`` rows at a time, in
     one vectorized loop; no loop over rows.
@@ -103,7 +104,9 @@ def evaluate(
     runs as one compiled jax program (:mod:`vecrl_policy.fused`; each Ray actor runs its part so): the
     same results within float tolerance, at the speed of an EvoJAX-style rollout and without a host round
     trip per step, compiled once per configuration. ``fused=False`` steps the env from Python instead,
-    ``fused=True`` insists (a ValueError says why it cannot). ``result.path`` says which ran. The checks
+    ``fused=True`` insists (a ValueError says why it cannot). ``result.path`` says which ran. The program
+    splits the rows over every local jax device of the env's platform (``devices=[...]`` names them; one
+    program, each device running a contiguous share), with each row's results those of one device. The checks
     and the choice of path are :func:`vecrl_policy.plan.checked_plan`'s; :mod:`vecrl_policy.runners` runs
     the rows.
 
@@ -133,6 +136,7 @@ def evaluate(
         action_noise_stdev=action_noise_stdev,
         fused=fused,
         common_random_numbers=common_random_numbers,
+        devices=devices,
     )
     runner = InThisProcess(progress) if plan.executor is None else plan.executor
     parts = split_population(env, len(parameters), plan.seeds, runner.num_parts)

@@ -1,7 +1,7 @@
 """evaluate's loop as one compiled jax program, for envs that give their episodes as pure jax functions.
 
-On a jax backend (``brax::``, ``playground::``, any env whose ``unwrapped.jax_episodes()`` returns a
-:class:`JaxEpisodes`) and a network that :mod:`vecrl_policy.layer_specs` describes, ``evaluate`` runs the
+On a jax backend (``brax::``, ``playground::``, ``gymnax::``, any env whose ``unwrapped.jax_env`` is a
+``vecrl_jax.JaxEnv``) and a network that :mod:`vecrl_policy.layer_specs` describes, ``evaluate`` runs the
 policy (its jax twins, :mod:`vecrl_policy.jax_layers`), the env's step and the bookkeeping of the returns
 inside one ``lax.while_loop``, as EvoJAX, evosax and brax's evaluator do: no Python, no torch and no host
 round trip per step. The population enters and the results leave through DLPack.
@@ -32,10 +32,11 @@ import functools
 import math
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import torch
+from gymnasium.spaces import Box
 
 from vecrl.checks import listed
 from vecrl_policy.layer_specs import LayerSpec
@@ -48,34 +49,14 @@ from vecrl_policy.row_loop import RowSettings
 from vecrl_policy.shaping import Shaping
 from vecrl_policy.statistics import Moments
 
-
-class JaxEpisodes(Protocol):
-    """What a jax backend gives a fused rollout: pure jax functions on a batch of states (traced inside the
-    rollout's program, never called on their own). Returned by ``env.unwrapped.jax_episodes()``, which is
-    None where the env cannot give them (then evaluate steps the env).
-
-    A backend's object must be hashable and equal for envs of the same configuration: it keys the cache
-    of compiled programs."""
-
-    def reset(self, keys: Any) -> Any:
-        """A batch of fresh states, state ``i`` started from the PRNG key ``keys[i]`` alone."""
-        ...
-
-    def step(self, state: Any, action: Any) -> Any:
-        """The batch ``state`` stepped with ``action`` (one row per state: float32, or int32 for a Discrete
-        action space), without autoreset."""
-        ...
-
-    def outcome(self, state: Any) -> tuple[Any, Any, Any]:
-        """``(observation, reward, done)`` of a batch of states: float32 ``(n, size)`` (flat, as evaluate's
-        stepped loop flattens a Box observation), ``(n,)``, bool ``(n,)``."""
-        ...
+if TYPE_CHECKING:
+    from vecrl_jax import JaxEnv
 
 
 class _Settings(NamedTuple):
     """What the compiled program depends on, besides shapes (hashable: the key of its cache)."""
 
-    episodes: JaxEpisodes
+    episodes: JaxEnv  # hashable and equal for envs of one configuration (vecrl_jax.protocol)
     specs: tuple[LayerSpec, ...]
     num_episodes: int
     shaping: Shaping
@@ -83,17 +64,16 @@ class _Settings(NamedTuple):
     normalize: bool
     observe: bool
     discrete: bool  # the argmax of the network's scores is the action
-    width: int  # the slots: as many rows run at once
+    width: int  # the slots of each device: as many rows run at once there
+    devices: tuple[Any, ...]  # the jax devices the rows are split over, each running the loop on its share
 
 
-def fused_episodes(
-    policy: Policy, env: Any, parameters: torch.Tensor, settings: RowSettings
-) -> JaxEpisodes | str:
-    """The env's jax episodes if evaluate can run this call as one program (a jax env, a network with jax
+def fused_episodes(policy: Policy, env: Any, parameters: torch.Tensor, settings: RowSettings) -> JaxEnv | str:
+    """The env's ``JaxEnv`` if evaluate can run this call as one program (a jax env, a network with jax
     twins, float32 parameters on jax's device), else why not: a sentence saying what to change."""
-    make = getattr(env.unwrapped, "jax_episodes", None)
-    if make is None:
-        return f"{type(env.unwrapped).__name__} is not a jax env (brax::, playground::)."
+    episodes: JaxEnv | None = getattr(env.unwrapped, "jax_env", None)
+    if episodes is None:
+        return f"{type(env.unwrapped).__name__} is not a jax env (brax::, playground::, gymnax::)."
     wrapped = _wrapper_problem(env)
     if wrapped is not None:
         return wrapped
@@ -111,11 +91,10 @@ def fused_episodes(
             f"the parameters are on {parameters.device}, not on the device jax computes on"
             f" ({jax.default_backend()}). Move them there."
         )
-    episodes: JaxEpisodes | None = make()
-    if episodes is None:
+    if not isinstance(env.unwrapped.single_observation_space, Box):
         return (
-            f"{type(env.unwrapped).__name__} cannot give its episodes as jax functions (its observations are"
-            " a dict, or its batched env is not brax's VmapWrapper of one env)."
+            f"the env's observations are a {type(env.unwrapped.single_observation_space).__name__}, and the"
+            " program's network takes one flat array."
         )
     return episodes
 
@@ -143,7 +122,7 @@ def _wrapper_problem(env: Any) -> str | None:
 
 
 def run_fused(
-    episodes: JaxEpisodes,
+    episodes: JaxEnv,
     policy: Policy,
     num_slots: int,
     parameters: torch.Tensor,
@@ -151,21 +130,37 @@ def run_fused(
     settings: RowSettings,
 ) -> tuple[torch.Tensor, ...]:
     """Every row of ``parameters`` for ``settings.num_episodes`` episodes in one compiled program; what
-    :func:`vecrl_policy.row_loop.run_rows` returns for the same call, on the device of ``parameters``."""
+    :func:`vecrl_policy.row_loop.run_rows` returns for the same call, on the device of ``parameters``.
+
+    With several devices (``settings.devices``, default every local device of jax's default platform) the
+    rows are split into as many contiguous shares, the last ones a row shorter where they do not divide, and
+    one program (``shard_map``) runs each share on its device with ``num_slots`` split alike: each row's
+    results are those of the one-device call, since nothing of a row depends on where it runs."""
+    import jax
     import jax.numpy as jnp
 
     from vecrl.arrays import convert_from_torch, convert_to_torch
 
     normalize = settings.normalize if settings.normalize is not None else _carried(policy, parameters)
     mean, std = _mean_and_std(normalize, parameters)
+    devices = local_devices(settings.devices)
+    num_rows, shares = len(parameters), len(devices)
+    share = -(-num_rows // shares)  # rows per device; the padding rows (repeats of the last) never run
+    padding = share * shares - num_rows
+    population = parameters.detach().contiguous()
+    row_seeds = np.asarray(random_row_seeds(num_rows) if seeds is None else seeds, dtype=np.uint32)
+    if padding:
+        population = torch.cat([population, population[-1:].expand(padding, -1)])
+        row_seeds = np.concatenate([row_seeds, np.repeat(row_seeds[-1:], padding)])
     arguments = (
-        convert_from_torch(parameters.detach().contiguous(), "jax"),
-        jnp.asarray(
-            np.asarray(random_row_seeds(len(parameters)) if seeds is None else seeds, dtype=np.uint32)
-        ),
+        convert_from_torch(population, "jax"),
+        jnp.asarray(row_seeds),
         None if mean is None else convert_from_torch(mean, "jax"),
         None if std is None else convert_from_torch(std, "jax"),
+        jnp.asarray(np.clip(num_rows - share * np.arange(shares), 0, share), dtype=jnp.int32),
     )
+    if shares > 1:
+        arguments = _placed(arguments, devices)
     program = _program(
         _Settings(
             episodes,
@@ -176,13 +171,17 @@ def run_fused(
             mean is not None,
             settings.normalize is not None,
             settings.discrete,
-            min(num_slots, len(parameters)),
+            min(-(-num_slots // shares), share),
+            devices,
         ),
         arguments,
     )
-    total, episode_counts, steps, non_finite, moments = program(*arguments)
-    total, episode_counts, steps, non_finite = map(
-        convert_to_torch, (total, episode_counts, steps, non_finite)
+    outputs = program(*arguments)
+    if shares > 1:  # gathered on the first device (a few numbers per row), where torch can view them
+        outputs = jax.device_put(outputs, devices[0])
+    total, episode_counts, steps, non_finite, moments = outputs
+    total, episode_counts, steps, non_finite = (
+        convert_to_torch(part)[:num_rows] for part in (total, episode_counts, steps, non_finite)
     )
     rows = non_finite.nonzero().flatten().tolist()
     if rows:
@@ -217,8 +216,49 @@ PROGRAMS: OrderedDict[tuple[_Settings, int], Any] = OrderedDict()
 MAX_PROGRAMS = 8
 
 
+def local_devices(devices: Sequence[Any] | None) -> tuple[Any, ...]:
+    """``devices`` as a tuple, or for None every local device of the platform jax computes on by default
+    (where a jax env steps and where the population arrives through DLPack)."""
+    import jax
+
+    if devices is not None:
+        return tuple(devices)
+    return tuple(jax.local_devices(backend=jax.devices()[0].platform))
+
+
+def _placed(arguments: tuple[Any, ...], devices: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The program's arguments on the devices it runs on: rows (and each device's count of them) split
+    over the devices, the normalization's mean and std on each."""
+    import jax
+
+    mesh = _mesh(devices)
+    population, seeds, mean, std, valid = arguments
+    split, whole = (jax.sharding.NamedSharding(mesh, spec) for spec in _specs())
+    return (
+        jax.device_put(population, split),
+        jax.device_put(seeds, split),
+        None if mean is None else jax.device_put(mean, whole),
+        None if std is None else jax.device_put(std, whole),
+        jax.device_put(valid, split),
+    )
+
+
+def _mesh(devices: tuple[Any, ...]) -> Any:
+    import jax
+
+    return jax.sharding.Mesh(np.asarray(devices, dtype=object), ("rows",))
+
+
+def _specs() -> tuple[Any, Any]:
+    """The partition of what is split over the devices (row by row), and of what each holds whole."""
+    from jax.sharding import PartitionSpec
+
+    return PartitionSpec("rows"), PartitionSpec()
+
+
 def _program(settings: _Settings, arguments: tuple[Any, ...]) -> Any:
-    """The rollout for ``settings`` compiled for ``arguments``' shapes, once while it stays cached."""
+    """The rollout for ``settings`` compiled for ``arguments``' shapes, once while it stays cached; over
+    several devices, one ``shard_map`` of it (every output split by rows, as the inputs)."""
     import jax
 
     key = (settings, arguments[0].shape[0])
@@ -226,12 +266,38 @@ def _program(settings: _Settings, arguments: tuple[Any, ...]) -> Any:
     if program is None:
         while len(PROGRAMS) >= MAX_PROGRAMS:
             PROGRAMS.popitem(last=False)
-        program = jax.jit(functools.partial(_rollout, settings)).lower(*arguments).compile()
+        rollout = functools.partial(_rollout, settings)
+        if len(settings.devices) > 1:
+            split, whole = _specs()
+            rollout = _shard_map(
+                rollout,
+                _mesh(settings.devices),
+                in_specs=(split, split, whole, whole, split),
+                out_specs=split,
+            )
+        program = jax.jit(rollout).lower(*arguments).compile()
     PROGRAMS[key] = program
     return program
 
 
-def _rollout(settings: _Settings, population: Any, seeds: Any, mean: Any, std: Any) -> tuple[Any, ...]:
+def _shard_map(function: Any, mesh: Any, **specs: Any) -> Any:
+    """jax's ``shard_map`` (``jax.shard_map`` from jax 0.7 on, ``jax.experimental.shard_map`` before), without
+    its check that values vary across devices as declared: the env's own code is traced in it, and some
+    (brax's physics, through jaxopt) mixes varying and replicated values in one ``cond``."""
+    import jax
+
+    if hasattr(jax, "shard_map"):
+        return jax.shard_map(function, mesh=mesh, check_vma=False, **specs)
+    from jax.experimental.shard_map import shard_map
+
+    return shard_map(function, mesh=mesh, check_rep=False, **specs)
+
+
+def _rollout(
+    settings: _Settings, population: Any, seeds: Any, mean: Any, std: Any, valid: Any
+) -> tuple[Any, ...]:
+    """The loop over the rows of ``population``, of which the first ``valid[0]`` run (the others pad a
+    device's share and stay zero)."""
     import jax
     import jax.numpy as jnp
 
@@ -239,11 +305,12 @@ def _rollout(settings: _Settings, population: Any, seeds: Any, mean: Any, std: A
 
     episodes, specs, shaping = settings.episodes, settings.specs, settings.shaping
     num_rows, width = population.shape[0], settings.width
+    runs = valid[0]
     keys = jax.vmap(jax.random.PRNGKey)(seeds)
     every_row = jax_layers.unpack(specs, population)
     held = jnp.arange(width)
     state = episodes.reset(keys[:width])
-    observation, _, _ = episodes.outcome(state)
+    observation = _flat(episodes.outcome(state).observation)
 
     def take(rows: Any) -> Any:
         return jax.tree_util.tree_map(lambda leaf: leaf[rows], every_row)
@@ -258,7 +325,7 @@ def _rollout(settings: _Settings, population: Any, seeds: Any, mean: Any, std: A
         parameters=parameters,
         hidden=jax_layers.initial_states(specs, parameters),
         held=held,
-        counting=jnp.ones(width, bool),
+        counting=held < runs,
         slot_episodes=zeros_w,
         t=zeros_w,
         next_row=jnp.int32(width),
@@ -298,7 +365,9 @@ def _rollout(settings: _Settings, population: Any, seeds: Any, mean: Any, std: A
         if settings.discrete:  # as the stepped loop: the first of the highest scores
             action = jnp.argmax(action, axis=-1).astype(jnp.int32)
         state = episodes.step(c["state"], action)
-        observation, reward, done = episodes.outcome(state)
+        outcome = episodes.outcome(state)
+        observation, reward = _flat(outcome.observation), outcome.reward
+        done = outcome.terminated | outcome.truncated
         t = c["t"] + 1
         if shaping.changes_rewards:
             reward = shaping.shaped(reward, t.astype(reward.dtype), jnp.where)
@@ -313,8 +382,8 @@ def _rollout(settings: _Settings, population: Any, seeds: Any, mean: Any, std: A
         refilled = restarting = continuing
         if refills:
             new_row = c["next_row"] + jnp.cumsum(finished) - 1
-            refilled = finished & (new_row < num_rows)
-            c["next_row"] = jnp.minimum(c["next_row"] + finished.sum(dtype=jnp.int32), num_rows)
+            refilled = finished & (new_row < runs)
+            c["next_row"] = jnp.minimum(c["next_row"] + finished.sum(dtype=jnp.int32), runs)
             c["counting"] = c["counting"] | refilled
             held = jnp.where(refilled, new_row, held)
             c["held"] = held
@@ -327,7 +396,7 @@ def _rollout(settings: _Settings, population: Any, seeds: Any, mean: Any, std: A
             fresh = episodes.reset(
                 jax.vmap(jax.random.PRNGKey)(episode_seed(of_rows(seeds, held), c["slot_episodes"]))
             )
-            fresh_observation, _, _ = episodes.outcome(fresh)
+            fresh_observation = _flat(episodes.outcome(fresh).observation)
             state = _where_rows(restarting, fresh, state)
             observation = jnp.where(restarting[:, None], fresh_observation, observation)
             if refills:
@@ -359,3 +428,8 @@ def _where_rows(mask: Any, on_true: Any, on_false: Any) -> Any:
     return jax.tree_util.tree_map(
         lambda a, b: jnp.where(mask.reshape(mask.shape + (1,) * (a.ndim - 1)), a, b), on_true, on_false
     )
+
+
+def _flat(observation: Any) -> Any:
+    """A batch of observations as float32 rows, as evaluate's stepped loop flattens a Box observation."""
+    return observation.reshape(observation.shape[0], -1).astype("float32")

@@ -58,6 +58,7 @@ def checked_plan(
     action_noise_stdev: Any = None,
     fused: Any = None,
     common_random_numbers: Any = False,
+    devices: Any = None,
     start_workers: bool = True,
 ) -> Plan:
     """The plan of ``evaluate(policy, env, parameters, ...)`` with the same arguments; a TypeError or
@@ -149,6 +150,7 @@ def checked_plan(
         shaping,
         None if obs_norm is None else obs_norm.normalizer(parameters.dtype, parameters.device),
         None if fused is None else checked_flag(fused, "fused"),
+        _checked_devices(devices),
     )
     if num_workers is not None and executor is not None:
         raise ValueError(
@@ -158,10 +160,40 @@ def checked_plan(
     if executor is not None and not isinstance(executor, Executor):
         raise TypeError(executor_error(executor))
     workers = num_workers is not None and checked_num_workers(num_workers, env) > 1
+    if devices is not None and (executor is not None or workers):
+        raise ValueError(
+            "devices= splits this process's compiled program over its jax devices; with an executor or worker"
+            " processes each runs its part on its own devices (all of them): leave devices out."
+        )
     path = _path(policy, env, parameters, settings, workers)
+    if devices is not None and path != "fused":
+        why = "fused=False" if fused is False else fused_episodes(policy, env, parameters, settings)
+        raise ValueError(
+            f"devices= splits the rows of the compiled jax program over jax devices, but this call steps the env"
+            f" from Python ({why}): leave devices out."
+        )
     if workers and start_workers:
         executor = workers_of(env, min(int(num_workers), len(parameters)))  # never a process without rows
     return Plan(policy, env, parameters, seeds, settings, obs_norm, executor, path)
+
+
+def _checked_devices(devices: Any) -> tuple[Any, ...] | None:
+    """``devices`` as a tuple of jax devices of one platform (None stays None: every local device); a
+    TypeError or ValueError otherwise."""
+    if devices is None:
+        return None
+    if isinstance(devices, (str, bytes)) or not hasattr(devices, "__iter__"):
+        raise TypeError(f"devices must be a list of jax devices (e.g. jax.local_devices()), got {devices!r}.")
+    devices = tuple(devices)
+    kinds = {getattr(device, "platform", None) for device in devices}
+    if not devices or None in kinds or len(kinds) > 1:
+        raise ValueError(
+            f"devices must be a non-empty list of jax devices of one platform (e.g. jax.local_devices()), got"
+            f" {list(devices)!r}."
+        )
+    if len(set(devices)) < len(devices):
+        raise ValueError(f"devices names a device twice: {list(devices)!r}; name each once.")
+    return devices
 
 
 def _seeds(seed: int | None, num_rows: int, common: bool) -> tuple[int, ...] | None:

@@ -84,7 +84,8 @@ class InOrder:
 class RowSettings:
     """What every row of one ``evaluate`` call is run with: ``num_episodes`` each, argmax actions where
     ``discrete``, observations through ``flatten`` (then ``normalize``, if given), and ``shaping``;
-    ``fused`` says whether rows run as one compiled program (None: where they can)."""
+    ``fused`` says whether rows run as one compiled program (None: where they can), and ``devices`` the
+    jax devices that program splits them over (None: every local one)."""
 
     num_episodes: int
     discrete: bool
@@ -92,6 +93,7 @@ class RowSettings:
     shaping: Shaping
     normalize: Normalize | None
     fused: bool | None = None
+    devices: tuple[Any, ...] | None = None
 
 
 def run_rows(

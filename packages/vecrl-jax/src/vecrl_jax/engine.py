@@ -1,8 +1,8 @@
-"""The pure jax functions that VectorEnvFromBrax jits: fresh states, and step with fresh-state autoreset.
+"""The pure jax functions that ``JaxVectorEnv`` jits: fresh states, and step with fresh-state autoreset.
 
-A brax env built with ``batch_size=n`` and without brax's own ``auto_reset`` is stepped as is; every
-sub-env whose episode ends is then replaced, inside the same jitted call, by a fresh random initial
-state (brax's ``AutoResetWrapper`` instead restarts from the first state it cached).
+A ``JaxEnv`` (``vecrl_jax.protocol``) of ``n`` states is stepped as is; every sub-env whose episode ends is
+then replaced, inside the same jitted call, by a fresh random initial state (a new key per episode, where
+brax's ``AutoResetWrapper`` restarts from the first state it cached).
 
 Fresh states come from a pool of two halves of ``h`` initial states each (``h = pool_half(n)``: ``n``,
 at least ``MIN_POOL_HALF``), handed out in order (first come, first served) to the sub-envs that restart. A step restarts at most ``n <= h`` sub-envs, so it never runs out as long as the
@@ -10,8 +10,8 @@ at least ``MIN_POOL_HALF``), handed out in order (first come, first served) to t
 (``StepOutput.refill``), and the caller puts a new batch in that half before the next step, made by the
 same compiled function that makes the states of ``reset()``. Each new episode thus gets a state of its
 own; a batched reset of 512 states costs about four times one of 64 (much of it is fixed cost at small
-batches), so making ``h`` at a time (with a copy of the env of batch size ``h``) halves its share; and
-brax's reset is compiled into that one function only, not into the step. The pool is an argument of the
+batches), so making ``h`` at a time halves its share; and
+the env's reset is compiled into that one function only, not into the step. The pool is an argument of the
 step, not part of what it carries, so no step copies it.
 
 ``reset()`` makes one batch of ``h``: the episodes start from its first ``n`` rows and the rest of it is
@@ -39,7 +39,8 @@ import jax.numpy as jnp
 
 from vecrl.autoreset import AutoresetModeName
 from vecrl.episodes import count_episode_ends
-from vecrl_brax.packing import Packed, Packer, take_rows, where_rows
+from vecrl_jax.packing import Packed, Packer, take_rows, where_rows
+from vecrl_jax.protocol import JaxEnv, Outcome
 
 #: The smallest half of the pool of fresh states (in states).
 MIN_POOL_HALF = 512
@@ -74,7 +75,7 @@ def _second_half_due(half_size: int, pool_next: Any, num_envs: int) -> Any:
 class Carry(NamedTuple):
     """What the jitted step carries from one call to the next.
 
-    ``state`` is the batched brax state, packed (``vecrl_brax.packing``). ``episodes_left`` counts, per
+    ``state`` is the batched env state, packed (``vecrl_jax.packing``). ``episodes_left`` counts, per
     sub-env, the episodes it may still start (its current one included); it is only read when an episode
     budget is set. ``pool_next`` is the pool's cursor: the ``h`` rows of the pool from there on
     (cyclically, over its ``2 * h`` rows) are unused (None without autoreset), except while
@@ -116,43 +117,33 @@ def _nan_where(mask: jax.Array, tree: Any) -> Any:
     )
 
 
-def _split_done(stepped: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """``(done, terminated, truncated)`` of a stepped brax state: a time-limit end is a truncation."""
-    done = stepped.done.astype(bool)
-    truncation = stepped.info.get("truncation") if isinstance(stepped.info, dict) else None
-    time_limit = jnp.zeros_like(done) if truncation is None else truncation.astype(bool)
-    return done, done & ~time_limit, done & time_limit
+def _ends(outcome: Outcome) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """``(done, terminated, truncated)`` of an outcome, an episode that ends on both counts terminated."""
+    terminated = outcome.terminated.astype(bool)
+    truncated = outcome.truncated.astype(bool) & ~terminated
+    return terminated | truncated, terminated, truncated
 
 
-def make_fresh(env_reset: Callable[[jax.Array], Any], packer: Packer) -> Callable[[Any], Packed]:
-    """The function ``seed -> packed states``: ``env_reset(jax.random.PRNGKey(seed))``, a batch of fresh
-    initial states (to be jitted; the only function that contains brax's reset), packed by ``packer``
-    (the step's layout: its dtypes, strongly typed). Making the key inside saves a jax call (a quarter
-    millisecond) per batch.
-
-    ``env_reset`` is the env's reset, or that of a copy of it with a larger batch size, for the pool.
+def make_fresh(env: JaxEnv, packer: Packer, size: int) -> Callable[[Any], Packed]:
+    """The function ``seed -> packed states``: ``size`` fresh initial states of ``env``, from keys split
+    off ``jax.random.PRNGKey(seed)`` (to be jitted; with ``make_fresh_rows``, the only functions that
+    contain the env's reset), packed by ``packer`` (the step's layout: its dtypes, strongly typed). Making
+    the key inside saves a jax call (a quarter millisecond) per batch.
     """
 
     def fresh(seed: Any) -> Packed:
-        return packer.pack(env_reset(jax.random.PRNGKey(seed)))
+        return packer.pack(env.reset(jax.random.split(jax.random.PRNGKey(seed), size)))
 
     return fresh
 
 
-def make_fresh_rows(env: Any, packer: Packer) -> Callable[[Any], Packed] | None:
+def make_fresh_rows(env: JaxEnv, packer: Packer) -> Callable[[Any], Packed]:
     """The function ``seeds -> packed states`` whose row ``i`` is the fresh state of seed ``seeds[i]``
-    alone: the single env's reset from ``jax.random.PRNGKey(seeds[i])`` (to be jitted), so that a sub-env's
-    start depends on its own seed only. None for a batched env that is not brax's ``VmapWrapper`` of one env
-    (its single env's reset is out of reach).
-    """
-    from brax.envs.wrappers.training import VmapWrapper
-
-    if not isinstance(env, VmapWrapper):
-        return None
-    single_reset = env.env.reset
+    alone, started from ``jax.random.PRNGKey(seeds[i])`` (to be jitted), so that a sub-env's start depends
+    on its own seed only."""
 
     def fresh_rows(seeds: Any) -> Packed:
-        return packer.pack(jax.vmap(lambda seed: single_reset(jax.random.PRNGKey(seed)))(seeds))
+        return packer.pack(env.reset(jax.vmap(jax.random.PRNGKey)(seeds)))
 
     return fresh_rows
 
@@ -201,7 +192,7 @@ Step = Callable[[Carry, jax.Array, Packed | None], tuple[Carry, StepOutput]]
 
 
 def make_step(
-    env_step: Callable[[Any, jax.Array], Any],
+    env: JaxEnv,
     packer: Packer,
     num_envs: int,
     num_episodes: int | None,
@@ -210,15 +201,14 @@ def make_step(
     """One step with ``mode`` autoreset, restarting from the pool (to be jitted). ``packer`` packs the
     env's states."""
     if mode == "next_step":
-        return _make_next_step(env_step, packer, num_envs, num_episodes)
+        return _make_next_step(env, packer, num_envs, num_episodes)
     if mode == "disabled":
-        return _make_disabled_step(env_step, packer)
+        return _make_disabled_step(env, packer)
 
     def step(carry: Carry, action: jax.Array, pool: Packed | None) -> tuple[Carry, StepOutput]:
-        stepped = env_step(packer.unpack(carry.state), action)
-        done, terminated, truncated = _split_done(stepped)
-        stepped_rows = packer.pack(stepped)
-
+        stepped_rows = packer.pack(env.step(packer.unpack(carry.state), action))
+        stepped = env.outcome(packer.unpack(stepped_rows))
+        done, terminated, truncated = _ends(stepped)
         if num_episodes is None:
             active = jnp.ones_like(done)
             episodes_left = carry.episodes_left
@@ -228,10 +218,10 @@ def make_step(
             episodes_left, restart = count_episode_ends(carry.episodes_left, done & active)
             # a sub-env past its budget stays frozen: stepping a finished physics state only risks NaNs
             stepped_rows = where_rows(active, stepped_rows, carry.state)
-            stepped = packer.unpack(stepped_rows)
+            stepped = env.outcome(packer.unpack(stepped_rows))
 
         state, pool_use = _restart_from_pool(num_envs, carry, pool, restart, stepped_rows)
-        observation, reward = packer.unpack(state).obs, stepped.reward
+        observation, reward = env.outcome(packer.unpack(state)).observation, stepped.reward
         if num_episodes is not None:
             spent = ~active
             observation = _nan_where(spent, observation)
@@ -243,9 +233,9 @@ def make_step(
             reward=reward,
             terminated=terminated,
             truncated=truncated,
-            final_observation=stepped.obs,
+            final_observation=stepped.observation,
             episode_ended=done & active,
-            metrics=dict(stepped.metrics),
+            metrics=dict(stepped.info),
             refill=pool_use.refill,
         )
         return Carry(state, episodes_left, pool_use.next, None, pool_use.second_half_pending), output
@@ -284,16 +274,14 @@ def _restart_from_pool(
     return state, _PoolUse(pool_next, refill, carry.second_half_pending & ~due)
 
 
-def _make_next_step(
-    env_step: Callable[[Any, jax.Array], Any], packer: Packer, num_envs: int, num_episodes: int | None
-) -> Step:
+def _make_next_step(env: JaxEnv, packer: Packer, num_envs: int, num_episodes: int | None) -> Step:
     """One step with next-step autoreset: a sub-env whose episode ended at the previous step restarts from
     a fresh state instead of stepping (its action is ignored) and reports reward 0 and no end."""
 
     def step(carry: Carry, action: jax.Array, pool: Packed | None) -> tuple[Carry, StepOutput]:
-        stepped = env_step(packer.unpack(carry.state), action)
-        done, terminated, truncated = _split_done(stepped)
-        stepped_rows = packer.pack(stepped)
+        stepped_rows = packer.pack(env.step(packer.unpack(carry.state), action))
+        stepped = env.outcome(packer.unpack(stepped_rows))
+        done, terminated, truncated = _ends(stepped)
         resetting = carry.needs_reset
         ended = done & ~resetting
         episodes_left = carry.episodes_left
@@ -306,8 +294,8 @@ def _make_next_step(
             episodes_left, _ = count_episode_ends(episodes_left, ended)  # restarted at the next step
             stepped_rows = where_rows(spent, carry.state, stepped_rows)
         state, pool_use = _restart_from_pool(num_envs, carry, pool, restart, stepped_rows)
-        new = packer.unpack(state)
-        observation = new.obs
+        new = env.outcome(packer.unpack(state))
+        observation = new.observation
         reward = jnp.where(resetting, jnp.zeros_like(stepped.reward), stepped.reward)
         terminated, truncated = terminated & ended, truncated & ended
         needs_reset = ended
@@ -317,35 +305,48 @@ def _make_next_step(
             terminated, truncated = terminated | spent, truncated | spent
             needs_reset = ended | spent
         output = StepOutput(
-            observation, reward, terminated, truncated, None, None, dict(new.metrics), pool_use.refill
+            observation, reward, terminated, truncated, None, None, dict(new.info), pool_use.refill
         )
         return Carry(state, episodes_left, pool_use.next, needs_reset, pool_use.second_half_pending), output
 
     return step
 
 
-def _make_disabled_step(env_step: Callable[[Any, jax.Array], Any], packer: Packer) -> Step:
+def _make_disabled_step(env: JaxEnv, packer: Packer) -> Step:
     """One step without autoreset (finished sub-envs are the caller's to reset; the pool is unused)."""
 
     def step(carry: Carry, action: jax.Array, pool: Packed | None) -> tuple[Carry, StepOutput]:
-        stepped = env_step(packer.unpack(carry.state), action)
-        _, terminated, truncated = _split_done(stepped)
-        state = packer.pack(stepped)
-        new = packer.unpack(state)  # the step's dtypes, strongly typed
-        output = StepOutput(new.obs, new.reward, terminated, truncated, None, None, dict(new.metrics))
+        state = packer.pack(env.step(packer.unpack(carry.state), action))
+        new = env.outcome(packer.unpack(state))  # the step's dtypes, strongly typed
+        _, terminated, truncated = _ends(new)
+        output = StepOutput(new.observation, new.reward, terminated, truncated, None, None, dict(new.info))
         return carry._replace(state=state), output
 
     return step
 
 
+class _Traced(NamedTuple):
+    """An env whose reset and step are jitted (each traced once, then served from jax's cache)."""
+
+    env: JaxEnv
+    reset: Callable[[Any], Any]
+    step: Callable[[Any, Any], Any]
+
+    @property
+    def action_space(self) -> Any:
+        return self.env.action_space
+
+    def outcome(self, state: Any) -> Outcome:
+        return self.env.outcome(state)
+
+
 class PackedEnv(NamedTuple):
-    """The functions VectorEnvFromBrax jits, over carries whose states are packed by ``packer``, and packed
-    batches of fresh states (``vecrl_brax.packing``):
+    """The functions JaxVectorEnv jits, over carries whose states are packed by ``packer``, and packed
+    batches of fresh states (``vecrl_jax.packing``):
 
     - ``fresh(seed)``: a batch of fresh initial states, ``pool_half(num_envs)`` with autoreset (with
-      ``fresh_rows``, the only functions with brax's reset in them);
-    - ``fresh_rows(seeds)``: ``num_envs`` fresh states, row ``i`` from ``seeds[i]`` alone (None where the
-      env's single reset is out of reach);
+      ``fresh_rows``, the only functions with the env's reset in them);
+    - ``fresh_rows(seeds)``: ``num_envs`` fresh states, row ``i`` from ``seeds[i]`` alone;
     - ``start(fresh)``: a carry starting episodes from the first ``num_envs`` of them;
     - ``pool(a, b)``: a pool of two such batches; ``refill(pool, fresh, half)`` puts ``fresh`` in its
       ``half`` (0 or 1);
@@ -358,7 +359,7 @@ class PackedEnv(NamedTuple):
 
     packer: Packer  # of the env's states (num_envs rows of the step's shapes and dtypes)
     fresh: Callable[[Any], Packed]
-    fresh_rows: Callable[[Any], Packed] | None
+    fresh_rows: Callable[[Any], Packed]
     start: Callable[[Packed], Carry]
     pool: Callable[[Packed, Packed], Packed]
     refill: Callable[[Packed, Packed, int], Packed]
@@ -369,34 +370,26 @@ class PackedEnv(NamedTuple):
 
 
 def make_packed(
-    env: Any,
+    env: JaxEnv,
     num_envs: int,
     num_episodes: int | None,
     *,
     action_spec: jax.ShapeDtypeStruct,
     pack_outputs: bool,
     mode: AutoresetModeName = "same_step",
-    fresh_env: Any = None,
 ) -> PackedEnv:
-    """The functions of ``PackedEnv``, with the step's results packed into two buffers by ``pack_output``
-    when ``pack_outputs``; ``action_spec`` is the shape and dtype of a step's batched actions.
-
-    ``fresh_env`` makes the fresh states: with autoreset, the same env with a batch size of
-    ``pool_half(num_envs)``; ``env`` itself (the default) when that is ``num_envs`` or without autoreset."""
+    """The functions of ``PackedEnv`` for ``num_envs`` sub-envs of ``env``, with the step's results packed
+    into two buffers by ``pack_output`` when ``pack_outputs``; ``action_spec`` is the shape and dtype of a
+    step's batched actions."""
     fresh_size = num_envs if mode == "disabled" else pool_half(num_envs)
     # Jitted, the env's reset and step are traced once each (seconds for an MJX env), for their shapes
     # here: fresh and step below call them and reuse those traces from jax's cache.
-    env_reset = jax.jit((env if fresh_env is None else fresh_env).reset)
-    env_step = jax.jit(env.step)
-    reset_shape = jax.eval_shape(env_reset, jax.random.PRNGKey(0))
-    # The step's output shapes, from num_envs rows of the reset's dtypes (strongly typed): states are packed
-    # in the step's dtypes, which the step is then fed.
-    state_shape = jax.tree_util.tree_map(
-        lambda x: jax.ShapeDtypeStruct((num_envs, *x.shape[1:]), x.dtype), reset_shape
-    )
-    packer = Packer(jax.eval_shape(env_step, state_shape, action_spec))
+    env = _Traced(env, jax.jit(env.reset), jax.jit(env.step))
+    state_shape = jax.eval_shape(env.reset, jax.random.split(jax.random.PRNGKey(0), num_envs))
+    # states are packed in the step's dtypes (strongly typed), which the step is then fed
+    packer = Packer(jax.eval_shape(env.step, state_shape, action_spec))
     start = make_start(num_envs, num_episodes, mode)
-    step = make_step(env_step, packer, num_envs, num_episodes, mode)
+    step = make_step(env, packer, num_envs, num_episodes, mode)
 
     def pool(a: Packed, b: Packed) -> Packed:
         return {name: jnp.concatenate([a[name], b[name]]) for name in packer.dtypes}
@@ -412,14 +405,14 @@ def make_packed(
         return carry, pack_output(output) if pack_outputs else output
 
     def observe(carry: Carry) -> tuple[Any, dict[str, jax.Array]]:
-        state = packer.unpack(carry.state)
-        return state.obs, dict(state.metrics)
+        outcome = env.outcome(packer.unpack(carry.state))
+        return outcome.observation, dict(outcome.info)
 
     carry_shape = jax.eval_shape(start, packer.shapes(fresh_size))
     pool_shape = None if mode == "disabled" else packer.shapes(2 * fresh_size)
     return PackedEnv(
         packer,
-        make_fresh(env_reset, packer),
+        make_fresh(env, packer, fresh_size),
         make_fresh_rows(env, packer),
         start,
         pool,
@@ -437,7 +430,7 @@ def pack_output(output: StepOutput) -> tuple[jax.Array, jax.Array]:
     ``floats`` is ``[observation | reward | final_observation | each metric (sorted by name)]`` and
     ``flags`` is ``[terminated | truncated | episode_ended | refill half 0 | refill half 1]``
     (``final_observation`` and ``episode_ended`` only in ``same_step`` mode, the last two, one element
-    each, only with autoreset); ``VectorEnvFromBrax`` splits them again.
+    each, only with autoreset); ``JaxVectorEnv`` splits them again.
     """
     metrics = [jnp.ravel(output.metrics[name]).astype(jnp.float32) for name in sorted(output.metrics)]
     final = [] if output.final_observation is None else _raveled(output.final_observation)
