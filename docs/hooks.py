@@ -11,6 +11,7 @@ of the repository to that file in the repository.
 
 from __future__ import annotations
 
+import ast
 import posixpath
 import re
 import sys
@@ -50,9 +51,29 @@ def on_files(files: Files, config: Any, **kwargs: Any) -> Files:
         folder = package.folder.relative_to(ROOT).as_posix()
         files.append(File.generated(config, package.docs_page, content=f'--8<-- "{folder}/README.md"\n'))
     for package in PACKAGES.values():
-        content = f"# `{package.import_name}`\n\n::: {package.import_name}\n"
-        files.append(File.generated(config, _api_page(package.import_name), content=content))
+        files.append(File.generated(config, _api_page(package.import_name), content=_api_markdown(package)))
     return files
+
+
+def _api_markdown(package: Any) -> str:
+    """The API reference page of ``package``: its docstring, then each name of its ``__all__`` under a
+    heading of its own (so the page's table of contents lists them). A name that mkdocstrings cannot find
+    fails the strict build, so nothing public is left out."""
+    name = package.import_name
+    parts = [
+        f"# `{name}`\n\n::: {name}\n    options:\n      members: false\n      show_root_heading: false\n"
+    ]
+    for public in public_names(package.folder / "src" / name / "__init__.py"):
+        parts.append(f"## `{public}`\n\n::: {name}.{public}\n    options:\n      show_root_heading: false\n")
+    return "\n".join(parts)
+
+
+def public_names(init: Path) -> list[str]:
+    """The names of the ``__all__`` of the module ``init``, read without importing it."""
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            return [element.value for element in node.value.elts]  # type: ignore[attr-defined]
+    return []
 
 
 def _api_page(import_name: str) -> str:

@@ -216,3 +216,32 @@ def test_import_vecrl_alone_imports_neither_torch_nor_gymnasium():
     code = "import vecrl; print(vecrl.compat.GYMNASIUM_1 in (True, False), vecrl.make_vector_env.__name__)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stdout.split() == ["True", "make_vector_env"], result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["--version"],
+        ["backends"],
+        ["evaluate", "--help"],
+        ["evaluate"],
+        ["bogus"],
+        ["bench", "--steps", "0"],
+    ],
+    ids=lambda args: " ".join(args),
+)
+def test_the_command_answers_help_version_backends_and_usage_mistakes_without_torch_gymnasium_or_jax(args):
+    # the command as its script runs it, then which heavy modules that imported (each costs seconds on a busy
+    # machine, paid on every typo)
+    code = (
+        "import sys\n"
+        "from vecrl.cli import main\n"
+        "try:\n"
+        f"    main({args!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(m for m in ('torch', 'gymnasium', 'jax') if m in sys.modules), file=sys.stderr)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.stderr.strip().splitlines()[-1] == "[]", result.stderr[-2000:]

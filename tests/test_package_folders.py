@@ -3,9 +3,11 @@ declarations against what the package really is, and name the lists that are sti
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+import tomllib
 from vecrl_packages import PACKAGES, ROOT, isolation_rows, read_package
 
 import vecrl
@@ -78,3 +80,20 @@ def test_the_isolation_rows_and_those_ci_runs_come_from_the_declarations():
         for row in rows.values()
         if row.id != "all"
     )
+
+
+def test_every_package_says_its_version_as_its_pyproject_does():
+    for package in PACKAGES.values():
+        declared = tomllib.loads((package.folder / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+            "version"
+        ]
+        init = (package.folder / "src" / package.import_name / "__init__.py").read_text(encoding="utf-8")
+        assert f'\n__version__ = "{declared}"\n' in init, (
+            f"{package.name}'s __init__ has no __version__ = {declared!r}"
+        )
+
+
+def test_the_changelog_s_sections_name_packages_of_this_repository():
+    headings = re.findall(r"^### (.+)$", (ROOT / "CHANGELOG.md").read_text(encoding="utf-8"), re.MULTILINE)
+    named = {name.strip().split(" ")[0] for heading in headings for name in heading.split(",")}
+    assert headings and named <= set(PACKAGES), named - set(PACKAGES)

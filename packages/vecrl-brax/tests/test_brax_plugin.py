@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import vecrl
-import vecrl_brax.plugin
 
 CHECK = """
 import sys
@@ -28,4 +27,4 @@ def test_importing_the_plugin_and_listing_backends_imports_neither_jax_nor_brax(
 def test_the_brax_prefix_is_served_by_the_entry_point_of_the_installed_vecrl_brax():
     (entry_point,) = importlib.metadata.entry_points(group="vecrl", name="brax")
     assert entry_point.value == "vecrl_brax.plugin" and entry_point.dist.metadata["Name"] == "vecrl-brax"
-    assert vecrl.get_backend("brax").make is vecrl_brax.plugin.make_brax_vector_env
+    assert vecrl.get_backend("brax").make == "vecrl_brax.make:make_brax_vector_env"

@@ -5,22 +5,12 @@ Importing this module imports neither jax nor brax; they are imported when an en
 
 from __future__ import annotations
 
-from typing import Any
-
 import vecrl
 from vecrl_jax.keywords import JAX_KEYWORDS, JAX_REFUSALS
 
-
-def make_brax_vector_env(env_name: str, **kwargs: Any) -> Any:
-    """``vecrl_brax.make.make_brax_vector_env``, imported (with jax and brax) only when called."""
-    from vecrl_brax.make import make_brax_vector_env as make
-
-    return make(env_name, **kwargs)
-
-
 BACKEND = vecrl.Backend(
     prefix="brax",
-    make=make_brax_vector_env,
+    make="vecrl_brax.make:make_brax_vector_env",
     description="brax environments, batched and jitted on the jax device, with fresh-state autoreset",
     keywords=JAX_KEYWORDS,
     refusals=JAX_REFUSALS,

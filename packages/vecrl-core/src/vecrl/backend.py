@@ -3,6 +3,7 @@ keywords its ``make`` takes."""
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ from typing import Any
 from vecrl.errors import UnknownKeywordError
 
 _PREFIX = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]*$")
+_IMPORT_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
 
 #: The keywords every backend takes: ``make_vector_env`` passes ``num_envs`` to the backend's ``make`` and
 #: applies the others (``TorchWrapper``'s options) to what it returns.
@@ -32,7 +34,9 @@ OPTIONAL_KEYWORDS = (
 
 @dataclass(frozen=True)
 class Backend:
-    """A backend: the ``prefix`` it serves in ``"prefix::name"``, and ``make``, which builds the env.
+    """A backend: the ``prefix`` it serves in ``"prefix::name"``, and ``make``, which builds the env: the
+    function, or where to import it from as ``"package.module:function"`` (imported on the first env made,
+    so that a plugin module that names it imports nothing heavy when vecrl lists the backends).
 
     ``make(env_name, *, num_envs=None, **kwargs)`` returns a ``gymnasium.vector.VectorEnv`` of ``num_envs``
     sub-envs (a ``gymnasium.Env`` for ``num_envs=None``) whose results are numpy, torch or jax arrays;
@@ -54,7 +58,7 @@ class Backend:
     """
 
     prefix: str
-    make: Callable[..., Any]
+    make: Callable[..., Any] | str
     description: str = ""
     keywords: Collection[str] | None = None
     refusals: Mapping[str, str] = field(default_factory=dict, compare=False)
@@ -65,9 +69,16 @@ class Backend:
                 f"Backend prefix {self.prefix!r} is not valid: expected a name made of letters, digits, '_' or"
                 " '-', starting with a letter (for example 'gym' or 'my_sim'), and without '::'."
             )
-        if not callable(self.make):
+        if isinstance(self.make, str):
+            if not _IMPORT_PATH.match(self.make):
+                raise ValueError(
+                    f"Backend {self.prefix!r}: make={self.make!r} is no import path; write it as"
+                    " 'package.module:function' (e.g. 'vecrl_gym.make:make_gym_vector_env')."
+                )
+        elif not callable(self.make):
             raise TypeError(
-                f"Backend {self.prefix!r}: make must be callable (a function building the env), got {self.make!r}."
+                f"Backend {self.prefix!r}: make must be callable (a function building the env) or its import path"
+                f" 'package.module:function', got {self.make!r}."
             )
         if self.keywords is not None:
             if isinstance(self.keywords, str):
@@ -83,6 +94,30 @@ class Backend:
                     f"Backend {self.prefix!r}: {what} names {unknown}, which are not vecrl's optional keywords;"
                     f" those are {', '.join(OPTIONAL_KEYWORDS)} (any other keyword reaches make as it is)."
                 )
+
+    def make_function(self) -> Callable[..., Any]:
+        """``make`` as a function, imported where it was given as ``"package.module:function"``; an
+        ImportError naming the backend where that import fails.
+
+        Examples:
+            >>> Backend("toy", make="os.path:join").make_function()("a", "b")
+            'a/b'
+        """
+        if not isinstance(self.make, str):
+            return self.make
+        module, _, name = self.make.partition(":")
+        try:
+            function = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError) as error:
+            raise ImportError(
+                f"The {self.prefix} backend's make, {self.make!r}, could not be imported: {error}. Reinstall the"
+                " package that provides the backend, or fix its plugin's Backend(make=...)."
+            ) from error
+        if not callable(function):
+            raise TypeError(
+                f"The {self.prefix} backend's make, {self.make!r}, is {function!r}: not callable."
+            )
+        return function
 
     def check_keywords(self, call: str, given: Mapping[str, Any]) -> None:
         """An ``UnknownKeywordError`` if ``given``, the keywords of ``call`` (``"make_vector_env('toy::x')"``),

@@ -15,12 +15,14 @@ import difflib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from numbers import Integral
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
 from vecrl.errors import UnknownEnvError, VecrlError
+
+if TYPE_CHECKING:
+    import torch
 
 
 class SubEnvError(VecrlError, RuntimeError):
@@ -232,6 +234,8 @@ def checked_device(device: Any) -> torch.device:
         >>> checked_device("cpu")
         device(type='cpu')
     """
+    import torch  # (here: the `vecrl` command imports this module, and answers without torch)
+
     try:
         result = torch.device(device)
     except (RuntimeError, TypeError) as error:

@@ -175,7 +175,7 @@ def make_vector_env(
         )
     backend = get_backend(prefix)
     backend.check_keywords(f"make_vector_env({env_name!r})", {**kwargs, **own})
-    made = backend.make(name, num_envs=num_envs, **kwargs, **own)
+    made = backend.make_function()(name, num_envs=num_envs, **kwargs, **own)
     options = {
         "force_classic_api": force_classic_api,
         "discrete_to_continuous_act": discrete_to_continuous_act,

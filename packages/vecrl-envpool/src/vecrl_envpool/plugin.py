@@ -5,21 +5,11 @@ Importing this module does not import envpool; it is imported when an env is mad
 
 from __future__ import annotations
 
-from typing import Any
-
 import vecrl
-
-
-def make_envpool_vector_env(env_name: str, **kwargs: Any) -> Any:
-    """``vecrl_envpool.make.make_envpool_vector_env``, imported (with envpool) only when called."""
-    from vecrl_envpool.make import make_envpool_vector_env as make
-
-    return make(env_name, **kwargs)
-
 
 BACKEND = vecrl.Backend(
     prefix="envpool",
-    make=make_envpool_vector_env,
+    make="vecrl_envpool.make:make_envpool_vector_env",
     description="envpool's C++ environments (classic control, MuJoCo, Atari, ...), stepped in threads",
     keywords=("autoreset_mode", "device", "num_episodes", "seed_rule"),
     refusals={

@@ -9,4 +9,6 @@ Examples:
 
 from vecrl_evotorch.problem import ClipActions, VecrlNE
 
+__version__ = "0.1.0"
+
 __all__ = ["ClipActions", "VecrlNE"]

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import vecrl
-from vecrl_gym.make import make_gym_vector_env
 
 BACKEND = vecrl.Backend(
     prefix="gym",
-    make=make_gym_vector_env,
+    make="vecrl_gym.make:make_gym_vector_env",
     description="gymnasium environments, stepped in lockstep on the CPU with same-step autoreset",
     keywords=(
         "autoreset_mode",

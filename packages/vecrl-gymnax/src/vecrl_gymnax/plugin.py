@@ -5,22 +5,12 @@ Importing this module imports neither jax nor gymnax; they are imported when an 
 
 from __future__ import annotations
 
-from typing import Any
-
 import vecrl
 from vecrl_jax.keywords import JAX_KEYWORDS, JAX_REFUSALS
 
-
-def make_gymnax_vector_env(env_name: str, **kwargs: Any) -> Any:
-    """``vecrl_gymnax.make.make_gymnax_vector_env``, imported (with jax and gymnax) only when called."""
-    from vecrl_gymnax.make import make_gymnax_vector_env as make
-
-    return make(env_name, **kwargs)
-
-
 BACKEND = vecrl.Backend(
     prefix="gymnax",
-    make=make_gymnax_vector_env,
+    make="vecrl_gymnax.make:make_gymnax_vector_env",
     description="gymnax environments (classic control, MinAtar, bsuite), batched and jitted like brax's",
     keywords=JAX_KEYWORDS,
     refusals=JAX_REFUSALS,

@@ -5,22 +5,12 @@ Importing this module imports neither jax nor playground; they are imported when
 
 from __future__ import annotations
 
-from typing import Any
-
 import vecrl
 from vecrl_jax.keywords import JAX_KEYWORDS, JAX_REFUSALS
 
-
-def make_playground_vector_env(env_name: str, **kwargs: Any) -> Any:
-    """``vecrl_playground.make.make_playground_vector_env``, imported (with jax and playground) only when called."""
-    from vecrl_playground.make import make_playground_vector_env as make
-
-    return make(env_name, **kwargs)
-
-
 BACKEND = vecrl.Backend(
     prefix="playground",
-    make=make_playground_vector_env,
+    make="vecrl_playground.make:make_playground_vector_env",
     description="MuJoCo Playground (MJX) environments, batched and jitted like brax's, fresh-state autoreset",
     keywords=JAX_KEYWORDS,
     refusals=JAX_REFUSALS,

@@ -1,35 +1,17 @@
-"""``vecrl evaluate``: score random policies from the command line (added to the ``vecrl`` command)."""
+"""``vecrl evaluate``: score random policies from the command line (added to the ``vecrl`` command).
+
+This module holds its arguments and is all the ``vecrl`` command imports to answer ``--help`` or a usage
+mistake; the evaluation (torch, the env) is ``vecrl_policy.evaluate_command``'s, imported when it runs."""
 
 from __future__ import annotations
 
 import argparse
-import csv
-import json
-import time
 from pathlib import Path
-from typing import Any
-
-import torch
 
 import vecrl
-from vecrl.cli import ProgressBar
-from vecrl.command import (
-    Command,
-    CommandError,
-    finite_positive_float,
-    make_env_or_fail,
-    positive_int,
-    seed_int,
-    warm_up,
-)
-from vecrl_policy.evaluate import EvaluationResult, evaluate
-from vecrl_policy.evaluate_workers import checked_num_workers, workers_of
-from vecrl_policy.normalization import ObsNorm, checked_obs_norm
-from vecrl_policy.observations import flat_observation_length
-from vecrl_policy.parser import NetParsingError
-from vecrl_policy.policy import Policy
+from vecrl.command import Command, finite_positive_float, positive_int, seed_int
 
-_THIS_MACHINE = ""  # --ray without an address
+THIS_MACHINE = ""  # --ray without an address
 
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,7 +40,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ray",
         nargs="?",
-        const=_THIS_MACHINE,
+        const=THIS_MACHINE,
         default=None,
         metavar="ADDRESS",
         help="evaluate on Ray actors (needs vecrl-ray): Ray started on this machine, or the cluster at ADDRESS",
@@ -99,153 +81,9 @@ def _in_a_folder(path: Path) -> Path:
 
 
 def _run(args: argparse.Namespace) -> int:
-    obs_norm = None if args.obs_norm is None else _load_obs_norm(args.obs_norm)
-    num_envs = args.num_envs or min(args.popsize, 256)
-    env = make_env_or_fail(vecrl.make_vector_env, args.env, num_envs=num_envs, num_episodes=args.episodes)
-    try:
-        obs_length = flat_observation_length(env.single_observation_space)
-        try:
-            policy = Policy.for_env(args.policy, env)
-        except (NetParsingError, TypeError, ValueError) as error:
-            raise CommandError(f"bad --policy: {str(error).splitlines()[0]}") from error
-        if obs_norm is not None:
-            try:
-                checked_obs_norm(obs_norm, obs_length)
-            except ValueError as error:
-                raise CommandError(f"--obs-norm {args.obs_norm}: {error}") from error
-        generator = torch.Generator().manual_seed(args.seed)
-        try:
-            population = args.sigma * torch.randn(args.popsize, policy.parameter_length, generator=generator)
-        except (RuntimeError, MemoryError) as error:  # torch's allocator says RuntimeError
-            size = args.popsize * policy.parameter_length * 4 / 2**30
-            raise CommandError(
-                f"--popsize {args.popsize}: {args.popsize:,} rows of {policy.parameter_length} parameters need"
-                f" {size:,.1f} GiB, which this machine could not allocate; give a smaller --popsize"
-            ) from error
-        if not torch.isfinite(population).all():  # (evaluate would blame the rows, which the user never gave)
-            raise CommandError(
-                f"--sigma {args.sigma:g}: random parameters that large overflow float32 (to inf); give a --sigma"
-                f" below {torch.finfo(torch.float32).max / 10:.0e}"
-            )
-        executor, num_workers = None, args.workers
-        if args.ray is not None:
-            executor, num_workers = _ray_executor(args.ray or None, args.workers), None
-        elif num_workers is not None and num_workers > 1:
-            try:
-                checked_num_workers(num_workers, env)
-            except ValueError as error:
-                raise CommandError(f"--workers {num_workers}: {str(error).splitlines()[0]}") from error
-        try:
-            warm_up(env, args.env, args.seed)  # the first reset and step may compile (jax): not timed
-            if num_workers is not None and num_workers > 1:
-                _start_workers(env, min(num_workers, args.popsize))  # not timed either: said apart
-            bar, done = ProgressBar(args.popsize), [0]
+    from vecrl_policy.evaluate_command import run
 
-            def progress(rows: int) -> None:
-                done[0] = rows
-                bar.update(rows)
-
-            start = time.perf_counter()
-            try:
-                result = evaluate(
-                    policy,
-                    env,
-                    population,
-                    num_episodes=args.episodes,
-                    seed=args.seed,
-                    num_workers=num_workers,
-                    executor=executor,
-                    obs_norm=obs_norm,
-                    progress=progress,
-                )
-            except ValueError as error:  # a network that does not fit the env
-                raise CommandError(f"bad --policy for {args.env}: {str(error).splitlines()[0]}") from error
-            except KeyboardInterrupt:
-                raise KeyboardInterrupt(
-                    f"after {done[0]} of {args.popsize} rows; nothing was saved"
-                ) from None
-            finally:
-                bar.close()
-            elapsed = time.perf_counter() - start
-        finally:
-            if executor is not None:
-                executor.close()
-    finally:
-        env.close()
-    if obs_norm is not None:
-        torch.save(obs_norm.state_dict(), args.obs_norm)
-    if args.out is not None:
-        _write_results(result, args.out)
-    returns = result.mean_return
-    env_steps = int(result.steps.sum())
-    print(
-        f"{args.env}: {args.popsize} policies x {args.episodes} episode(s): mean return {returns.mean():.2f},"
-        f" std {returns.std(unbiased=False):.2f}, best {returns.max():.2f};"
-        f" {env_steps:,} env-steps in {elapsed:.2f} s = {env_steps / elapsed:,.0f} env-steps/s"
-        f" ({result.path} path)"
-    )
-    return 0
-
-
-def _start_workers(env: Any, num_workers: int) -> None:
-    """Start ``evaluate``'s worker processes for ``env`` now, saying how long they took, so that the rate
-    printed after the call is that of evaluating."""
-    start = time.perf_counter()
-    print(f"starting {num_workers - 1} worker process(es) ...", end=" ", flush=True)
-    workers_of(env, num_workers).wait_ready()
-    print(f"ready in {time.perf_counter() - start:.1f} s", flush=True)
-
-
-def _load_obs_norm(path: Path) -> ObsNorm:
-    """The statistics saved at ``path`` by an earlier ``--obs-norm``, or new ones if there is no file."""
-    if not path.exists():
-        return ObsNorm()
-    try:
-        return ObsNorm.from_state_dict(torch.load(path, weights_only=True))
-    except Exception as error:
-        raise CommandError(
-            f"--obs-norm {path}: not observation statistics saved by vecrl evaluate ({str(error).splitlines()[0]});"
-            " give another path to start new ones"
-        ) from error
-
-
-def _write_results(result: EvaluationResult, path: Path) -> None:
-    """Each row's results as CSV or JSON (by ``path``'s suffix)."""
-    columns = {
-        "row": list(range(len(result.total_return))),
-        "mean_return": result.mean_return.tolist(),
-        "total_return": result.total_return.tolist(),
-        "episodes": result.episodes.tolist(),
-        "steps": result.steps.tolist(),
-    }
-    rows = [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
-    try:
-        with open(path, "w", newline="") as file:
-            if path.suffix.lower() == ".json":
-                json.dump(rows, file, indent=1)
-            else:
-                writer = csv.DictWriter(file, fieldnames=list(columns))
-                writer.writeheader()
-                writer.writerows(rows)
-    except OSError as error:
-        raise CommandError(f"--out {path}: {error.strerror}") from error
-
-
-def _ray_executor(address: str | None, num_actors: int | None) -> Any:
-    """A ``vecrl_ray.RayExecutor`` on the cluster at ``address`` (None: Ray started here), or a
-    CommandError saying what went wrong."""
-    try:
-        from vecrl_ray import RayExecutor
-    except ImportError as error:
-        raise CommandError(
-            "--ray needs the vecrl-ray package: pip install -c constraints.txt packages/vecrl-ray"
-        ) from error
-    where = f"joining the Ray cluster at {address}" if address else "starting Ray on this machine"
-    print(f"{where} and starting its actors (a few seconds) ...", flush=True)
-    try:
-        return RayExecutor(num_actors, address=address)
-    except (ValueError, ConnectionError, TimeoutError) as error:
-        raise CommandError(f"--ray: {str(error).splitlines()[0]}") from error
+    return run(args)
 
 
 @vecrl.hookimpl

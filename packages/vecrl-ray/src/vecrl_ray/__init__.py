@@ -8,4 +8,6 @@ Examples:
 
 from vecrl_ray.executor import EvaluationError, RayExecutor
 
+__version__ = "0.1.0"
+
 __all__ = ["EvaluationError", "RayExecutor"]

@@ -10,4 +10,6 @@ Examples:
 
 from vecrl_sb3.vec_env import SB3VecEnv
 
+__version__ = "0.1.0"
+
 __all__ = ["SB3VecEnv"]

@@ -26,10 +26,13 @@ class EvaluationResult:
     """
 
     total_return: torch.Tensor
+    """Each row's return summed over its episodes (float64; shaped, where evaluate shaped the rewards)."""
     episodes: torch.Tensor
+    """The episodes each row finished (int64)."""
     steps: torch.Tensor
-    #: How the call ran: ``"fused"`` (one compiled jax program, :mod:`vecrl_policy.fused`) or ``"stepped"``.
+    """The env steps each row took, over all its episodes (int64)."""
     path: str = "stepped"
+    """How the call ran: ``"fused"`` (one compiled jax program, :mod:`vecrl_policy.fused`) or ``"stepped"``."""
 
     @property
     def mean_return(self) -> torch.Tensor:
