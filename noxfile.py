@@ -281,11 +281,21 @@ def docs(session: nox.Session) -> None:
     session.run("mkdocs", "build", "--strict", env={"NO_MKDOCS_2_WARNING": "1"})
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=PYTHON, reuse_venv=True)
 def demo(session: nox.Session) -> None:
-    """The main job: evolve a policy that solves CartPole-v1, with a plot of the progress."""
-    install_packages(session, (CORE, GYM, POLICY), "matplotlib", editable=True, for_tests=False)
+    """The main job: evolve a policy that solves CartPole-v1, with a plot of the progress. Its venv is kept
+    between runs (the packages are installed editable, so it runs this tree's code), and pip runs only where
+    something it needs is missing: `-- --resume` starts at once."""
+    needed = ("vecrl_policy", "vecrl_gym", "matplotlib", "torch")
+    if not has_modules(session, needed):
+        install_packages(session, (CORE, GYM, POLICY), "matplotlib", editable=True, for_tests=False)
     session.run("python", "examples/evolve_cartpole.py", *session.posargs)
+
+
+def has_modules(session: nox.Session, modules: tuple[str, ...]) -> bool:
+    """Whether the session's venv can import every one of ``modules`` (found without importing them)."""
+    code = f"import importlib.util as u; print(all(u.find_spec(m) for m in {modules!r}))"
+    return str(session.run("python", "-c", code, silent=True)).strip().endswith("True")
 
 
 @nox.session(python=PYTHON, default=False)

@@ -9,7 +9,7 @@ tensors out through DLPack). Rounds of (a) and (b) alternate and the median roun
 gymnax pins gymnasium<1.4, so vecrl-gymnax lives in a venv of its own (``nox -s tests`` and ``bench`` leave it
 out); run this there, e.g. in its isolation row's venv:
 
-    .nox/isolation-core-brax-gymnax-policy/bin/python bench/gymnax_step.py
+    .nox/isolation-core-jax-gymnax-policy/bin/python bench/gymnax_step.py
     python bench/gymnax_step.py --quick    # CartPole-v1 at 64 envs, short rounds
 """
 

@@ -16,12 +16,7 @@ from vecrl_packages import PACKAGES
 
 from vecrl import testing
 
-CHECKS = {
-    "backend": lambda make, env, kwargs: testing.check_backend(make, env, num_envs=3, **kwargs),
-    "autoreset": lambda make, env, kwargs: testing.check_autoreset_modes(make, env, num_steps=12, **kwargs),
-    "seed-lists": lambda make, env, kwargs: testing.check_seed_lists(make, env, num_envs=3, **kwargs),
-    "single": lambda make, env, kwargs: testing.check_single_env(make, env, **kwargs),
-}
+CHECKS = testing.CONFORMANCE_CHECKS
 
 
 def cases() -> list:
@@ -47,7 +42,7 @@ def cases() -> list:
 @pytest.mark.parametrize(("env", "kwargs", "check"), cases())
 def test_every_backend_follows_vecrl_s_conformance_spec(env, kwargs, check):
     prefix, _, env_name = env.partition("::")
-    CHECKS[check](testing.maker(prefix), env_name, kwargs)
+    testing.run_conformance(prefix, [{"env": env_name, "kwargs": kwargs, "checks": [check]}])
 
 
 def test_every_backend_declares_a_case_of_each_check():

@@ -2,6 +2,7 @@
 
 import os
 import pty
+import re
 import signal
 import subprocess
 import sys
@@ -126,6 +127,7 @@ def test_a_brax_command_announces_its_compile_and_prints_no_warp_notice():
     result = vecrl("bench", "brax::fast", "--num-envs", "2", "--steps", "20")
     assert result.returncode == 0, result.stderr
     assert "brax::fast: compiling the first reset and step" in result.stderr
+    assert re.search(r"brax::fast: compiled in \d+\.\d s", result.stderr), result.stderr
     assert "Failed to import" not in result.stdout + result.stderr
     assert "40 env-steps" in result.stdout
 
@@ -166,6 +168,9 @@ def test_evaluate_says_a_brax_env_ran_as_one_compiled_program():
     )
     assert result.returncode == 0, result.stderr
     assert "(fused path)" in result.stdout
+    # the program's compile is said and left out of the rate: "compiled in 3.1 s, then 48 env-steps in ..."
+    assert "may run as one compiled jax program" in result.stderr
+    assert re.search(r"compiled in \d+\.\d s, then [\d,]+ env-steps in", result.stdout), result.stdout
 
 
 @pytest.mark.parametrize("delay_s", [0.2, 0.6, 1.2])

@@ -264,3 +264,15 @@ def test_every_layer_of_the_table_runs_batched_and_fused_or_is_refused_with_its_
         expected = policy(x)
         y, states = jax_layers.forward(specs, layers_, convert_from_torch(x, "jax"), states)
         torch.testing.assert_close(convert_to_torch(y), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_the_result_says_how_long_the_call_compiled_and_a_second_call_compiles_nothing():
+    env = fast(3)
+    policy = Policy(FAST_MLP)
+    rows = population(policy, 11)  # a population size no other test compiles
+    first = evaluate(policy, env, rows, seed=0)
+    second = evaluate(policy, env, rows, seed=1)
+    assert first.path == second.path == "fused"
+    assert first.compile_seconds > 0 and second.compile_seconds == 0
+    assert evaluate(policy, env, rows, seed=0, fused=False).compile_seconds == 0
+    env.close()

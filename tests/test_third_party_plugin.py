@@ -97,11 +97,7 @@ def test_a_third_party_jax_backend_passes_the_conformance_spec_and_runs_evaluate
         """
         import torch, vecrl
         from vecrl import testing
-        make, short = testing.maker("drift"), {"episode_length": 4}
-        testing.check_backend(make, "point", num_envs=3, **short)
-        testing.check_autoreset_modes(make, "point", num_steps=12, **short)
-        testing.check_seed_lists(make, "point", num_envs=3, **short)
-        testing.check_single_env(make, "point", **short)
+        testing.run_conformance("drift", [{"env": "point", "kwargs": {"episode_length": 4}}])
         print(vecrl.backend_distribution("drift"))
         try:
             from vecrl_policy import Policy, evaluate

@@ -61,15 +61,9 @@ def walk_backend():
         yield
 
 
-@pytest.mark.parametrize("check", ["backend", "autoreset", "seed-lists", "single"])
+@pytest.mark.parametrize("check", sorted(testing.CONFORMANCE_CHECKS))
 def test_an_env_written_to_the_protocol_passes_the_whole_conformance_spec(check):
-    make, kwargs = testing.maker("walk"), {"episode_length": 4}
-    {
-        "backend": lambda: testing.check_backend(make, "line", num_envs=3, **kwargs),
-        "autoreset": lambda: testing.check_autoreset_modes(make, "line", num_steps=12, **kwargs),
-        "seed-lists": lambda: testing.check_seed_lists(make, "line", num_envs=3, **kwargs),
-        "single": lambda: testing.check_single_env(make, "line", **kwargs),
-    }[check]()
+    testing.run_conformance("walk", [{"env": "line", "kwargs": {"episode_length": 4}, "checks": [check]}])
 
 
 def test_an_end_on_both_counts_is_a_termination_and_the_outcome_info_reaches_the_step_info():

@@ -140,13 +140,14 @@ def warm_up(env: TorchWrapper, env_name: str, seed: int) -> None:
     """
     from vecrl.actions import random_action_sampler
 
-    if getattr(env.unwrapped, "jit_compiled", False):
-        print(
-            f"{env_name}: compiling the first reset and step (once per configuration)...",
-            file=sys.stderr,
-        )
+    compiled = getattr(env.unwrapped, "jit_compiled", False)
+    if compiled:
+        print(f"{env_name}: compiling the first reset and step (once per configuration) ...", file=sys.stderr)
+    start = time.perf_counter()
     env.reset(seed=seed)
     env.step(random_action_sampler(env.single_action_space, env.num_envs, seed=seed)())
+    if compiled:
+        print(f"{env_name}: compiled in {time.perf_counter() - start:.1f} s", file=sys.stderr)
 
 
 def first_line(error: BaseException) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,8 @@ __all__ = [
     "check_reset_and_step",
     "check_seed_lists",
     "check_single_env",
+    "CONFORMANCE_CHECKS",
+    "run_conformance",
     "child_processes",
     "isolated_registry",
     "maker",
@@ -572,6 +574,34 @@ def _rows(observation: Any) -> list[torch.Tensor]:
 def _same_rows(rows: list[torch.Tensor], others: list[torch.Tensor]) -> bool:
     """Whether ``rows`` and ``others`` (as ``_rows`` gives them) are equal, row for row."""
     return all(torch.equal(a, b) for a, b in zip(rows, others, strict=True))
+
+
+#: vecrl's conformance spec, check by check: each runs on ``make(env_name, **kwargs)``.
+CONFORMANCE_CHECKS: dict[str, Callable[[Callable[..., TorchWrapper], str, dict[str, Any]], Any]] = {
+    "backend": lambda make, env, kwargs: check_backend(make, env, num_envs=3, **kwargs),
+    "autoreset": lambda make, env, kwargs: check_autoreset_modes(make, env, num_steps=12, **kwargs),
+    "seed-lists": lambda make, env, kwargs: check_seed_lists(make, env, num_envs=3, **kwargs),
+    "single": lambda make, env, kwargs: check_single_env(make, env, **kwargs),
+}
+
+
+def run_conformance(prefix: str, cases: Sequence[Mapping[str, Any]]) -> None:
+    """Run vecrl's conformance spec on the backend serving ``prefix``, as every shipped backend runs it: for
+    each case ``{"env": name, "kwargs": {...}, "checks": [...]}`` (checks default to all of
+    ``CONFORMANCE_CHECKS``; give kwargs whose episodes end within a few steps) those checks on
+    ``make_vector_env(f"{prefix}::{name}", **kwargs)``; a ``BackendCheckError`` says what failed.
+
+    Examples:
+        >>> run_conformance("gym", [{"env": "CartPole-v1", "kwargs": {"max_episode_steps": 4}}])  # doctest: +SKIP
+    """
+    make = maker(prefix)
+    for case in cases:
+        checks = case.get("checks", list(CONFORMANCE_CHECKS))
+        unknown = sorted(set(checks) - set(CONFORMANCE_CHECKS))
+        if unknown:
+            raise ValueError(f"unknown conformance checks {unknown}; known: {sorted(CONFORMANCE_CHECKS)}")
+        for check in checks:
+            CONFORMANCE_CHECKS[check](make, case["env"], dict(case.get("kwargs", {})))
 
 
 def check_close(env: TorchWrapper) -> None:

@@ -33,7 +33,8 @@ _NO_TIME_LIMIT = 2**30
 
 class GymnaxState(NamedTuple):
     """One sub-env's state: gymnax's, its observation, the reward and ends of the step that led to it, and
-    the key of its next step."""
+    the key of its next step. The ends are float32 (1.0: it ended so), as brax's ``done`` is: the engine
+    carries a batch of states as one buffer per dtype, and a bool buffer more costs every step."""
 
     env_state: Any
     observation: jax.Array
@@ -72,13 +73,13 @@ class GymnaxEnv:
         return jax.vmap(self._step_one)(state, action)
 
     def outcome(self, state: GymnaxState) -> Outcome:
-        return Outcome(state.observation, state.reward, state.terminated, state.truncated)
+        return Outcome(state.observation, state.reward, state.terminated > 0, state.truncated > 0)
 
     def _reset_one(self, rng: jax.Array) -> GymnaxState:
         key, reset_key = jax.random.split(rng)
         obs, env_state = self.env.reset_env(reset_key, self.params)
-        no = jnp.zeros((), bool)
-        return GymnaxState(env_state, obs.astype(jnp.float32), jnp.zeros((), jnp.float32), no, no, key)
+        zero = jnp.zeros((), jnp.float32)
+        return GymnaxState(env_state, obs.astype(jnp.float32), zero, zero, zero, key)
 
     def _step_one(self, state: GymnaxState, action: jax.Array) -> GymnaxState:
         key, step_key = jax.random.split(state.key)
@@ -95,9 +96,8 @@ class GymnaxEnv:
             time_limit = jnp.asarray(env_state.time >= self.params.max_steps_in_episode, bool)
             terminated = ended & ~time_limit
         truncated = time_limit & ~terminated
-        return GymnaxState(
-            env_state, obs.astype(jnp.float32), jnp.asarray(reward, jnp.float32), terminated, truncated, key
-        )
+        flags = (terminated.astype(jnp.float32), truncated.astype(jnp.float32))
+        return GymnaxState(env_state, obs.astype(jnp.float32), jnp.asarray(reward, jnp.float32), *flags, key)
 
 
 def checked_env_name(env_name: str) -> str:

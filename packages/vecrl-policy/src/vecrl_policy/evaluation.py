@@ -10,6 +10,7 @@ from typing import Any
 import torch
 
 from vecrl_policy.executor import Evaluation, Executor, split_population
+from vecrl_policy.fused import compile_seconds
 from vecrl_policy.normalization import ObsNorm
 from vecrl_policy.plan import checked_plan
 from vecrl_policy.policy import Policy
@@ -33,6 +34,9 @@ class EvaluationResult:
     """The env steps each row took, over all its episodes (int64)."""
     path: str = "stepped"
     """How the call ran: ``"fused"`` (one compiled jax program, :mod:`vecrl_policy.fused`) or ``"stepped"``."""
+    compile_seconds: float = 0.0
+    """The seconds this call spent compiling its fused program in this process (0 when a compiled one was
+    at hand, as for every call of a configuration after its first), so a rate can leave it out."""
 
     @property
     def mean_return(self) -> torch.Tensor:
@@ -141,6 +145,7 @@ def evaluate(
         common_random_numbers=common_random_numbers,
         devices=devices,
     )
+    compiled_before = compile_seconds()
     runner = InThisProcess(progress) if plan.executor is None else plan.executor
     parts = split_population(env, len(parameters), plan.seeds, runner.num_parts)
     evaluation = Evaluation(env, policy, functools.partial(run_part, settings=plan.settings), parameters)
@@ -152,4 +157,5 @@ def evaluate(
     )
     if plan.obs_norm is not None:  # each part's (count, sum, sum of squares), merged once the call is done
         plan.obs_norm.add_partial(*(column.sum(dim=0) for column in observed))
-    return EvaluationResult(total_return, episode_counts, steps, plan.path)
+    compiled = compile_seconds() - compiled_before
+    return EvaluationResult(total_return, episode_counts, steps, plan.path, compiled)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -214,6 +215,18 @@ def _mean_and_std(normalize: Normalize | None, parameters: torch.Tensor) -> tupl
 #: run that evaluates many population sizes compiles again rather than growing without bound.
 PROGRAMS: OrderedDict[tuple[_Settings, int], Any] = OrderedDict()
 MAX_PROGRAMS = 8
+_compiling = [0.0]  # the seconds this process has spent compiling programs
+
+
+def compile_seconds() -> float:
+    """The seconds this process has spent compiling fused programs so far (``evaluate`` reports the
+    difference a call made: ``EvaluationResult.compile_seconds``).
+
+    Examples:
+        >>> compile_seconds() >= 0.0
+        True
+    """
+    return _compiling[0]
 
 
 def local_devices(devices: Sequence[Any] | None) -> tuple[Any, ...]:
@@ -275,7 +288,9 @@ def _program(settings: _Settings, arguments: tuple[Any, ...]) -> Any:
                 in_specs=(split, split, whole, whole, split),
                 out_specs=split,
             )
+        start = time.perf_counter()
         program = jax.jit(rollout).lower(*arguments).compile()
+        _compiling[0] += time.perf_counter() - start
     PROGRAMS[key] = program
     return program
 
