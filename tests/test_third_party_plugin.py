@@ -42,6 +42,11 @@ def drift_site(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def count_site(tmp_path_factory):
+    return pip_install_into(tmp_path_factory.mktemp("count-site"), "vecrl-count")
+
+
+@pytest.fixture(scope="module")
 def clone_site(tmp_path_factory):
     return pip_install_into(tmp_path_factory.mktemp("clone-site"), "vecrl-toy-clone")
 
@@ -118,6 +123,40 @@ def test_a_third_party_jax_backend_passes_the_conformance_spec_and_runs_evaluate
     assert result.stdout.strip().splitlines() == ["('vecrl-drift', '0.0.1')", "fused stepped"]
     lines = sum(
         len(path.read_text().splitlines()) for path in (FIXTURES / "vecrl-drift" / "src").rglob("*.py")
+    )
+    assert lines < 80
+
+
+def test_a_third_party_host_backend_passes_the_conformance_spec_and_is_listed_without_importing_its_env(
+    count_site,
+):
+    """vecrl-count (tests/fixtures): counters on vecrl's episode engine, in two short files, its make named by
+    import path."""
+    result = run_python(
+        """
+        import sys, torch, vecrl
+        from vecrl import testing
+        print([b.prefix for b in vecrl.list_backends() if b.prefix == "count"], "vecrl_count.env" in sys.modules)
+        testing.run_conformance("count", [{"env": "counter"}])
+        try:
+            from vecrl_policy import Policy, evaluate
+        except ImportError:
+            print("True")
+        else:  # a row's results do not depend on how many sub-envs run the rows
+            policy = Policy("Linear(1, 2)")
+            population = torch.randn(7, policy.parameter_length, generator=torch.Generator().manual_seed(0))
+            results = [
+                evaluate(policy, vecrl.make_vector_env("count::counter", num_envs=n, num_episodes=2), population, num_episodes=2, seed=3)
+                for n in (2, 5)
+            ]
+            print(torch.equal(results[0].total_return, results[1].total_return) and torch.equal(results[0].steps, results[1].steps))
+        """,
+        count_site,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines() == ["['count'] False", "True"]
+    lines = sum(
+        len(path.read_text().splitlines()) for path in (FIXTURES / "vecrl-count" / "src").rglob("*.py")
     )
     assert lines < 80
 

@@ -96,6 +96,7 @@ def test_wrappers_meant_for_gym_sub_envs_are_refused_not_ignored():
         ({"episode_length": 2.5}, "episode_length must be a positive int"),
         ({"action_repeat": 0}, "action_repeat must be a positive int"),
         ({"action_repeat": True}, "action_repeat must be a positive int"),
+        ({"action_repeat": 2**31}, r"action_repeat must be at most 2\*\*31 - 1"),
     ],
 )
 def test_episode_counts_that_brax_would_take_silently_are_refused(kwargs, words):

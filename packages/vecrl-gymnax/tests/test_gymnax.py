@@ -134,6 +134,7 @@ def test_discrete_actions_in_any_integer_form_and_bad_ones_refused_before_any_st
         ("CartPole-v1", {"params": None}, ValueError, "give the fields of the env's params"),
         ("CartPole-v1", {"action_repeat": 2}, ValueError, "one action per step"),
         ("CartPole-v1", {"episode_length": 0}, ValueError, "episode_length must be a positive int"),
+        ("CartPole-v1", {"episode_length": 2**40}, ValueError, r"at most 2\*\*31 - 1 .* episode_length=None"),
         (
             "CartPole-v1",
             {"num_envs": None, "num_episodes": 1},

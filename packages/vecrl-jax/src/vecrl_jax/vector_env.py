@@ -37,6 +37,9 @@ from vecrl_jax.packing import Packer
 from vecrl_jax.protocol import JaxEnv
 from vecrl_jax.spaces import observation_space
 
+#: The most steps a jax env counts (an int32).
+_MAX_STEPS = 2**31 - 1
+
 
 def check_episode_keywords(kwargs: Mapping[str, Any]) -> None:
     """A ValueError for an ``episode_length`` or ``action_repeat`` that is not a positive int (brax's
@@ -59,6 +62,11 @@ def check_episode_keywords(kwargs: Mapping[str, Any]) -> None:
             continue
         if key in kwargs and (isinstance(value, bool) or not isinstance(value, Integral) or int(value) < 1):
             raise ValueError(f"{key} must be a positive int ({meaning}), got {value!r}.")
+        if key in kwargs and int(value) > _MAX_STEPS:  # (jax counts steps in int32: it would overflow)
+            raise ValueError(
+                f"{key} must be at most 2**31 - 1 = {_MAX_STEPS:,} ({meaning}; jax counts them in int32), got"
+                f" {value!r}.{' For episodes without a time limit, give episode_length=None.' if key == 'episode_length' else ''}"
+            )
 
 
 class JaxVectorEnv(EpisodeVectorEnv):
