@@ -9,7 +9,8 @@ is not taken. With ``autoreset_mode="disabled"`` a budget is a ValueError, since
 episode. Stepping a finished sub-env while autoreset is disabled is
 ``vecrl.autoreset.finished_sub_envs_error``. ``count_episode_ends`` is the budget's count, written once
 over whichever array type a backend keeps it in (numpy on the host, jax inside a jitted step);
-``EpisodeBudget`` keeps the budget of a host backend's sub-envs (gym's, envpool's): what each has left,
+``step_ends`` is the rule of a step (what restarts, what is spent, what the step reports, per autoreset
+mode), written once for both too; ``EpisodeBudget`` keeps the budget of a host backend's sub-envs (gym's, envpool's): what each has left,
 which still run, and the arrays a step starts from.
 
 Examples:
@@ -20,7 +21,7 @@ Examples:
 from __future__ import annotations
 
 from numbers import Integral
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 from gymnasium.spaces import Dict, Space, Tuple
@@ -78,6 +79,77 @@ def count_episode_ends(episodes_left: ArrayT, ended: ArrayT) -> tuple[ArrayT, Ar
     return left, ended & (left > 0)
 
 
+class StepEnds(NamedTuple):
+    """What a step's episode ends mean under an autoreset mode and an episode budget (``step_ends``)."""
+
+    episodes_left: Any  # the budget after the step
+    ended: Any  # the episodes that ended at this step (counted; same_step's final observations)
+    restart: Any  # the sub-envs restarting from a fresh state at this step
+    spent: Any  # the sub-envs past their budget: not stepped (frozen), reporting NaN and both flags
+    terminated: Any  # the flags the step reports
+    truncated: Any
+    zero_reward: Any  # next_step: the sub-envs this step restarts, which report reward 0 (else None)
+    needs_reset: Any  # next_step: the sub-envs the next step restarts (else None)
+
+
+def step_ends(
+    mode: AutoresetModeName,
+    budget: bool,
+    episodes_left: ArrayT,
+    needs_reset: ArrayT | None,
+    terminated: ArrayT,
+    truncated: ArrayT,
+) -> StepEnds:
+    """The episode rules of one step, written once for every backend: given the budget before the step
+    (``episodes_left``, read where ``budget``), the sub-envs this step restarts in ``next_step`` mode
+    (``needs_reset``: those whose episode ended at the step before) and the env's ``terminated`` and
+    ``truncated`` flags, which sub-envs restart now, which are spent, what the step reports and what the
+    next step restarts. Array operators only, so numpy arrays (a host backend) and jax arrays (inside a
+    jitted step) alike.
+
+    - ``same_step``: an episode that ends restarts at once, if its sub-env has episodes left; a spent
+      sub-env (no episode left before the step) ended nothing and reports both flags.
+    - ``next_step``: a sub-env whose episode ended at the step before restarts at this one (reward 0, no
+      end), unless that was its last episode: it is spent then, and reports both flags from now on.
+    - ``disabled``: nothing restarts and there is no budget.
+
+    Examples:
+        >>> no = np.zeros(3, bool)
+        >>> ends = step_ends("same_step", True, np.array([1, 2, 0]), None, np.array([True, True, False]), no)
+        >>> ends.restart.tolist(), ends.spent.tolist(), ends.terminated.tolist()
+        ([False, True, False], [False, False, True], [True, True, True])
+        >>> ends = step_ends("next_step", True, np.array([0, 1, 1]), np.array([True, True, False]), no, no)
+        >>> ends.restart.tolist(), ends.spent.tolist(), ends.needs_reset.tolist()
+        ([False, True, False], [True, False, False], [True, False, False])
+    """
+    done = terminated | truncated
+    none = done & ~done  # (all False, of the flags' array type)
+    if mode == "next_step":
+        assert needs_reset is not None
+        ended = done & ~needs_reset
+        spent = needs_reset & (episodes_left == 0) if budget else none
+        if budget:
+            episodes_left, _ = count_episode_ends(episodes_left, ended)  # (restarted at the next step)
+        return StepEnds(
+            episodes_left,
+            ended,
+            needs_reset & ~spent,
+            spent,
+            (terminated & ended) | spent,
+            (truncated & ended) | spent,
+            needs_reset,
+            ended | spent,
+        )
+    spent = episodes_left == 0 if budget else none
+    ended = done & ~spent
+    restart = ended
+    if budget:
+        episodes_left, restart = count_episode_ends(episodes_left, ended)
+    if mode == "disabled":
+        restart = none
+    return StepEnds(episodes_left, ended, restart, spent, terminated | spent, truncated | spent, None, None)
+
+
 def spent_observation(space: Space) -> Any:
     """What a sub-env whose episode budget is spent reports as its observation: NaN (0 for integer dtypes),
     nested as ``space`` is.
@@ -120,16 +192,15 @@ class EpisodeBudget:
     """The episode budget of ``num_envs`` host sub-envs, each given ``num_episodes``, kept once for every
     host backend (gym's sub-env loop, envpool's pool): the episodes each has left (``left``), the sub-envs
     still running (``live``, None while all are) and the arrays a step starts from (``start``: what the
-    spent sub-envs report, ``spent_results``). A backend counts each episode end (``end`` for one sub-env,
-    ``end_all`` for a batch), restarts the budget of the sub-envs it resets (``restart``), and steps only
+    spent sub-envs report, ``spent_results``). A backend takes the budget each step's ends leave (``take``,
+    with ``step_ends``'s count), restarts the budget of the sub-envs it resets (``restart``), and steps only
     the live sub-envs; ``live`` and ``start`` change only when a budget is spent or restarted.
 
     Examples:
         >>> from gymnasium.spaces import Box
         >>> budget = EpisodeBudget(3, 1, Box(-1.0, 1.0, (2,)))
-        >>> budget.end(1)  # sub-env 1's only episode ended: its budget is spent
-        True
-        >>> budget.update(); budget.live, budget.start[1].tolist()
+        >>> budget.take(np.array([1, 0, 1]))  # sub-env 1's only episode ended: its budget is spent
+        >>> budget.live, budget.start[1].tolist()
         ([0, 2], [0.0, nan, 0.0])
         >>> budget.restart(); budget.live is None
         True
@@ -144,30 +215,18 @@ class EpisodeBudget:
         self.live: list[int] | None = None
         self.live_ids: np.ndarray | None = None  # ``live`` as an int32 array (envpool's ids)
         self.start = spent_results(space, np.zeros(num_envs, np.bool_), reward_dtype)
-        self.changed = False  # a budget was spent since the last ``update()``
 
     @property
     def spent(self) -> np.ndarray:
         """A bool per sub-env: whether its budget is spent."""
         return self.left == 0
 
-    def end(self, index: int) -> bool:
-        """Count the end of an episode of sub-env ``index``; True when that was its last (its budget is now
-        spent, and ``update()`` is due before the next step)."""
-        left = self.left
-        left[index] -= 1
-        if left[index]:
-            return False
-        self.changed = True
-        return True
-
-    def end_all(self, ended: np.ndarray) -> np.ndarray:
-        """Count the episodes that ``ended`` (a bool per sub-env, True only at live ones) and update; the
-        sub-envs to restart (those with episodes left, as a bool per sub-env)."""
-        self.left, restart = count_episode_ends(self.left, ended)
-        if (ended & ~restart).any():
+    def take(self, episodes_left: np.ndarray) -> None:
+        """Take the budget a step left (``step_ends``'s ``episodes_left``), updating where one was spent."""
+        newly_spent = (episodes_left == 0) & (self.left != 0)
+        self.left = episodes_left
+        if newly_spent.any():
             self.update()
-        return restart
 
     def restart(self, mask: np.ndarray | None = None) -> None:
         """Give every sub-env (or those of ``mask``) its whole budget again, as a reset does."""
@@ -186,4 +245,3 @@ class EpisodeBudget:
         else:
             self.live = self.live_ids = None
         self.start = spent_results(self._space, spent, self._reward_dtype)
-        self.changed = False

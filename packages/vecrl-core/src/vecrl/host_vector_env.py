@@ -32,7 +32,7 @@ from vecrl.compat import (
     FINAL_OBS_MASK_KEY,
 )
 from vecrl.episode_vector_env import EpisodeVectorEnv
-from vecrl.episodes import EpisodeBudget, spent_results
+from vecrl.episodes import EpisodeBudget, StepEnds, spent_results, step_ends
 from vecrl.spaces import ARRAY_SPACES, check_supported_space, copy_batch, map_batch, write_rows
 
 #: gymnasium's ``VectorEnv._add_info(infos, info, index)``: ``infos`` with the sub-env ``index``'s ``info``.
@@ -241,20 +241,25 @@ class HostVectorEnv(EpisodeVectorEnv):
             # Did an episode end? The flags' bytes differ from those of a step where none did: all False, or
             # True at the spent sub-envs (a twentieth of the time of any(); flags of another dtype differ).
             quiet = self._no_ends if budget is None else budget.start[2].tobytes()
-            if self._tracks_ends and (terminated.tobytes() != quiet or truncated.tobytes() != quiet):
-                done = terminated | truncated
-                if ids is not None:  # (the spent sub-envs report both flags, but ended no episode)
-                    done &= ~budget.spent  # type: ignore[union-attr]
-                done_ids = done.nonzero()[0]
-                if len(done_ids):
-                    observation, info = self._episodes_ended(done, done_ids, observation, info)
+            flagged = terminated.tobytes() != quiet or truncated.tobytes() != quiet
+            if self._next_step or (self._tracks_ends and flagged):  # (next_step: what the next step resets)
+                ends = step_ends(
+                    self._autoreset_mode,
+                    budget is not None,
+                    None if budget is None else budget.left,
+                    self._resetting if self._next_step else None,
+                    terminated,
+                    truncated,
+                )
+                if self._next_step:
+                    self._resetting = ends.needs_reset
+                if self._tracks_ends and flagged and ends.ended.any():
+                    observation, info = self._episodes_ended(ends, observation, info)
         except BaseException as error:
             self._fail(error)
         if type(info) is list:  # (per-sub-env infos: infos_per_sub_env)
             info = self._batched_info(info)
-        if self._next_step:
-            self._resetting = terminated | truncated
-        elif not self._tracks_ends:  # (autoreset disabled)
+        if self._autoreset_mode == "disabled":
             self._note_ended(terminated | truncated)
         self._last_observation = observation
         return self._step_returned(observation, reward, terminated, truncated, info)
@@ -332,15 +337,15 @@ class HostVectorEnv(EpisodeVectorEnv):
         return observation, reward, terminated, truncated, info
 
     def _episodes_ended(
-        self, done: np.ndarray, done_ids: np.ndarray, observation: Any, info: dict[str, Any]
+        self, ends: StepEnds, observation: Any, info: dict[str, Any]
     ) -> tuple[Any, dict[str, Any]]:
-        """Count the episodes that ended (``done``: at the sub-envs ``done_ids``) against the budget, and in
+        """Take the budget the step's episode ends left (``ends``: ``vecrl.episodes.step_ends``'s), and in
         same_step mode restart the sub-envs with episodes left, as gymnasium does: their final observations and
         infos in ``info`` (``vecrl.final_observations``, ``final_infos``), the reset's info in their rows."""
-        restart, ids = done, done_ids
+        done, restart = ends.ended, ends.restart
         if self._budget is not None:
-            restart = self._budget.end_all(done)
-            ids = restart.nonzero()[0]
+            self._budget.take(ends.episodes_left)
+        ids = restart.nonzero()[0]
         if self._autoreset_mode != "same_step":
             return observation, info
         finals: dict[str, Any] = {}

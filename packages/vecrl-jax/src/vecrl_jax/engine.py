@@ -38,7 +38,7 @@ import jax
 import jax.numpy as jnp
 
 from vecrl.autoreset import AutoresetModeName
-from vecrl.episodes import count_episode_ends
+from vecrl.episodes import step_ends
 from vecrl_jax.packing import Packed, Packer, take_rows, where_rows
 from vecrl_jax.protocol import JaxEnv, Outcome
 
@@ -198,47 +198,42 @@ def make_step(
     num_episodes: int | None,
     mode: AutoresetModeName = "same_step",
 ) -> Step:
-    """One step with ``mode`` autoreset, restarting from the pool (to be jitted). ``packer`` packs the
-    env's states."""
-    if mode == "next_step":
-        return _make_next_step(env, packer, num_envs, num_episodes)
+    """One step with ``mode`` autoreset, restarting from the pool (to be jitted), by the episode rules of
+    ``vecrl.episodes.step_ends``. ``packer`` packs the env's states."""
     if mode == "disabled":
         return _make_disabled_step(env, packer)
+    budget, same_step = num_episodes is not None, mode == "same_step"
 
     def step(carry: Carry, action: jax.Array, pool: Packed | None) -> tuple[Carry, StepOutput]:
         stepped_rows = packer.pack(env.step(packer.unpack(carry.state), action))
+        _, terminated, truncated = _ends(env.outcome(packer.unpack(stepped_rows)))
+        ends = step_ends(mode, budget, carry.episodes_left, carry.needs_reset, terminated, truncated)
+        if budget:  # a spent sub-env stays frozen: stepping a finished physics state only risks NaNs
+            stepped_rows = where_rows(ends.spent, carry.state, stepped_rows)
         stepped = env.outcome(packer.unpack(stepped_rows))
-        done, terminated, truncated = _ends(stepped)
-        if num_episodes is None:
-            active = jnp.ones_like(done)
-            episodes_left = carry.episodes_left
-            restart = done
-        else:
-            active = carry.episodes_left > 0
-            episodes_left, restart = count_episode_ends(carry.episodes_left, done & active)
-            # a sub-env past its budget stays frozen: stepping a finished physics state only risks NaNs
-            stepped_rows = where_rows(active, stepped_rows, carry.state)
-            stepped = env.outcome(packer.unpack(stepped_rows))
-
-        state, pool_use = _restart_from_pool(num_envs, carry, pool, restart, stepped_rows)
-        observation, reward = env.outcome(packer.unpack(state)).observation, stepped.reward
-        if num_episodes is not None:
-            spent = ~active
-            observation = _nan_where(spent, observation)
-            reward = jnp.where(spent, jnp.nan, reward)
-            terminated = terminated | spent
-            truncated = truncated | spent
+        state, pool_use = _restart_from_pool(num_envs, carry, pool, ends.restart, stepped_rows)
+        new = env.outcome(packer.unpack(state))
+        observation, reward = new.observation, stepped.reward
+        if ends.zero_reward is not None:
+            reward = jnp.where(ends.zero_reward, jnp.zeros_like(reward), reward)
+        if budget:
+            observation = _nan_where(ends.spent, observation)
+            reward = jnp.where(ends.spent, jnp.nan, reward)
         output = StepOutput(
             observation=observation,
             reward=reward,
-            terminated=terminated,
-            truncated=truncated,
-            final_observation=stepped.observation,
-            episode_ended=done & active,
-            metrics=dict(stepped.info),
+            terminated=ends.terminated,
+            truncated=ends.truncated,
+            # same_step's info holds the finished episodes' last observations and infos, as gymnasium's
+            final_observation=stepped.observation if same_step else None,
+            episode_ended=ends.ended if same_step else None,
+            metrics=dict(stepped.info if same_step else new.info),
             refill=pool_use.refill,
         )
-        return Carry(state, episodes_left, pool_use.next, None, pool_use.second_half_pending), output
+        carried = Carry(
+            state, ends.episodes_left, pool_use.next, ends.needs_reset, pool_use.second_half_pending
+        )
+        return carried, output
 
     return step
 
@@ -272,44 +267,6 @@ def _restart_from_pool(
     due = carry.second_half_pending & _second_half_due(half_size, pool_next, num_envs)
     refill = jnp.where(half != new_half, half, jnp.where(due, 1, -1)).astype(jnp.int32)
     return state, _PoolUse(pool_next, refill, carry.second_half_pending & ~due)
-
-
-def _make_next_step(env: JaxEnv, packer: Packer, num_envs: int, num_episodes: int | None) -> Step:
-    """One step with next-step autoreset: a sub-env whose episode ended at the previous step restarts from
-    a fresh state instead of stepping (its action is ignored) and reports reward 0 and no end."""
-
-    def step(carry: Carry, action: jax.Array, pool: Packed | None) -> tuple[Carry, StepOutput]:
-        stepped_rows = packer.pack(env.step(packer.unpack(carry.state), action))
-        stepped = env.outcome(packer.unpack(stepped_rows))
-        done, terminated, truncated = _ends(stepped)
-        resetting = carry.needs_reset
-        ended = done & ~resetting
-        episodes_left = carry.episodes_left
-        if num_episodes is None:
-            restart = resetting
-        else:
-            # a sub-env whose last episode ended stays frozen: it would start one episode too many
-            spent = resetting & (carry.episodes_left == 0)
-            restart = resetting & ~spent
-            episodes_left, _ = count_episode_ends(episodes_left, ended)  # restarted at the next step
-            stepped_rows = where_rows(spent, carry.state, stepped_rows)
-        state, pool_use = _restart_from_pool(num_envs, carry, pool, restart, stepped_rows)
-        new = env.outcome(packer.unpack(state))
-        observation = new.observation
-        reward = jnp.where(resetting, jnp.zeros_like(stepped.reward), stepped.reward)
-        terminated, truncated = terminated & ended, truncated & ended
-        needs_reset = ended
-        if num_episodes is not None:
-            observation = _nan_where(spent, observation)
-            reward = jnp.where(spent, jnp.nan, reward)
-            terminated, truncated = terminated | spent, truncated | spent
-            needs_reset = ended | spent
-        output = StepOutput(
-            observation, reward, terminated, truncated, None, None, dict(new.info), pool_use.refill
-        )
-        return Carry(state, episodes_left, pool_use.next, needs_reset, pool_use.second_half_pending), output
-
-    return step
 
 
 def _make_disabled_step(env: JaxEnv, packer: Packer) -> Step:
