@@ -202,7 +202,9 @@ def test_the_evaluate_command_runs_with_workers_and_says_their_start_apart():
     )
     assert result.returncode == 0, result.stderr
     started, evaluated = result.stdout.splitlines()[-2:]
-    assert re.fullmatch(r"starting 2 workers \(this process and 1 more\) \.\.\. ready in \d+\.\d s", started), result.stdout
+    assert re.fullmatch(
+        r"starting 2 workers \(this process and 1 more\) \.\.\. ready in \d+\.\d s", started
+    ), result.stdout
     assert "gym::Hopper-v5: 6 policies x 1 episode(s): mean return" in evaluated
 
 

@@ -60,9 +60,11 @@ def check_episode_keywords(kwargs: Mapping[str, Any]) -> None:
         value = kwargs.get(key)
         if value is None and key == "episode_length":
             continue
-        if key in kwargs and (isinstance(value, bool) or not isinstance(value, Integral) or int(value) < 1):
+        if key not in kwargs:
+            continue
+        if isinstance(value, bool) or not isinstance(value, Integral) or int(value) < 1:
             raise ValueError(f"{key} must be a positive int ({meaning}), got {value!r}.")
-        if key in kwargs and int(value) > _MAX_STEPS:  # (jax counts steps in int32: it would overflow)
+        if int(value) > _MAX_STEPS:  # (jax counts steps in int32: it would overflow)
             raise ValueError(
                 f"{key} must be at most 2**31 - 1 = {_MAX_STEPS:,} ({meaning}; jax counts them in int32), got"
                 f" {value!r}.{' For episodes without a time limit, give episode_length=None.' if key == 'episode_length' else ''}"
