@@ -440,6 +440,8 @@ def final_infos(info: Any, ended: Any, add_info: AddInfo, *, per_sub_env: bool =
     if not FINAL_INFOS_BATCHED_ONCE:
         for index, ended_info in zip(indices, ended_infos, strict=True):
             finals = add_info(finals, {FINAL_INFO_KEY: ended_info}, index)
+        if finals:  # (gymnasium's _add_info made the mask numpy: it is ``ended``, of the env's array type)
+            finals[FINAL_INFO_MASK_KEY] = ended
         return finals
     for index, ended_info in zip(indices, ended_infos, strict=True):
         if ended_info:  # gymnasium adds nothing for an empty info but its mask

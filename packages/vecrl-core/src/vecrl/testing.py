@@ -22,7 +22,6 @@ from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from gymnasium.spaces import Dict, Space, Tuple
 
@@ -32,7 +31,6 @@ from vecrl.autoreset import AUTORESET_MODES, declared_autoreset_mode
 from vecrl.compat import (
     FINAL_INFO_KEY,
     FINAL_INFO_MASK_KEY,
-    FINAL_INFOS_BATCHED_ONCE,
     FINAL_OBS_KEY,
     FINAL_OBS_MASK_KEY,
 )
@@ -345,12 +343,9 @@ def _check_final_observations(observation: Any, info: dict[str, Any], ended: Any
         f" gymnasium's same_step vector envs give it; got the keys {sorted(info)}.",
     )
     info_mask = info.get(FINAL_INFO_MASK_KEY)
-    # gymnasium 1.1 on batches the final infos once, with the same mask; before, its _add_info made numpy masks
-    mask_type = torch.Tensor if FINAL_INFOS_BATCHED_ONCE else np.ndarray
     _expect(
-        isinstance(info_mask, mask_type)
-        and convert_to_numpy(info_mask).astype(bool).tolist() == ended.tolist(),
-        f"{where}: info[{FINAL_INFO_MASK_KEY!r}] must be a {mask_type.__name__} True exactly for the sub-envs whose"
+        isinstance(info_mask, torch.Tensor) and info_mask.cpu().tolist() == ended.tolist(),
+        f"{where}: info[{FINAL_INFO_MASK_KEY!r}] must be a bool tensor True exactly for the sub-envs whose"
         f" episode ended ({ended.tolist()}), as info[{FINAL_OBS_MASK_KEY!r}] is; got {info_mask!r}.",
     )
     kept = torch.as_tensor(~ended)

@@ -25,7 +25,6 @@ from vecrl.checks import checked_device, checked_flag, closed_env_error
 from vecrl.compat import (
     FINAL_INFO_KEY,
     FINAL_INFO_MASK_KEY,
-    FINAL_INFOS_BATCHED_ONCE,
     FINAL_OBS_KEY,
     FINAL_OBS_MASK_KEY,
     GYMNASIUM_1,
@@ -259,7 +258,7 @@ class TorchWrapper:
             final, mask = _to_device(final, self._device), mask.to(self._device)
         info = {**info, FINAL_OBS_KEY: final, FINAL_OBS_MASK_KEY: mask}
         info_mask = info.get(FINAL_INFO_MASK_KEY)
-        if FINAL_INFOS_BATCHED_ONCE and info_mask is not None and not isinstance(info_mask, torch.Tensor):
+        if info_mask is not None and not isinstance(info_mask, torch.Tensor):
             # the final infos' masks, the same array as the final observations' (vecrl.host_vector_env)
             finals = info.get(FINAL_INFO_KEY)
             if isinstance(finals, dict):
