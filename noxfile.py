@@ -107,14 +107,13 @@ def tests(session: nox.Session) -> None:
     # matplotlib: the example's plot, smoke-tested here; moviepy: gymnasium's RecordVideo writes with it.
     install_packages(session, TOGETHER, "gymnasium-robotics", "matplotlib", "moviepy", editable=True)
     sources = [f"{path_of(p)}/src" for p in TOGETHER]  # the docstring examples run too
+    # words after `--` name what to run instead (a failed test's id, with `nox -R`: README.md)
+    targets = session.posargs or [*test_paths(TOGETHER), "tests", *sources]
     session.run(
         "pytest",
         "--doctest-modules",
         "--durations=25",  # the slowest tests, where a slow day's time goes
-        *session.posargs,
-        *test_paths(TOGETHER),
-        "tests",
-        *sources,
+        *targets,
         env=RAY_LOCAL_ONLY,
     )
 
