@@ -51,6 +51,11 @@ def clone_site(tmp_path_factory):
     return pip_install_into(tmp_path_factory.mktemp("clone-site"), "vecrl-toy-clone")
 
 
+def source_lines(fixture: str) -> int:
+    """The lines of a fixture plugin's Python source: what its author wrote."""
+    return sum(len(path.read_text().splitlines()) for path in (FIXTURES / fixture / "src").rglob("*.py"))
+
+
 def run_python(code: str, *sites: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "VECRL_DISABLE_PLUGIN_AUTOLOAD"}
     env["PYTHONPATH"] = os.pathsep.join(str(s) for s in sites)
@@ -121,10 +126,7 @@ def test_a_third_party_jax_backend_passes_the_conformance_spec_and_runs_evaluate
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines() == ["('vecrl-drift', '0.0.1')", "fused stepped"]
-    lines = sum(
-        len(path.read_text().splitlines()) for path in (FIXTURES / "vecrl-drift" / "src").rglob("*.py")
-    )
-    assert lines < 80
+    assert source_lines("vecrl-drift") < 80
 
 
 def test_a_third_party_host_backend_passes_the_conformance_spec_and_is_listed_without_importing_its_env(
@@ -155,10 +157,7 @@ def test_a_third_party_host_backend_passes_the_conformance_spec_and_is_listed_wi
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines() == ["['count'] False", "True"]
-    lines = sum(
-        len(path.read_text().splitlines()) for path in (FIXTURES / "vecrl-count" / "src").rglob("*.py")
-    )
-    assert lines < 80
+    assert source_lines("vecrl-count") < 80
 
 
 def test_a_plugin_written_to_the_contract_before_gets_the_torch_options(toy_site):

@@ -241,8 +241,8 @@ class HostVectorEnv(EpisodeVectorEnv):
             # Did an episode end? The flags' bytes differ from those of a step where none did: all False, or
             # True at the spent sub-envs (a twentieth of the time of any(); flags of another dtype differ).
             quiet = self._no_ends if budget is None else budget.start[2].tobytes()
-            flagged = terminated.tobytes() != quiet or truncated.tobytes() != quiet
-            if self._next_step or (self._tracks_ends and flagged):  # (next_step: what the next step resets)
+            flagged = self._tracks_ends and (terminated.tobytes() != quiet or truncated.tobytes() != quiet)
+            if flagged or self._next_step:  # (next_step: what the next step resets, every step)
                 ends = step_ends(
                     self._autoreset_mode,
                     budget is not None,
@@ -253,7 +253,7 @@ class HostVectorEnv(EpisodeVectorEnv):
                 )
                 if self._next_step:
                     self._resetting = ends.needs_reset
-                if self._tracks_ends and flagged and ends.ended.any():
+                if flagged and ends.ended.any():
                     observation, info = self._episodes_ended(ends, observation, info)
         except BaseException as error:
             self._fail(error)

@@ -117,11 +117,10 @@ def _nan_where(mask: jax.Array, tree: Any) -> Any:
     )
 
 
-def _ends(outcome: Outcome) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """``(done, terminated, truncated)`` of an outcome, an episode that ends on both counts terminated."""
+def _flags(outcome: Outcome) -> tuple[jax.Array, jax.Array]:
+    """``(terminated, truncated)`` of an outcome as bools, an episode that ends on both counts terminated."""
     terminated = outcome.terminated.astype(bool)
-    truncated = outcome.truncated.astype(bool) & ~terminated
-    return terminated | truncated, terminated, truncated
+    return terminated, outcome.truncated.astype(bool) & ~terminated
 
 
 def make_fresh(env: JaxEnv, packer: Packer, size: int) -> Callable[[Any], Packed]:
@@ -206,7 +205,7 @@ def make_step(
 
     def step(carry: Carry, action: jax.Array, pool: Packed | None) -> tuple[Carry, StepOutput]:
         stepped_rows = packer.pack(env.step(packer.unpack(carry.state), action))
-        _, terminated, truncated = _ends(env.outcome(packer.unpack(stepped_rows)))
+        terminated, truncated = _flags(env.outcome(packer.unpack(stepped_rows)))
         ends = step_ends(mode, budget, carry.episodes_left, carry.needs_reset, terminated, truncated)
         if budget:  # a spent sub-env stays frozen: stepping a finished physics state only risks NaNs
             stepped_rows = where_rows(ends.spent, carry.state, stepped_rows)
@@ -275,7 +274,7 @@ def _make_disabled_step(env: JaxEnv, packer: Packer) -> Step:
     def step(carry: Carry, action: jax.Array, pool: Packed | None) -> tuple[Carry, StepOutput]:
         state = packer.pack(env.step(packer.unpack(carry.state), action))
         new = env.outcome(packer.unpack(state))  # the step's dtypes, strongly typed
-        _, terminated, truncated = _ends(new)
+        terminated, truncated = _flags(new)
         output = StepOutput(new.observation, new.reward, terminated, truncated, None, None, dict(new.info))
         return carry._replace(state=state), output
 

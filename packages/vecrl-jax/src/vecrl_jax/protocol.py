@@ -36,7 +36,7 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol
 
 
 class Outcome(NamedTuple):
@@ -52,7 +52,6 @@ class Outcome(NamedTuple):
     info: Mapping[str, Any] = {}
 
 
-@runtime_checkable
 class JaxEnv(Protocol):
     """A batch of functional jax envs (this module says what each function does)."""
 

@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 class _Settings(NamedTuple):
     """What the compiled program depends on, besides shapes (hashable: the key of its cache)."""
 
-    episodes: JaxEnv  # hashable and equal for envs of one configuration (vecrl_jax.protocol)
+    episodes: JaxEnv  # hashable: one object per env configuration (vecrl_jax.protocol)
     specs: tuple[LayerSpec, ...]
     num_episodes: int
     shaping: Shaping
@@ -134,7 +134,7 @@ def run_fused(
     :func:`vecrl_policy.row_loop.run_rows` returns for the same call, on the device of ``parameters``.
 
     With several devices (``settings.devices``, default every local device of jax's default platform) the
-    rows are split into as many contiguous shares, the last ones a row shorter where they do not divide, and
+    rows are split into as many contiguous shares (the last ones shorter where they do not divide), and
     one program (``shard_map``) runs each share on its device with ``num_slots`` split alike: each row's
     results are those of the one-device call, since nothing of a row depends on where it runs."""
     import jax
