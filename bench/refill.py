@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from dataclasses import replace
 
 import gymnasium as gym
 import torch
@@ -46,7 +47,8 @@ class Way:
     def __init__(self, env_name: str, num_envs: int, rows_per_env: int, refill: bool) -> None:
         self.env = vecrl.make_vector_env(env_name, num_envs=num_envs, num_episodes=1)
         if not refill:  # declared as envpool declares it: a seeded call then starts rows with whole resets
-            self.env.unwrapped.seeded_masked_reset = False
+            unwrapped = self.env.unwrapped
+            unwrapped.capabilities = replace(unwrapped.capabilities, seeded_masked_reset=False)
         space = self.env.single_action_space
         act_length = space.n if hasattr(space, "n") else space.shape[0]
         obs_length = flatdim(self.env.single_observation_space)

@@ -120,7 +120,7 @@ def test_envpool_seeds_rows_with_whole_pool_resets_and_refills_when_unseeded():
     seeded = []
     for num_envs in (4, 8):
         env = vecrl.make_vector_env("envpool::CartPole-v1", num_envs=num_envs, num_episodes=1)
-        assert env.unwrapped.seeded_masked_reset is False
+        assert env.unwrapped.capabilities.seeded_masked_reset is False
         try:
             seeded.append(evaluate(policy, env, rows, seed=3))
             unseeded = evaluate(policy, env, rows)  # masked resets without seeds

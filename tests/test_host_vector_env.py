@@ -11,6 +11,7 @@ from gymnasium.spaces import Box, Dict, Discrete, MultiBinary, Text, Tuple
 
 import vecrl
 from vecrl import testing
+from vecrl.contract import Capabilities, EpisodeOptions
 from vecrl.host_vector_env import HostVectorEnv
 
 
@@ -21,8 +22,8 @@ class RandomWalk(HostVectorEnv):
     OBSERVATION_SPACE = Box(-np.inf, np.inf, (2,), np.float32)
 
     def __init__(self, num_envs: int, time_limit: int = 4, **episode_options) -> None:
-        self._take_episode_options(**episode_options)
-        super().__init__(num_envs, self.OBSERVATION_SPACE, Discrete(2))
+        options = EpisodeOptions(**episode_options)
+        super().__init__(num_envs, self.OBSERVATION_SPACE, Discrete(2), episode_options=options)
         self.time_limit = time_limit
         self.rngs = [np.random.default_rng() for _ in range(num_envs)]
         self.position = np.zeros(num_envs, np.float32)
@@ -206,7 +207,6 @@ def test_same_step_restarts_nested_observations_and_keeps_the_finals_nested():
 def test_observation_spaces_no_array_can_hold_are_refused():
     class TextWalk(HostVectorEnv):
         def __init__(self):
-            self._take_episode_options()
             super().__init__(2, Text(5), Discrete(2))
 
     with pytest.raises(TypeError, match="Text"):
@@ -216,7 +216,7 @@ def test_observation_spaces_no_array_can_hold_are_refused():
 class ListInfoWalk(RandomWalk):
     """The random walk giving one info dict per sub-env, as gymnasium's envs do (``infos_per_sub_env``)."""
 
-    infos_per_sub_env = True
+    capabilities = Capabilities(infos_per_sub_env=True)
 
     def _reset_rows(self, ids, seeds, options):
         observation, info = super()._reset_rows(ids, seeds, options)
@@ -298,3 +298,24 @@ def test_a_step_that_raised_is_refused_until_a_full_reset():
         env.reset(options={"reset_mask": np.array([True, False, False])})
     env.reset()
     env.step(np.ones(3, np.int64))
+
+
+def test_a_backend_written_to_the_old_contract_is_told_how_to_declare_its_capabilities():
+    with pytest.raises(TypeError, match=r"capabilities = vecrl.Capabilities\(steps_reset_next=True\)"):
+
+        class OldWalk(RandomWalk):
+            steps_reset_next = True
+
+
+def test_episode_options_are_checked_when_made_and_must_be_an_episode_options_value():
+    with pytest.raises(ValueError, match="cannot be combined with autoreset_mode='disabled'"):
+        EpisodeOptions(num_episodes=2, autoreset_mode="disabled")
+    with pytest.raises(ValueError, match="seed_rule='numpy' is not a seed rule"):
+        EpisodeOptions(seed_rule="numpy")
+    with pytest.raises(
+        TypeError, match="episode_options must be a vecrl.EpisodeOptions, got {'num_episodes': 1}"
+    ):
+        HostVectorEnv(2, RandomWalk.OBSERVATION_SPACE, Discrete(2), episode_options={"num_episodes": 1})
+    env = RandomWalk(2, num_episodes=3, autoreset_mode="next_step", seed_rule="gymnasium")
+    assert env.episode_options == EpisodeOptions(3, "next_step", "gymnasium")
+    assert (env.num_episodes, env.seed_rule) == (3, "gymnasium")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from gymnasium.spaces import Box, Discrete
 
-from vecrl import EpisodeVectorEnv
+from vecrl import Capabilities, EpisodeOptions, EpisodeVectorEnv
 from vecrl.compat import AutoresetMode
 
 
@@ -14,8 +14,9 @@ class Requests(EpisodeVectorEnv):
     """Returns each reset's checked request as its info, so that the tests read what a backend would get."""
 
     def __init__(self, num_envs: int = 3, **options) -> None:
-        self._take_episode_options(**options)
-        super().__init__(num_envs, Box(-1.0, 1.0, (2,)), Discrete(2))
+        super().__init__(
+            num_envs, Box(-1.0, 1.0, (2,)), Discrete(2), episode_options=EpisodeOptions(**options)
+        )
         self.started = False
 
     def reset(self, *, seed=None, options=None):
@@ -25,11 +26,11 @@ class Requests(EpisodeVectorEnv):
 
 
 class Unseedable(Requests):
-    seeded_masked_reset = False
+    capabilities = Capabilities(seeded_masked_reset=False)
 
 
 class PassesOptions(Requests):
-    passes_reset_options = True
+    capabilities = Capabilities(passes_reset_options=True)
 
 
 def request(env, **kwargs):

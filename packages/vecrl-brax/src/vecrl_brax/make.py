@@ -24,14 +24,7 @@ def make_brax_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
     return vecrl.make_vector_env(f"brax::{env_name}", **kwargs)
 
 
-def make_brax_vector_env(
-    env_name: str,
-    *,
-    num_envs: int | None = None,
-    num_episodes: int | None = None,
-    autoreset_mode: Any = "same_step",
-    **kwargs: Any,
-) -> VectorEnvFromBrax | SingleEnv:
+def make_brax_vector_env(env_name: str, **kwargs: Any) -> VectorEnvFromBrax | SingleEnv:
     """The brax backend's ``make``: a ``VectorEnvFromBrax`` of ``num_envs`` brax envs (``make_vector_env``
     makes it speak torch).
 
@@ -45,12 +38,4 @@ def make_brax_vector_env(
         >>> type(env).__name__, env.num_envs
         ('VectorEnvFromBrax', 8)
     """
-    return make_jax_vector_env(
-        VectorEnvFromBrax,
-        "brax",
-        env_name,
-        num_envs=num_envs,
-        num_episodes=num_episodes,
-        autoreset_mode=autoreset_mode,
-        **kwargs,
-    )
+    return make_jax_vector_env(VectorEnvFromBrax, "brax", env_name, **kwargs)

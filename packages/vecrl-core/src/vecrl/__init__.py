@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from vecrl.backend import Backend
     from vecrl.base_vector_env import BaseVectorEnv
     from vecrl.checks import SubEnvError
+    from vecrl.contract import Capabilities, EpisodeOptions
     from vecrl.episode_vector_env import EpisodeVectorEnv
     from vecrl.errors import UnknownEnvError, UnknownKeywordError, VecrlError
     from vecrl.goal import GoalEnvWrapper
@@ -54,6 +55,8 @@ __all__ = [
     "Backend",
     "BackendRegistration",
     "BaseVectorEnv",
+    "Capabilities",
+    "EpisodeOptions",
     "EpisodeVectorEnv",
     "GoalEnvWrapper",
     "HostVectorEnv",
@@ -85,6 +88,8 @@ _LAZY = {
     "Backend": "vecrl.backend",
     "BackendRegistration": "vecrl.registry",
     "BaseVectorEnv": "vecrl.base_vector_env",
+    "Capabilities": "vecrl.contract",
+    "EpisodeOptions": "vecrl.contract",
     "EpisodeVectorEnv": "vecrl.episode_vector_env",
     "GoalEnvWrapper": "vecrl.goal",
     "HostVectorEnv": "vecrl.host_vector_env",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 import gymnasium
@@ -10,7 +11,11 @@ from gymnasium.spaces import Box, Space
 
 from vecrl.checks import checked_num_envs
 from vecrl.compat import GYMNASIUM_1, same_step_metadata
+from vecrl.contract import Capabilities
 from vecrl.spaces import batched_space
+
+# a backend written before capabilities set these on its class, where they would now be silently ignored
+_CAPABILITY_NAMES = tuple(field.name for field in fields(Capabilities))
 
 
 class BaseVectorEnv(gymnasium.vector.VectorEnv):
@@ -39,16 +44,17 @@ class BaseVectorEnv(gymnasium.vector.VectorEnv):
     #: True where the first ``reset()`` and ``step()`` compile (jax backends): tools such as ``vecrl bench``
     #: then say so before that pause and leave it out of the rates they report.
     jit_compiled: bool = False
-    #: False where ``reset(seed=[...], options={"reset_mask": mask})`` cannot seed the masked sub-envs alone
-    #: (envpool fixes each sub-env's seed when its pool is built) and refuses with a ValueError: seeded
-    #: ``vecrl_policy.evaluate`` calls then start rows with whole-env resets, and ``vecrl.testing`` expects
-    #: the refusal.
-    seeded_masked_reset: bool = True
-    #: True where a sub-env's autoreset continues the random stream its last seeded reset started (gym's
-    #: sub-envs each own a generator), so its later episodes depend on that seed alone: seeded
-    #: ``vecrl_policy.evaluate`` calls then let it autoreset. Elsewhere (the jax engines refill from a pool
-    #: of the whole env) they start each later episode of a row with a seeded masked reset.
-    autoreset_follows_seed: bool = False
+    #: What this backend can do beyond the contract's minimum (``vecrl.contract.Capabilities``).
+    capabilities: Capabilities = Capabilities()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in _CAPABILITY_NAMES:
+            if name in cls.__dict__:
+                raise TypeError(
+                    f"{cls.__name__} sets {name} as a class attribute, which vecrl no longer reads: declare it"
+                    f" as capabilities = vecrl.Capabilities({name}={cls.__dict__[name]!r})."
+                )
 
     def __init__(
         self,

@@ -1,16 +1,17 @@
 """EpisodeVectorEnv: the episode options and the reset request of every backend, written once.
 
-A backend subclasses ``EpisodeVectorEnv`` instead of ``BaseVectorEnv``, calls ``_take_episode_options``
-before ``BaseVectorEnv.__init__``, and begins its ``reset`` with ``_reset_request``; it then writes only how
-to reset its sub-envs (all of them, or those of the request's mask) with the request's seeds.
+A backend subclasses ``EpisodeVectorEnv`` instead of ``BaseVectorEnv``, passes its ``EpisodeOptions`` to
+``__init__`` and begins its ``reset`` with ``_reset_request``; it then writes only how to reset its sub-envs
+(all of them, or those of the request's mask) with the request's seeds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
+from gymnasium.spaces import Space
 
 from vecrl.arrays import convert_to_numpy
 from vecrl.autoreset import (
@@ -21,8 +22,8 @@ from vecrl.autoreset import (
 )
 from vecrl.base_vector_env import BaseVectorEnv
 from vecrl.checks import closed_env_error, failed_env_error
-from vecrl.episodes import checked_episode_budget
-from vecrl.seeding import SeedRule, checked_seed_rule, checked_seeds, is_seed, sub_env_seeds
+from vecrl.contract import EpisodeOptions
+from vecrl.seeding import SeedRule, checked_seeds, is_seed, sub_env_seeds
 
 
 class ResetRequest(NamedTuple):
@@ -39,15 +40,16 @@ class EpisodeVectorEnv(BaseVectorEnv):
     """A ``BaseVectorEnv`` that owns vecrl's episode options and the checks of ``reset()``, the same on
     every backend (and on a third party's that subclasses it):
 
-    - ``num_episodes`` and ``autoreset_mode``, checked together (``vecrl.episodes``), the mode declared in
-      ``metadata["autoreset_mode"]``; ``seed_rule`` (``vecrl.seeding``).
+    - The ``EpisodeOptions`` given to ``__init__`` (``vecrl.contract``): ``num_episodes`` and
+      ``autoreset_mode``, the mode declared in ``metadata["autoreset_mode"]``, and ``seed_rule``.
     - ``seed(S)`` seeds the next ``reset()`` that gets no seed of its own: ``reset()`` and ``reset(seed=None)``
       alike, so a seed given to ``seed()`` reaches the env through wrappers, which pass ``seed=None`` on.
       ``seed(None)`` cancels it; a reset refused for a bad argument leaves it in place.
     - ``options["reset_mask"]`` (``vecrl.autoreset.checked_reset_mask``) chooses the sub-envs to reset; it is
       refused before the first full reset (there are no other rows to keep), an all-True mask is a full
-      reset, and a masked reset with seeds is refused where ``seeded_masked_reset`` is False. Other options
-      reach the sub-envs where ``passes_reset_options`` is True and are a ValueError elsewhere.
+      reset, and a masked reset with seeds is refused where ``capabilities.seeded_masked_reset`` is False.
+      Other options reach the sub-envs where ``capabilities.passes_reset_options`` is True and are a
+      ValueError elsewhere.
     - ``reset()`` on a closed env is refused (``vecrl.checks.closed_env_error``).
     - With autoreset disabled, a step is refused while a sub-env whose episode ended has not been reset:
       the backend says which ended (``_note_ended``) and asks before stepping (``_refuse_finished``).
@@ -56,8 +58,7 @@ class EpisodeVectorEnv(BaseVectorEnv):
         >>> from gymnasium.spaces import Box, Discrete
         >>> class Idle(EpisodeVectorEnv):
         ...     def __init__(self, num_envs, **options):
-        ...         self._take_episode_options(**options)
-        ...         super().__init__(num_envs, Box(-1.0, 1.0, (3,)), Discrete(2))
+        ...         super().__init__(num_envs, Box(-1.0, 1.0, (3,)), Discrete(2), episode_options=EpisodeOptions(**options))
         ...     def reset(self, *, seed=None, options=None):
         ...         request = self._reset_request(seed, options, started=True)
         ...         return request.seeds, {}
@@ -67,24 +68,32 @@ class EpisodeVectorEnv(BaseVectorEnv):
         ([7, 8], None)
     """
 
-    #: Whether reset options other than ``reset_mask`` go on to the sub-envs (gymnasium's envs take options);
-    #: where False, any other option is a ValueError rather than silently ignored.
-    passes_reset_options: ClassVar[bool] = False
-
-    def _take_episode_options(
-        self, *, num_episodes: Any = None, autoreset_mode: Any = "same_step", seed_rule: Any = "evotorch"
+    def __init__(
+        self,
+        num_envs: int,
+        single_observation_space: Space,
+        single_action_space: Space,
+        *,
+        episode_options: EpisodeOptions | None = None,
+        reward_dtype: Any = np.float64,
     ) -> None:
-        """Check and keep the episode options (a clear error for a bad one, before anything is built):
-        ``num_episodes``, ``autoreset_mode`` and ``seed_rule`` (None where the backend has a seeding of its
-        own for an int seed, as the jax backends split one key)."""
-        self._num_episodes, self._autoreset_mode = checked_episode_budget(num_episodes, autoreset_mode)
-        self._seed_rule: SeedRule | None = None if seed_rule is None else checked_seed_rule(seed_rule)
+        if episode_options is None:
+            episode_options = EpisodeOptions()
+        elif not isinstance(episode_options, EpisodeOptions):
+            raise TypeError(
+                f"{type(self).__name__}: episode_options must be a vecrl.EpisodeOptions, got {episode_options!r}."
+            )
+        self.episode_options = episode_options
+        self._num_episodes = episode_options.num_episodes
+        self._autoreset_mode = episode_options.autoreset_mode
+        self._seed_rule: SeedRule | None = episode_options.seed_rule
         self._pending_seeds: Any = None
         # with autoreset disabled: the sub-envs whose episode ended and that no reset has restarted (None: none)
         self._finished: np.ndarray | None = None
         # why step() is refused (an error left the sub-envs out of step; a full reset clears it), or None
         self._failure: str | None = None
         self.metadata = {**type(self).metadata, **autoreset_metadata(self._autoreset_mode)}
+        super().__init__(num_envs, single_observation_space, single_action_space, reward_dtype=reward_dtype)
 
     @property
     def num_episodes(self) -> int | None:
@@ -111,8 +120,7 @@ class EpisodeVectorEnv(BaseVectorEnv):
             >>> from gymnasium.spaces import Discrete
             >>> class Idle(EpisodeVectorEnv):
             ...     def __init__(self):
-            ...         self._take_episode_options(seed_rule="gymnasium")
-            ...         super().__init__(3, Discrete(2), Discrete(2))
+            ...         super().__init__(3, Discrete(2), Discrete(2), episode_options=EpisodeOptions(seed_rule="gymnasium"))
             >>> Idle().sub_env_seeds(4)
             [4, 5, 6]
         """
@@ -155,12 +163,16 @@ class EpisodeVectorEnv(BaseVectorEnv):
 
     def _check_reset(self, request: ResetRequest) -> None:
         """Refuse ``request`` if this env cannot do it (a ValueError or RuntimeError saying why); a backend
-        with refusals of its own extends this. Here: a masked reset with seeds, where ``seeded_masked_reset``
-        is False, and a masked reset (which keeps the other rows) while an error has left the sub-envs out of
+        with refusals of its own extends this. Here: a masked reset with seeds, where
+        ``capabilities.seeded_masked_reset`` is False, and a masked reset (which keeps the other rows) while an error has left the sub-envs out of
         step (``_failure``)."""
         if self._failure is not None and request.mask is not None:
             raise failed_env_error(self._failure)
-        if request.mask is not None and request.seeds is not None and not self.seeded_masked_reset:
+        if (
+            request.mask is not None
+            and request.seeds is not None
+            and not self.capabilities.seeded_masked_reset
+        ):
             raise ValueError(
                 f"A masked reset (options={{'reset_mask': mask}}) cannot seed only some sub-envs of a"
                 f" {type(self).__name__} (a seed given to reset() or seed()): it fixes each sub-env's seed when"
@@ -194,7 +206,7 @@ class EpisodeVectorEnv(BaseVectorEnv):
         if not options:
             return None, None
         rest = {key: value for key, value in options.items() if key != "reset_mask"}
-        if rest and not self.passes_reset_options:
+        if rest and not self.capabilities.passes_reset_options:
             raise ValueError(
                 f"reset() got options={dict(options)!r}, but {type(self).__name__} takes no reset options other"
                 " than 'reset_mask'; pass None, {} or {'reset_mask': mask}."

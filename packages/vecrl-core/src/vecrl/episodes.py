@@ -150,6 +150,33 @@ def step_ends(
     return StepEnds(episodes_left, ended, restart, spent, terminated | spent, truncated | spent, None, None)
 
 
+def acting_sub_envs(episodes_left: ArrayT | None, resetting: ArrayT | None) -> ArrayT | None:
+    """The sub-envs whose action a step uses, a bool per sub-env (None where every one does): not those whose
+    budget is spent (``episodes_left`` 0; None: no budget), nor those a next_step autoreset restarts at this
+    step (``resetting``; None: none). Their actions are ignored, so never checked: a policy turns a spent
+    sub-env's NaN observation into NaN actions. Array operators only (numpy, or jax arrays read back).
+
+    Examples:
+        >>> acting_sub_envs(np.array([1, 0, 2]), np.array([False, False, True])).tolist()
+        [True, False, False]
+    """
+    acting = None if episodes_left is None else episodes_left > 0
+    if resetting is not None:
+        acting = ~resetting if acting is None else acting & ~resetting
+    return acting
+
+
+def spent_fill(dtype: Any) -> float:
+    """What a spent sub-env reports in an array of ``dtype``: NaN, or 0 where the dtype holds no NaN (the
+    one rule for numpy's rows and the jax engine's).
+
+    Examples:
+        >>> spent_fill(np.float32), spent_fill(np.int64)
+        (nan, 0)
+    """
+    return np.nan if np.issubdtype(dtype, np.inexact) else 0
+
+
 def spent_observation(space: Space) -> Any:
     """What a sub-env whose episode budget is spent reports as its observation: NaN (0 for integer dtypes),
     nested as ``space`` is.
@@ -163,8 +190,7 @@ def spent_observation(space: Space) -> Any:
         return {key: spent_observation(subspace) for key, subspace in space.spaces.items()}
     if isinstance(space, Tuple):
         return tuple(spent_observation(subspace) for subspace in space.spaces)
-    fill = np.nan if np.issubdtype(space.dtype, np.inexact) else 0
-    return np.full(space.shape, fill, dtype=space.dtype)
+    return np.full(space.shape, spent_fill(space.dtype), dtype=space.dtype)
 
 
 def spent_results(

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any, ClassVar, NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 from gymnasium.spaces import Space
 
 from vecrl.action_checks import ActionCheck
 from vecrl.arrays import convert_to_numpy
-from vecrl.checks import closed_env_error, failed_env_error
+from vecrl.checks import checked_flag, closed_env_error, failed_env_error
 from vecrl.compat import (
     FINAL_INFO_KEY,
     FINAL_INFO_MASK_KEY,
@@ -31,8 +31,9 @@ from vecrl.compat import (
     FINAL_OBS_KEY,
     FINAL_OBS_MASK_KEY,
 )
+from vecrl.contract import EpisodeOptions
 from vecrl.episode_vector_env import EpisodeVectorEnv
-from vecrl.episodes import EpisodeBudget, StepEnds, spent_results, step_ends
+from vecrl.episodes import EpisodeBudget, StepEnds, acting_sub_envs, spent_results, step_ends
 from vecrl.spaces import ARRAY_SPACES, check_supported_space, copy_batch, map_batch, write_rows
 
 #: gymnasium's ``VectorEnv._add_info(infos, info, index)``: ``infos`` with the sub-env ``index``'s ``info``.
@@ -48,8 +49,8 @@ class HostVectorEnv(EpisodeVectorEnv):
     """A vector env whose backend says how to reset and step a set of sub-envs; the episode rules are
     this engine's, the same for every host backend (and a third party's).
 
-    A subclass calls ``_take_episode_options(...)`` (``num_episodes``, ``autoreset_mode``, ``seed_rule``),
-    then ``HostVectorEnv.__init__(num_envs, observation_space, action_space)`` with any space gymnasium
+    A subclass calls ``HostVectorEnv.__init__(num_envs, observation_space, action_space,
+    episode_options=vecrl.EpisodeOptions(...))`` with any space gymnasium
     batches densely (``vecrl.spaces``: Box, Discrete, MultiDiscrete, MultiBinary, and Tuple and Dict spaces
     of them, whose observations are tuples and dicts of arrays nested like the space), and writes:
 
@@ -70,32 +71,28 @@ class HostVectorEnv(EpisodeVectorEnv):
       ``_reset_rows`` and ``_step_rows`` do. The defaults write what those return; vecrl-gym's, which steps
       one sub-env at a time, write each sub-env's row where it goes instead of into arrays of their own.
 
-    A backend whose own step resets a sub-env whose episode ended at its previous step (ignoring that
-    sub-env's action, reporting reward 0 and neither flag: gymnasium's next_step autoreset, as envpool's
-    pools do) sets ``steps_reset_next = True``, and the engine leaves those resets to it in
-    ``"next_step"`` mode. ``_results(array)`` turns the numpy results into what the env returns (the
-    arrays themselves here; torch tensors for a backend that returns them); a backend that returns its own
-    kind of results overrides ``_reset_returned`` and ``_step_returned`` instead.
-
-    A backend whose sub-envs give an info dict each (gymnasium's envs) sets ``infos_per_sub_env = True`` and
-    returns, as the info of ``_reset_rows`` and ``_step_rows``, a list of them in the order of ``ids`` (or
-    ``{}`` when none has any): the engine batches them once per step with gymnasium's ``_add_info`` in
-    sub-env order, the restarted sub-envs' being their reset's, and gives the ended episodes' in
-    ``info["final_info"]`` exactly as gymnasium's SyncVectorEnv of the installed version does. A backend
-    that sets ``resets_spent_sub_envs = True`` has same_step mode reset a sub-env whose episode spent its
-    budget too (its row reports the budget's NaN all the same), as EvoTorch does, so that later unseeded
-    resets draw as EvoTorch's. ``_empty_info = True`` makes every info ``{}`` (no final observations
-    either). A backend whose ``_step_rows`` or ``_reset_rows`` raises leaves the env refusing ``step()``
-    until a full ``reset()`` (``_failure`` says why; the backend may set it first, naming the sub-env),
-    since some sub-envs may have moved on.
+    A backend declares what more it can do in ``capabilities`` (``vecrl.Capabilities``): with
+    ``steps_reset_next`` the engine leaves next_step mode's resets to the backend's own step; with
+    ``infos_per_sub_env``, ``_reset_rows`` and ``_step_rows`` return as their info a list of the sub-envs'
+    info dicts in the order of ``ids`` (or ``{}`` when none has any), which the engine batches once per
+    step with gymnasium's ``_add_info`` in sub-env order, the restarted sub-envs' being their reset's, and
+    gives the ended episodes' in ``info["final_info"]`` exactly as gymnasium's SyncVectorEnv of the
+    installed version does; with ``resets_spent_sub_envs`` same_step mode resets a spent sub-env too.
+    ``empty_info=True`` makes every info ``{}`` (no final observations either; the backend may skip its
+    info work too, reading ``self._empty_info``). ``_results(array)`` turns the numpy results into what the
+    env returns (the arrays themselves here; torch tensors for a backend that returns them); a backend that
+    returns its own kind of results overrides ``_reset_returned`` and ``_step_returned`` instead. A
+    backend whose ``_step_rows`` or ``_reset_rows`` raises leaves the env refusing ``step()`` until a full
+    ``reset()`` (``_failure`` says why; the backend may set it first, naming the sub-env), since some
+    sub-envs may have moved on.
 
     Examples:
         >>> from gymnasium.spaces import Box, Discrete
         >>> class Clock(HostVectorEnv):
         ...     '''Each sub-env counts its steps; an episode lasts 3 steps.'''
         ...     def __init__(self, num_envs, **episode_options):
-        ...         self._take_episode_options(**episode_options)
-        ...         super().__init__(num_envs, Box(0.0, 3.0, (1,), np.float32), Discrete(2))
+        ...         options = EpisodeOptions(**episode_options)
+        ...         super().__init__(num_envs, Box(0.0, 3.0, (1,), np.float32), Discrete(2), episode_options=options)
         ...         self.time = np.zeros(num_envs, np.float32)
         ...     def _reset_rows(self, ids, seeds, options):
         ...         ids = slice(None) if ids is None else ids
@@ -114,20 +111,25 @@ class HostVectorEnv(EpisodeVectorEnv):
         ([[nan], [nan]], [nan, nan], [True, True])
     """
 
-    #: Whether ``_step_rows`` itself resets the sub-envs whose episode ended at the previous step (see above).
-    steps_reset_next: ClassVar[bool] = False
-    #: Whether ``_reset_rows`` and ``_step_rows`` give one info dict per sub-env, for the engine to batch.
-    infos_per_sub_env: ClassVar[bool] = False
-    #: Whether same_step mode resets the sub-envs whose budget a step spent, as EvoTorch does (see above).
-    resets_spent_sub_envs: ClassVar[bool] = False
-    #: Whether every info is ``{}`` (the backend skips its info work too).
-    _empty_info: bool = False
-
     def __init__(
-        self, num_envs: int, observation_space: Space, action_space: Space, *, reward_dtype: Any = np.float64
+        self,
+        num_envs: int,
+        observation_space: Space,
+        action_space: Space,
+        *,
+        episode_options: EpisodeOptions | None = None,
+        reward_dtype: Any = np.float64,
+        empty_info: bool = False,
     ) -> None:
         check_supported_space(observation_space, "observation space")
-        super().__init__(num_envs, observation_space, action_space, reward_dtype=reward_dtype)
+        super().__init__(
+            num_envs,
+            observation_space,
+            action_space,
+            episode_options=episode_options,
+            reward_dtype=reward_dtype,
+        )
+        self._empty_info = checked_flag(empty_info, "empty_info")
         self._check_action = ActionCheck(action_space, num_envs, type(self).__name__)
         self._reward_dtype = np.dtype(reward_dtype)
         self._budget: EpisodeBudget | None = None
@@ -232,7 +234,7 @@ class HostVectorEnv(EpisodeVectorEnv):
         rows = (None if budget is None else budget.live) if resetting is None else self._acting(resetting)
         actions = self._check_action(action, rows)
         try:
-            if ids is None and (resetting is None or self.steps_reset_next):
+            if ids is None and (resetting is None or self.capabilities.steps_reset_next):
                 observation, reward, terminated, truncated, info = self._step_rows(actions, None)
                 if reward.dtype is not self._reward_dtype and reward.dtype != self._reward_dtype:
                     reward = reward.astype(self._reward_dtype)
@@ -292,10 +294,11 @@ class HostVectorEnv(EpisodeVectorEnv):
     def _acting(self, resetting: np.ndarray | None) -> list[int] | None:
         """``acting_rows()``, given the sub-envs the step resets (None: none)."""
         budget = self._budget
-        if resetting is None:
+        if resetting is None:  # (the budget keeps its acting sub-envs between spends)
             return None if budget is None else budget.live
-        waiting = resetting if budget is None else resetting | budget.spent
-        return np.flatnonzero(~waiting).tolist()
+        acting = acting_sub_envs(None if budget is None else budget.left, resetting)
+        assert acting is not None  # (some sub-envs are resetting)
+        return np.flatnonzero(acting).tolist()
 
     def _refuse_step(self) -> NoReturn:
         """Raise why ``step()`` cannot go on: the env is closed, an error left it out of step, or it was never
@@ -324,7 +327,7 @@ class HostVectorEnv(EpisodeVectorEnv):
         live = None if budget is None else budget.live_ids
         ids = np.arange(self.num_envs) if live is None else live
         restarting = None
-        if resetting is not None and not self.steps_reset_next:
+        if resetting is not None and not self.capabilities.steps_reset_next:
             restarting, ids = ids[resetting[ids]], ids[~resetting[ids]]
         info: dict[str, Any] = {}
         if len(ids):
@@ -351,7 +354,9 @@ class HostVectorEnv(EpisodeVectorEnv):
         finals: dict[str, Any] = {}
         if not self._empty_info:  # the final observations: the step's, before the restarts written below
             finals = self._finals(copy_batch(observation) if len(ids) else observation, info, done)
-        if self.resets_spent_sub_envs and restart is not done:  # (their rows keep the step's results)
+        if (
+            self.capabilities.resets_spent_sub_envs and restart is not done
+        ):  # (their rows keep the step's results)
             spent = (done & ~restart).nonzero()[0]
             if len(spent):
                 self._reset_rows_into(spent, None, None, copy_batch(observation))
@@ -369,7 +374,9 @@ class HostVectorEnv(EpisodeVectorEnv):
         each with its mask."""
         mask = self._results(ended)
         finals = {FINAL_OBS_KEY: self._observation_results(observation), FINAL_OBS_MASK_KEY: mask}
-        finals.update(final_infos(info, mask, self._add_info, per_sub_env=self.infos_per_sub_env))
+        finals.update(
+            final_infos(info, mask, self._add_info, per_sub_env=self.capabilities.infos_per_sub_env)
+        )
         return finals
 
     def _info_with_rows(self, info: Any, part: Any, ids: np.ndarray, *, copy: bool = False) -> Any:
@@ -378,7 +385,7 @@ class HostVectorEnv(EpisodeVectorEnv):
         (``{}``: none yet)."""
         if self._empty_info:
             return {}
-        if not self.infos_per_sub_env:
+        if not self.capabilities.infos_per_sub_env:
             return with_rows(info, part, ids, self.num_envs, copy=copy)
         if not (part or info):
             return {}

@@ -34,6 +34,7 @@ from vecrl.compat import (
     FINAL_OBS_KEY,
     FINAL_OBS_MASK_KEY,
 )
+from vecrl.contract import capabilities_of
 from vecrl.errors import VecrlError
 from vecrl.make import make_vector_env
 from vecrl.registry import isolated_registry
@@ -427,7 +428,7 @@ def check_seed_lists(
     2**32, not ints, a list of another length) are a ValueError; ``seed(seeds)`` seeds the next
     ``reset(seed=None)`` alike, and a refused reset leaves it pending; and a masked reset with a list restarts
     each masked sub-env from its own seed's start, or, for a backend that declares it cannot reseed some
-    sub-envs alone (``seeded_masked_reset = False`` on its vector env: envpool fixes seeds when its pool is
+    sub-envs alone (``Capabilities(seeded_masked_reset=False)`` on its vector env: envpool fixes seeds when its pool is
     built), is a ValueError. Raise BackendCheckError.
 
     Examples:
@@ -478,7 +479,7 @@ def check_seed_lists(
         mask = torch.zeros(num_envs, dtype=torch.bool)
         mask[-1] = True
         others = [s + 1000 for s in seeds[:-1]]
-        if not getattr(env.unwrapped, "seeded_masked_reset", True):
+        if not capabilities_of(env).seeded_masked_reset:
             try:
                 env.reset(seed=[*others, seeds[-1]], options={"reset_mask": mask})
             except ValueError:

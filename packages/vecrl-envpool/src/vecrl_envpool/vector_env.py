@@ -23,6 +23,7 @@ from vecrl.checks import (
     checked_device,
     checked_num_envs,
 )
+from vecrl.contract import Capabilities, EpisodeOptions
 from vecrl.host_vector_env import HostVectorEnv, StepRows, is_row_array
 from vecrl.seeding import SeedRule, checked_seeds, is_int
 from vecrl_envpool.envpool_ids import checked_env_id, import_envpool
@@ -132,8 +133,8 @@ class EnvpoolVectorEnv(HostVectorEnv):
         ((4, 4), dtype('float32'))
     """
 
-    seeded_masked_reset = False  # seeds are fixed when the pool is built (see reset)
-    steps_reset_next = True  # envpool's own next-step autoreset
+    # seeds are fixed when the pool is built (see reset); the pool's own step does next-step autoresets
+    capabilities = Capabilities(seeded_masked_reset=False, steps_reset_next=True)
 
     def __init__(
         self,
@@ -155,7 +156,7 @@ class EnvpoolVectorEnv(HostVectorEnv):
                 f"device={device!r} places torch results, but array_type is {array_type!r}: pass array_type='torch'."
             )
         self._device: torch.device | None = None if device is None else checked_device(device)
-        self._take_episode_options(
+        options = EpisodeOptions(
             num_episodes=num_episodes, autoreset_mode=autoreset_mode, seed_rule=seed_rule
         )
         check_reserved_kwargs("EnvpoolVectorEnv", envpool_kwargs, _RESERVED_KWARGS)
@@ -175,7 +176,9 @@ class EnvpoolVectorEnv(HostVectorEnv):
                 f"envpool's {env_id!r} has observations in {observation_space}; the envpool backend supports Box"
                 " and Discrete observation spaces."
             )
-        super().__init__(num_envs, observation_space, action_space, reward_dtype=np.float32)
+        super().__init__(
+            num_envs, observation_space, action_space, episode_options=options, reward_dtype=np.float32
+        )
         self.array_type: Literal["numpy", "torch"] = array_type
         self._pool: Any = None
         self._seed_source: np.random.Generator = np.random.default_rng()

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from vecrl.checks import checked_device, checked_flag
+from vecrl.contract import Capabilities, EpisodeOptions
 from vecrl.episode_vector_env import EpisodeVectorEnv
 from vecrl.seeding import SeedRule
 from vecrl_gym.checks import ObservationMode, checked_observation_mode
@@ -19,12 +20,12 @@ Seed = int | Sequence[int | None] | None
 
 class GymVectorEnv(EpisodeVectorEnv):
     """The options, seeding and gymnasium API shared by the gym backend's vector envs; subclasses call
-    ``_take_options()`` first, then ``BaseVectorEnv.__init__``, and implement ``get_attr``, and ``reset``
-    and ``step`` where the episode engine (``vecrl.HostVectorEnv``, which ``SyncVectorEnv`` stands on) does
-    not. Reset options other than ``reset_mask`` go on to the sub-envs' ``reset``."""
+    ``_take_options()`` first and pass the episode options it returns to ``__init__``, and implement
+    ``get_attr``, and ``reset`` and ``step`` where the episode engine (``vecrl.HostVectorEnv``, which
+    ``SyncVectorEnv`` stands on) does not. Reset options other than ``reset_mask`` go on to the sub-envs'
+    ``reset``; each sub-env's reset without a seed continues its own generator."""
 
-    passes_reset_options = True
-    autoreset_follows_seed = True  # each sub-env's reset without a seed continues its own generator
+    capabilities = Capabilities(passes_reset_options=True, autoreset_follows_seed=True)
 
     def _take_options(
         self,
@@ -35,15 +36,17 @@ class GymVectorEnv(EpisodeVectorEnv):
         autoreset_mode: Any,
         seed_rule: SeedRule,
         observation_mode: Any,
-    ) -> None:
-        """Check and keep the options every gym vector env takes (a clear error for a bad one)."""
-        self._take_episode_options(
+    ) -> EpisodeOptions:
+        """Check every option a gym vector env takes (a clear error for a bad one, before any sub-env is
+        made) and keep the gym backend's own; the episode options, for ``__init__``."""
+        options = EpisodeOptions(
             num_episodes=num_episodes, autoreset_mode=autoreset_mode, seed_rule=seed_rule
         )
+        checked_flag(empty_info, "empty_info")
         self.observation_mode: ObservationMode = checked_observation_mode(observation_mode)
         self._device = None if device is None else checked_device(device)
-        self._empty_info = checked_flag(empty_info, "empty_info")
         self._pending_actions: Any = None
+        return options
 
     def reset(
         self, *, seed: Seed = None, options: dict[str, Any] | None = None

@@ -102,13 +102,18 @@ class ProcessVectorEnv(GymVectorEnv):
             "seed_rule": seed_rule,
             "observation_mode": observation_mode,
         }
-        self._take_options(device=device, **self._block_options)
+        options = self._take_options(device=device, **self._block_options)
         # Block b holds the sub-envs bounds[b]:bounds[b + 1]; block 0 is stepped here.
         self._bounds: list[int] = np.linspace(0, num_envs, workers + 1).round().astype(int).tolist()
         self._makers = makers
         self._own = RecordingSyncVectorEnv(makers[: self._bounds[1]], **self._block_options)
         try:
-            super().__init__(num_envs, self._own.single_observation_space, self._own.single_action_space)
+            super().__init__(
+                num_envs,
+                self._own.single_observation_space,
+                self._own.single_action_space,
+                episode_options=options,
+            )
         except BaseException:
             self._own.close()
             raise

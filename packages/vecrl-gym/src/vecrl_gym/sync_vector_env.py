@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tracemalloc
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, NoReturn
 
 import gymnasium
@@ -107,8 +108,9 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
         ((3, 4), [1.0, 1.0, 1.0])
     """
 
-    infos_per_sub_env = True  # gymnasium's envs give an info dict each, batched as gymnasium batches them
-    resets_spent_sub_envs = True  # as EvoTorch does, so that later unseeded resets draw alike
+    # gymnasium's envs give an info dict each, batched as gymnasium batches them; spent sub-envs are reset as
+    # EvoTorch resets them, so that later unseeded resets draw alike
+    capabilities = replace(GymVectorEnv.capabilities, infos_per_sub_env=True, resets_spent_sub_envs=True)
 
     def __init__(
         self,
@@ -122,7 +124,7 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
         observation_mode: ObservationMode = "same",
     ) -> None:
         makers = checked_env_makers(env_makers, "SyncVectorEnv")
-        self._take_options(
+        options = self._take_options(
             empty_info=empty_info,
             num_episodes=num_episodes,
             device=device,
@@ -136,7 +138,9 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
             single, batched = observation_spaces(
                 self.observation_mode, [env.observation_space for env in envs]
             )
-            super().__init__(len(envs), single, envs[0].action_space)
+            super().__init__(
+                len(envs), single, envs[0].action_space, episode_options=options, empty_info=empty_info
+            )
             if batched is not None:
                 self.observation_space = batched
         except BaseException:

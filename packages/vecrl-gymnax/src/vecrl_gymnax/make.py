@@ -25,14 +25,7 @@ def make_gymnax_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
     return vecrl.make_vector_env(f"gymnax::{env_name}", **kwargs)
 
 
-def make_gymnax_vector_env(
-    env_name: str,
-    *,
-    num_envs: int | None = None,
-    num_episodes: int | None = None,
-    autoreset_mode: Any = "same_step",
-    **kwargs: Any,
-) -> GymnaxVectorEnv | SingleEnv:
+def make_gymnax_vector_env(env_name: str, **kwargs: Any) -> GymnaxVectorEnv | SingleEnv:
     """The gymnax backend's ``make``: a ``GymnaxVectorEnv`` of ``num_envs`` gymnax envs (``make_vector_env`` makes it
     speak torch).
 
@@ -44,12 +37,4 @@ def make_gymnax_vector_env(
         >>> type(env).__name__, env.num_envs
         ('GymnaxVectorEnv', 8)
     """
-    return make_jax_vector_env(
-        GymnaxVectorEnv,
-        "gymnax",
-        env_name,
-        num_envs=num_envs,
-        num_episodes=num_episodes,
-        autoreset_mode=autoreset_mode,
-        **kwargs,
-    )
+    return make_jax_vector_env(GymnaxVectorEnv, "gymnax", env_name, **kwargs)

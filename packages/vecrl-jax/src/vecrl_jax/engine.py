@@ -38,7 +38,7 @@ import jax
 import jax.numpy as jnp
 
 from vecrl.autoreset import AutoresetModeName
-from vecrl.episodes import step_ends
+from vecrl.episodes import spent_fill, step_ends
 from vecrl_jax.packing import Packed, Packer, take_rows, where_rows
 from vecrl_jax.protocol import JaxEnv, Outcome
 
@@ -110,10 +110,10 @@ class StepOutput(NamedTuple):
     refill: jax.Array | None = None
 
 
-def _nan_where(mask: jax.Array, tree: Any) -> Any:
-    """``tree`` (batched observations) with the rows where ``mask`` is True set to NaN."""
+def _spent_where(mask: jax.Array, tree: Any) -> Any:
+    """``tree`` (batched observations) with the rows where ``mask`` is True what a spent sub-env reports."""
     return jax.tree_util.tree_map(
-        lambda x: jnp.where(mask.reshape(mask.shape + (1,) * (x.ndim - 1)), jnp.nan, x), tree
+        lambda x: jnp.where(mask.reshape(mask.shape + (1,) * (x.ndim - 1)), spent_fill(x.dtype), x), tree
     )
 
 
@@ -216,8 +216,8 @@ def make_step(
         if ends.zero_reward is not None:
             reward = jnp.where(ends.zero_reward, jnp.zeros_like(reward), reward)
         if budget:
-            observation = _nan_where(ends.spent, observation)
-            reward = jnp.where(ends.spent, jnp.nan, reward)
+            observation = _spent_where(ends.spent, observation)
+            reward = jnp.where(ends.spent, spent_fill(reward.dtype), reward)
         output = StepOutput(
             observation=observation,
             reward=reward,

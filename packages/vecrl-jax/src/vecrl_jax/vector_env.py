@@ -28,6 +28,8 @@ from vecrl.checks import (
     closed_env_error,
 )
 from vecrl.compat import FINAL_OBS_KEY, FINAL_OBS_MASK_KEY
+from vecrl.contract import EpisodeOptions
+from vecrl.episodes import acting_sub_envs
 from vecrl.host_vector_env import final_infos
 from vecrl.seeding import SeedRule, checked_seeds, is_seed
 from vecrl_jax import engine
@@ -166,10 +168,10 @@ class JaxVectorEnv(EpisodeVectorEnv):
         num_envs = checked_num_envs(num_envs)
         if array_type not in ("jax", "torch"):
             raise ValueError(f"array_type must be 'jax' or 'torch', but got {array_type!r}.")
-        self._take_episode_options(
+        options = EpisodeOptions(
             num_episodes=num_episodes, autoreset_mode=autoreset_mode, seed_rule=seed_rule
         )
-        mode = self._autoreset_mode
+        mode = options.autoreset_mode
         check_reserved_kwargs(type(self).__name__, env_kwargs, self.reserved_kwargs)
         check_episode_keywords(env_kwargs)
         self.env_name: str = env_name
@@ -179,7 +181,7 @@ class JaxVectorEnv(EpisodeVectorEnv):
                 self.make_env,
                 env_name,
                 num_envs,
-                self.num_episodes,
+                options.num_episodes,
                 array_type == "torch",
                 mode,
                 tuple(sorted(env_kwargs.items())),
@@ -192,7 +194,11 @@ class JaxVectorEnv(EpisodeVectorEnv):
         self._step_ahead: CompileAhead = compiled.step_ahead
         outcome = compiled.outcome
         super().__init__(
-            num_envs, observation_space(outcome.observation), compiled.action_space, reward_dtype=np.float32
+            num_envs,
+            observation_space(outcome.observation),
+            compiled.action_space,
+            episode_options=options,
+            reward_dtype=np.float32,
         )
         self._actions: jax.ShapeDtypeStruct = compiled.packed.step_args[1]
         self._discrete: bool = isinstance(compiled.action_space, Discrete)
@@ -379,14 +385,13 @@ class JaxVectorEnv(EpisodeVectorEnv):
         theirs (actions of a spent budget's sub-envs, or of those a next_step autoreset resets, are ignored: a
         policy turns a spent sub-env's NaN observation into NaN actions). Reads the carried budget from the
         device: only on this rare path."""
-        acting = np.ones(self.num_envs, np.bool_)
         carry = self._carry
         assert carry is not None
-        if self.num_episodes is not None:
-            acting &= np.asarray(carry.episodes_left) > 0
-        if carry.needs_reset is not None:
-            acting &= ~np.asarray(carry.needs_reset)
-        self._action_check(action, np.flatnonzero(acting).tolist())
+        acting = acting_sub_envs(
+            None if self.num_episodes is None else np.asarray(carry.episodes_left),
+            None if carry.needs_reset is None else np.asarray(carry.needs_reset),
+        )
+        self._action_check(action, None if acting is None else np.flatnonzero(acting).tolist())
 
     def _as_jax_input(self, action: Any) -> tuple[Any, bool]:
         """``action`` in a form the jitted step takes (checked where it is on the host), and whether it

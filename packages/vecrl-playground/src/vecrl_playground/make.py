@@ -25,14 +25,7 @@ def make_playground_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
     return vecrl.make_vector_env(f"playground::{env_name}", **kwargs)
 
 
-def make_playground_vector_env(
-    env_name: str,
-    *,
-    num_envs: int | None = None,
-    num_episodes: int | None = None,
-    autoreset_mode: Any = "same_step",
-    **kwargs: Any,
-) -> PlaygroundVectorEnv | SingleEnv:
+def make_playground_vector_env(env_name: str, **kwargs: Any) -> PlaygroundVectorEnv | SingleEnv:
     """The playground backend's ``make``: a ``PlaygroundVectorEnv`` of ``num_envs`` MuJoCo Playground envs (``make_vector_env`` makes it
     speak torch).
 
@@ -44,12 +37,4 @@ def make_playground_vector_env(
         >>> type(env).__name__, env.num_envs
         ('PlaygroundVectorEnv', 8)
     """
-    return make_jax_vector_env(
-        PlaygroundVectorEnv,
-        "playground",
-        env_name,
-        num_envs=num_envs,
-        num_episodes=num_episodes,
-        autoreset_mode=autoreset_mode,
-        **kwargs,
-    )
+    return make_jax_vector_env(PlaygroundVectorEnv, "playground", env_name, **kwargs)

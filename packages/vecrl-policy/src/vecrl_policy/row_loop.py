@@ -8,7 +8,7 @@ Row ``r``'s episodes start from its own reset seeds and its action noise comes f
 its result depends on (the call's seed, ``r``) alone, not on ``num_envs``, on how the population is split
 among workers, or on the rows beside it.
 
-A backend whose masked reset cannot take seeds (``seeded_masked_reset = False``: envpool fixes each
+A backend whose masked reset cannot take seeds (``Capabilities(seeded_masked_reset=False)``: envpool fixes each
 sub-env's seed when its pool is built) runs a seeded call in whole-env resets instead: the next
 ``num_envs`` rows start together once every sub-env is done.
 """
@@ -24,6 +24,7 @@ import torch
 
 from vecrl.autoreset import declared_autoreset_mode
 from vecrl.checks import SubEnvError
+from vecrl.contract import capabilities_of
 from vecrl_policy.normalization import Normalize
 from vecrl_policy.observations import Flattener
 from vecrl_policy.policy import Policy
@@ -140,12 +141,11 @@ class _RowLoop:
         self.shaping, self.normalize = settings.shaping, settings.normalize
         self.num_rows, self.num_slots = len(rows), env.num_envs
         # masked resets start rows one sub-env at a time, where the backend can seed them so
-        self.refills = seeds is None or getattr(env.unwrapped, "seeded_masked_reset", True)
+        capabilities = capabilities_of(env)
+        self.refills = seeds is None or capabilities.seeded_masked_reset
         # a seeded row's later episodes start from seeded masked resets, unless the backend's autoreset
         # continues the stream the row's seeded reset started (vecrl_policy.randomness)
-        self.reseeds = (
-            self.refills and seeds is not None and not getattr(env.unwrapped, "autoreset_follows_seed", False)
-        )
+        self.reseeds = self.refills and seeds is not None and not capabilities.autoreset_follows_seed
         # each row's seed (drawn for an unseeded call: its noise needs one)
         self.row_seed = torch.as_tensor(
             random_row_seeds(len(rows)) if seeds is None else seeds, dtype=torch.int64
