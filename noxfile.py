@@ -44,7 +44,7 @@ PYTHON = "3.11"  # the only Python with the pinned torch wheel on this machine
 TORCH = "torch==2.13.0"
 
 # The packages the sessions below name; the others are only ever read from PACKAGES.
-CORE, GYM, BRAX, POLICY = "vecrl-core", "vecrl-gym", "vecrl-brax", "vecrl-policy"
+CORE, GYM, BRAX, POLICY, EVOTORCH = "vecrl-core", "vecrl-gym", "vecrl-brax", "vecrl-policy", "vecrl-evotorch"
 ALL_PACKAGES = tuple(PACKAGES)
 # What `tests` and `bench` install together: every package but those whose dependencies would hold the others back
 # (`tests-session = false`; their tests run in their isolation rows).
@@ -204,7 +204,7 @@ def ray(session: nox.Session) -> None:
 @nox.session(python=PYTHON, reuse_venv=False)
 def evotorch(session: nox.Session) -> None:
     """vecrl-evotorch as an EvoTorch user installs it: EvoTorch's searchers on VecrlNE."""
-    alone_with_the_gym_backend(session, "packages/vecrl-evotorch/README.md", "examples/evolve_hopper.py")
+    alone_with_the_gym_backend(session, "packages/vecrl-evotorch/README.md")
 
 
 @nox.session(python=PYTHON, reuse_venv=False, tags=["ci"])
@@ -282,13 +282,24 @@ def docs(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON, reuse_venv=True)
 def demo(session: nox.Session) -> None:
-    """The main job: evolve a policy that solves CartPole-v1, with a plot of the progress. Its venv is kept
-    between runs (the packages are installed editable, so it runs this tree's code), and pip runs only where
-    something it needs is missing: `-- --resume` starts at once."""
-    needed = ("vecrl_policy", "vecrl_gym", "matplotlib", "torch")
+    """The main job: `vecrl evolve` on CartPole-v1 until it is solved, its folder runs/cartpole (state,
+    results, plot, champion). Its venv is kept between runs (the packages are installed editable, so it runs
+    this tree's code), and pip runs only where something it needs is missing: `-- --resume runs/cartpole`
+    (words after `--` replace the command's) starts at once."""
+    needed = ("vecrl_evotorch", "vecrl_gym", "matplotlib", "imageio_ffmpeg", "torch")
     if not has_modules(session, needed):
-        install_packages(session, (CORE, GYM, POLICY), "matplotlib", editable=True, for_tests=False)
-    session.run("python", "examples/evolve_cartpole.py", *session.posargs)
+        install_packages(session, (CORE, GYM, POLICY, EVOTORCH), editable=True, for_tests=False)
+    demo = [
+        "gym::CartPole-v1",
+        "--until",
+        "475",
+        "--generations",
+        "200",
+        "--out",
+        "runs/cartpole",
+        "--overwrite",
+    ]
+    session.run("vecrl", "evolve", *(session.posargs or demo))
 
 
 def has_modules(session: nox.Session, modules: tuple[str, ...]) -> bool:

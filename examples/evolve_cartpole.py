@@ -3,33 +3,32 @@
 Each generation samples a population of parameter vectors around a mean, scores them all in one
 `evaluate` call on a vectorized env, and moves the mean and the per-parameter step sizes towards the
 better ones. It stops when the mean policy scores >= 475 (CartPole's solved score) over fresh
-episodes, and saves a plot of the best and mean return per generation. The run's state (the search
-distribution, the random generator, the histories) is saved to `--state` after every generation, so
-Ctrl-C loses at most one: `--resume` goes on from it, exactly as the uninterrupted run would have.
-`nox -s demo` installs what it needs and runs it; by hand, from the root of the repository:
+episodes. Its folder (`--out`, a `vecrl_policy.RunFolder`) gets the run's state (the search distribution,
+the random generator, the histories) after every generation, so Ctrl-C or a crash loses at most one and
+`--resume` goes on exactly as the uninterrupted run would have, the results table and the plot: what
+`vecrl evolve` writes for EvoTorch's searchers, for a searcher of your own. From the repository's root:
 
     python3.11 -m pip install -c constraints.txt packages/vecrl-core packages/vecrl-gym packages/vecrl-policy matplotlib
-    python examples/evolve_cartpole.py --generations 3  # a first look in seconds; without it, on until solved
+    python examples/evolve_cartpole.py --generations 3 --out runs/snes  # a first look in seconds
 
-    python examples/evolve_cartpole.py [--popsize 64] [--generations 100] [--out evolve_cartpole.png]
-                                       [--state evolve_cartpole.state] [--resume]
+    python examples/evolve_cartpole.py [--popsize 64] [--generations 100] [--out runs/snes-cartpole]
+                                       [--resume | --overwrite]
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import math
 import sys
 import time
 
-import checkpoint
 import torch
 
 import vecrl
 from vecrl.cli import HelpFormatter
 from vecrl.command import positive_int, seed_int
 from vecrl_policy import Policy, evaluate
+from vecrl_policy.runs import RunError, RunFolder
 
 SOLVED = 475.0
 NETWORK = "Linear(obs_length, 16) >> Tanh() >> Linear(16, act_length)"
@@ -62,23 +61,31 @@ def main() -> None:
         "--test-episodes", type=positive_int, default=20, help="fresh episodes to judge 'solved'"
     )
     parser.add_argument("--seed", type=seed_int, default=0, help="seed of the noise and the envs")
-    parser.add_argument("--out", default="evolve_cartpole.png", help="where to save the plot (PNG)")
-    parser.add_argument(
-        "--state", default="evolve_cartpole.state", help="the run's state, saved each generation"
-    )
-    parser.add_argument("--resume", action="store_true", help="go on from --state")
+    parser.add_argument("--out", default="runs/snes-cartpole", help="the run's folder (state, results, plot)")
+    parser.add_argument("--resume", action="store_true", help="go on with the run in --out")
+    parser.add_argument("--overwrite", action="store_true", help="start again over the run in --out")
     args = parser.parse_args()
-    plotting = can_plot()
+    settings = {"popsize": args.popsize, "test_episodes": args.test_episodes, "seed": args.seed}
+    try:
+        folder = (
+            RunFolder.open(args.out)
+            if args.resume
+            else RunFolder.create(args.out, settings, overwrite=args.overwrite)
+        )
+        state = folder.load_state() if args.resume else None
+    except RunError as error:
+        sys.exit(f"evolve_cartpole.py: {error}")
+    if state is not None and folder.settings() != settings:
+        sys.exit(f"evolve_cartpole.py: --resume: the run in {args.out} was started with {folder.settings()}")
 
     env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=args.popsize, num_episodes=1)
     test_env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=args.test_episodes, num_episodes=1)
     policy = Policy(NETWORK, obs_length=4, act_length=2)
     n = policy.parameter_length
     lr_sigma = (3 + math.log(n)) / (5 * math.sqrt(n))
-    if args.resume:
-        state = checkpoint.load(args.state)
+    if state is not None:
         torch.set_rng_state(state["rng"])
-        print(f"resumed from {args.state} after generation {state['generation']}", flush=True)
+        print(f"resumed {args.out} after generation {state['generation']}", flush=True)
     else:
         torch.manual_seed(args.seed)
         state = {
@@ -90,10 +97,9 @@ def main() -> None:
         state["history"] = {"best": [], "mean": [], "center": []}
     history = state["history"]
     start = time.perf_counter()
-    generation = saved = state["generation"]  # saved: what Ctrl-C keeps (a printed generation is saved)
     try:
-        while generation < args.generations and not state["solved"] >= SOLVED:
-            generation += 1
+        while state["generation"] < args.generations and not state["solved"] >= SOLVED:
+            generation = state["generation"] + 1
             noise = torch.randn(args.popsize, n)
             population = state["mean"] + state["sigma"] * noise
             fitness = evaluate(policy, env, population, seed=args.seed + generation).mean_return.float()
@@ -106,8 +112,8 @@ def main() -> None:
             state.update(
                 mean=mean, sigma=sigma, generation=generation, solved=score, rng=torch.get_rng_state()
             )
-            checkpoint.save(state, args.state)
-            saved = generation
+            folder.save_state(state)  # a printed generation is saved
+            folder.write_results(history)
             print(
                 f"gen {generation:3d}  best {history['best'][-1]:6.1f}  mean {history['mean'][-1]:6.1f}"
                 f"  center policy on {args.test_episodes} fresh episodes {score:6.1f}"
@@ -115,61 +121,22 @@ def main() -> None:
                 flush=True,
             )
     except KeyboardInterrupt:
-        checkpoint.interrupted(args.state, saved)
+        saved = state["generation"]
+        sys.stderr.write(
+            f"\ninterrupted after {saved} generations saved: --resume --out {args.out} goes on\n"
+        )
+        sys.exit(130)
     if state["solved"] >= SOLVED:
         print(
             f"solved: mean return {state['solved']:.1f} >= {SOLVED} after {state['generation']} generations"
         )
     else:
         print(f"not solved within {args.generations} generations (last score {state['solved']:.1f})")
-
-    if plotting:
-        title = "SNES on CartPole-v1 with vecrl"
-        save_plot(history["best"], history["mean"], history["center"], args.out, title, SOLVED)
-        print(f"plot saved to {args.out}")
-
-
-def can_plot() -> bool:
-    """Whether matplotlib is installed; if not, say at the start that no plot will be saved."""
-    if importlib.util.find_spec("matplotlib") is None:
-        print(
-            "note: matplotlib is not installed, so no plot will be saved (pip install matplotlib)",
-            file=sys.stderr,
-        )
-        return False
-    return True
-
-
-def save_plot(
-    best: list[float],
-    mean: list[float],
-    center: list[float] | None,
-    path: str,
-    title: str,
-    solved: float | None,
-) -> None:
-    """The best and mean return of each generation's population and (where given) the center policy's, as
-    a PNG; a dashed line at the ``solved`` score where the task has one."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8.5, 3.5))
-    generations = range(1, len(best) + 1)
-    ax.plot(generations, best, label="best of population")
-    ax.plot(generations, mean, label="population mean")
-    if center is not None:
-        ax.plot(generations, center, label="center policy, fresh episodes")
-    if solved is not None:
-        ax.axhline(solved, color="gray", linestyle="--", linewidth=1, label=f"solved ({solved:.0f})")
-    ax.set_xlabel("generation")
-    ax.set_ylabel("episode return")
-    ax.set_title(title)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)  # beside the curves, not on them
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    curves = {"best of population": history["best"], "population mean": history["mean"]}
+    curves["center policy, fresh episodes"] = history["center"]
+    plot = folder.save_plot(curves, "SNES on CartPole-v1 with vecrl", SOLVED)
+    if plot is not None:
+        print(f"plot saved to {plot}")
 
 
 if __name__ == "__main__":

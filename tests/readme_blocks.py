@@ -11,7 +11,7 @@ say. The caller made the venv by the first document's install line; the later do
 run here.
 
     python tests/readme_blocks.py packages/vecrl-gym/README.md
-    python tests/readme_blocks.py packages/vecrl-evotorch/README.md examples/evolve_hopper.py
+    python tests/readme_blocks.py packages/vecrl-evotorch/README.md examples/evolve_cartpole.py
 """
 
 from __future__ import annotations

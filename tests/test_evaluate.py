@@ -205,30 +205,6 @@ def test_the_evaluate_command_refuses_bad_arguments_in_one_line(args, expected):
     assert expected in result.stderr and "Traceback" not in result.stderr and "hacked" not in result.stdout
 
 
-def test_the_example_runs_and_writes_its_plot(tmp_path):
-    out = tmp_path / "progress.png"
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "examples" / "evolve_cartpole.py"),
-            "--generations",
-            "2",
-            "--popsize",
-            "8",
-            "--test-episodes",
-            "2",
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr
-    assert "gen   2" in result.stdout
-    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
 class ThreadsSeen(torch.nn.Module):
     """A linear policy that notes how many torch threads each call runs on."""
 

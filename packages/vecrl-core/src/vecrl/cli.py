@@ -18,7 +18,7 @@ import importlib.metadata
 import sys
 import time
 from collections.abc import Sequence
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from vecrl.command import (
     Command,
@@ -42,7 +42,11 @@ from vecrl.registry import (
 COMMANDS_ENTRY_POINT_GROUP = "vecrl.commands"
 
 #: Commands we publish in other packages: name -> the distribution that adds it.
-WELL_KNOWN_COMMANDS: dict[str, str] = {"evaluate": "vecrl-policy"}
+WELL_KNOWN_COMMANDS: dict[str, str] = {
+    "evaluate": "vecrl-policy",
+    "evolve": "vecrl-evotorch",
+    "record": "vecrl-evotorch",
+}
 
 
 class ProgressBar:
@@ -163,6 +167,7 @@ EXAMPLES = """examples:
   vecrl bench gym::CartPole-v1 --num-envs 64
   vecrl evaluate gym::CartPole-v1 --popsize 256 --episodes 2
   vecrl evaluate gym::Hopper-v5 --popsize 64 --workers 2 --obs-norm hopper.stats --out rows.csv
+  vecrl evolve gym::CartPole-v1 --until 475 --out runs/cartpole   (then: vecrl evolve --resume runs/cartpole)
   vecrl COMMAND --help   (the options of one command)
 """
 
@@ -190,10 +195,18 @@ def _versions() -> str:
     return ", ".join(f"{name} {importlib.metadata.version(name)}" for name in names)
 
 
+class OneLineErrors(argparse.ArgumentParser):
+    """argparse's parser, whose usage mistakes take one line: what is wrong, and where the options are listed
+    (status 2, as argparse's own)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``vecrl`` parser with the built-in subcommands and those that plugins provide; a plugin that
     fails to load is reported on stderr in one line and left out."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrors(
         prog="vecrl",
         description="Batched RL environments and policies, in torch.",
         epilog=EXAMPLES,

@@ -1,4 +1,8 @@
-"""vecrl_evotorch: EvoTorch's searchers on vecrl's engines, through the ``VecrlNE`` problem.
+"""vecrl_evotorch: EvoTorch's searchers on vecrl's engines, through the ``VecrlNE`` problem, and the
+``vecrl evolve`` and ``vecrl record`` commands.
+
+Its names are imported on first use (EvoTorch and torch with them), so that the ``vecrl`` command, which
+loads this package's subcommands, answers at once.
 
 Examples:
     >>> from vecrl_evotorch import VecrlNE
@@ -7,8 +11,30 @@ Examples:
     10
 """
 
-from vecrl_evotorch.problem import ClipActions, VecrlNE
+import os
+from typing import TYPE_CHECKING
+
+from vecrl.lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from vecrl_evotorch.evolve import Evolution
+    from vecrl_evotorch.problem import ClipActions, VecrlNE
+    from vecrl_evotorch.record import record_video
+
+# MuJoCo picks its GL backend once, when it is imported, and EvoTorch imports it (through brax) where it is
+# installed: without a display, draw through EGL (videos of runs), unless the user chose a backend
+if "DISPLAY" not in os.environ:
+    os.environ.setdefault("MUJOCO_GL", "egl")
 
 __version__ = "0.1.0"
 
-__all__ = ["ClipActions", "VecrlNE"]
+__all__ = ["ClipActions", "Evolution", "VecrlNE", "record_video"]
+
+_LAZY = {
+    "ClipActions": "vecrl_evotorch.problem",
+    "Evolution": "vecrl_evotorch.evolve",
+    "VecrlNE": "vecrl_evotorch.problem",
+    "record_video": "vecrl_evotorch.record",
+}
+
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)

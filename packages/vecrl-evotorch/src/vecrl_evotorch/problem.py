@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import pickle
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -26,6 +27,22 @@ from vecrl_policy.shaping import Shaping
 
 #: Sub-envs made when ``num_envs`` is not given: the population size, at most this many.
 MAX_DEFAULT_NUM_ENVS = 256
+#: The network made where none is given: one Tanh layer, wider for continuous actions (EvoTorch's examples).
+DEFAULT_NETWORKS = {
+    "discrete": "Linear(obs_length, 16) >> Tanh() >> Linear(16, act_length)",
+    "continuous": "Linear(obs_length, 32) >> Tanh() >> Linear(32, act_length)",
+}
+
+
+def default_network(action_space: Any) -> str:
+    """The network string ``VecrlNE`` uses where none is given, for a sub-env's ``action_space``.
+
+    Examples:
+        >>> from gymnasium.spaces import Discrete
+        >>> default_network(Discrete(2))
+        'Linear(obs_length, 16) >> Tanh() >> Linear(16, act_length)'
+    """
+    return DEFAULT_NETWORKS["continuous" if isinstance(action_space, Box) else "discrete"]
 
 
 class VecrlNE(BaseNEProblem):
@@ -37,7 +54,8 @@ class VecrlNE(BaseNEProblem):
     ``env`` is a name for ``vecrl.make_vector_env`` (``"gym::Hopper-v5"``, ``"brax::ant"``,
     ``"envpool::Hopper-v5"``, a plugin's prefix) and ``env_config`` its keyword arguments. ``network`` is a
     network string (its constants ``obs_length`` and ``act_length``, or ``obs`` and ``act``, come from the env, more from
-    ``network_args``), an ``nn.Module`` or a callable making one. ``observation_normalization``,
+    ``network_args``), an ``nn.Module`` or a callable making one (default: ``default_network``, by the action
+    space). ``observation_normalization``,
     ``decrease_rewards_by``, ``alive_bonus_schedule`` and ``action_noise_stdev`` mean what they mean in
     VecGymNE (see ``vecrl_policy.evaluate``); the statistics are updated after each population, from every
     observation a row saw, and normalize the whole next population alike. ``num_envs`` sub-envs run
@@ -67,7 +85,7 @@ class VecrlNE(BaseNEProblem):
     def __init__(
         self,
         env: str,
-        network: str | nn.Module | Callable[..., nn.Module],
+        network: str | nn.Module | Callable[..., nn.Module] | None = None,
         *,
         network_args: Mapping[str, Any] | None = None,
         env_config: Mapping[str, Any] | None = None,
@@ -118,6 +136,8 @@ class VecrlNE(BaseNEProblem):
                 raise ValueError(
                     "network_args are for a network string or a callable, not an nn.Module instance."
                 )
+            if network is None:
+                network = default_network(self._action_space)
             self._policy: Policy = Policy.for_env(network, probe, **dict(network_args or {}))
             self.obs_norm: ObsNorm | None = (
                 ObsNorm(flatdim(self._observation_space)) if observation_normalization else None
@@ -262,6 +282,40 @@ class VecrlNE(BaseNEProblem):
         """The network of ``solution`` alone (no normalization, no clipping)."""
         return self.to_policy(solution, with_wrapper_modules=False)
 
+    @property
+    def network_string(self) -> str:
+        """The network as given (a network string), or the ``repr`` of a module or callable."""
+        return self._network if isinstance(self._network, str) else repr(self._network)
+
+    def score(
+        self,
+        solution: Solution | torch.Tensor | Iterable[float],
+        *,
+        num_episodes: int = 1,
+        seed: int | None = None,
+    ) -> float:
+        """The mean return of ``solution`` over ``num_episodes`` fresh episodes (one row each, seeded by
+        ``seed``), as the policy of ``to_policy`` scores them: normalized with the statistics as they stand
+        (left unchanged), without reward shaping or action noise, counted apart from ``interaction_count``.
+
+        Examples:
+            >>> problem = VecrlNE("gym::CartPole-v1", "Linear(obs_length, act_length)")  # doctest: +SKIP
+            >>> problem.score(torch.zeros(10), num_episodes=4, seed=0)  # doctest: +SKIP
+            9.25
+        """
+        vector = _vector_of(solution).to(torch.float32)
+        rows = vector.expand(int(num_episodes), -1).contiguous()
+        result = evaluate(
+            self._policy,
+            self._env_for(len(rows)),
+            rows,
+            seed=seed,
+            num_workers=self._num_workers,
+            executor=self._executor,
+            obs_norm=None if self.obs_norm is None else copy.deepcopy(self.obs_norm),
+        )
+        return float(result.mean_return.mean())
+
     def save_solution(self, solution: Solution | torch.Tensor | Iterable[float], fname: str | Path) -> None:
         """Pickle the solution, its policy (``to_policy``), the observation statistics and the counts to
         ``fname``, with the keys VecGymNE's ``save_solution`` writes."""
@@ -273,7 +327,7 @@ class VecrlNE(BaseNEProblem):
             "episode_count": self._episode_count,
             "time": datetime.now(),
             "env": self._env_name,
-            "architecture": self._network if isinstance(self._network, str) else repr(self._network),
+            "architecture": self.network_string,
         }
         if self.obs_norm is not None and self.obs_norm.count:
             saved["obs_mean"], saved["obs_stdev"] = self.obs_norm.mean, self.obs_norm.std

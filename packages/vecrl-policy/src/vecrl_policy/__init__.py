@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from vecrl_policy.normalization import ObsNorm
     from vecrl_policy.parser import NetParsingError, str_to_net
     from vecrl_policy.policy import Policy
+    from vecrl_policy.runs import RunFolder
 
 __version__ = "0.1.0"
 
@@ -37,6 +38,7 @@ __all__ = [
     "EvaluationResult",
     "NetParsingError",
     "ObsNorm",
+    "RunFolder",
     "Policy",
     "Round",
     "Slice",
@@ -57,6 +59,7 @@ _LAZY = {
     "Slice": "vecrl_policy.layers",
     "NetParsingError": "vecrl_policy.parser",
     "ObsNorm": "vecrl_policy.normalization",
+    "RunFolder": "vecrl_policy.runs",
     "Policy": "vecrl_policy.policy",
     "WorkerError": "vecrl_policy.evaluate_workers",
     "evaluate": "vecrl_policy.evaluation",

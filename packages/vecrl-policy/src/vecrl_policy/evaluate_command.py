@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
             )
         executor, num_workers = None, args.workers
         if args.ray is not None:
-            executor, num_workers = _ray_executor(args.ray or None, args.workers), None
+            executor, num_workers = ray_executor(args.ray or None, args.workers), None
         elif num_workers is not None and num_workers > 1:
             try:
                 checked_num_workers(num_workers, env)
@@ -170,7 +170,7 @@ def _write_results(result: EvaluationResult, path: Path) -> None:
         raise CommandError(f"--out {path}: {error.strerror}") from error
 
 
-def _ray_executor(address: str | None, num_actors: int | None) -> Any:
+def ray_executor(address: str | None, num_actors: int | None) -> Any:
     """A ``vecrl_ray.RayExecutor`` on the cluster at ``address`` (None: Ray started here), or a
     CommandError saying what went wrong."""
     try:

@@ -1,0 +1,102 @@
+"""``vecrl evolve`` and ``vecrl record``: a whole run from the command line, and a video of its result.
+
+This module holds their arguments and is all the ``vecrl`` command imports to answer ``--help`` or a usage
+mistake; the work (torch, EvoTorch, the env) is ``vecrl_evotorch.evolve``'s and ``vecrl_evotorch.record``'s,
+imported when a command runs."""
+
+from __future__ import annotations
+
+import argparse
+
+import vecrl
+from vecrl.command import Command, CommandError, finite_positive_float, positive_int, seed_int
+
+ALGORITHMS = ("pgpe", "snes", "cem", "cmaes")
+THIS_MACHINE = ""  # --ray without an address
+
+
+def _evolve_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("env", nargs="?", help="environment name, e.g. gym::CartPole-v1 or brax::ant")
+    parser.add_argument(
+        "--out", metavar="DIR", help="the run's folder: state, results.csv, plot.png, champion"
+    )
+    parser.add_argument("--resume", metavar="DIR", help="go on with the run saved in DIR")
+    parser.add_argument("--overwrite", action="store_true", help="replace the run already in --out")
+    parser.add_argument("--algorithm", choices=ALGORITHMS, help="EvoTorch's searcher (default: pgpe, ClipUp)")
+    parser.add_argument(
+        "--policy", help="network string (default: one Tanh layer of 16 units, 32 for continuous actions)"
+    )
+    parser.add_argument("--popsize", type=positive_int, help="solutions per generation (default: 64)")
+    parser.add_argument("--generations", type=positive_int, help="stop after this many generations")
+    parser.add_argument("--until", type=float, metavar="RETURN", help="stop once the center scores RETURN")
+    parser.add_argument(
+        "--workers",
+        type=positive_int,
+        help="evaluation processes, this one included (gym); with --ray, Ray actors",
+    )
+    parser.add_argument(
+        "--ray", nargs="?", const=THIS_MACHINE, metavar="ADDRESS", help="evaluate on Ray actors (vecrl-ray)"
+    )
+    parser.add_argument("--num-envs", type=positive_int, help="sub-envs (default: popsize, at most 256)")
+    parser.add_argument("--episodes", type=positive_int, help="episodes per solution (default: 1)")
+    parser.add_argument("--obs-norm", action="store_true", default=None, help="normalize observations")
+    parser.add_argument("--decrease-rewards-by", type=float, metavar="X", help="subtract X from each reward")
+    parser.add_argument(
+        "--action-noise", type=finite_positive_float, metavar="STD", help="Gaussian action noise"
+    )
+    parser.add_argument(
+        "--stdev-init", type=finite_positive_float, help="the search's first stdev (default: 0.1)"
+    )
+    parser.add_argument("--seed", type=seed_int, help="seed of the searcher and the envs (default: 0)")
+    parser.add_argument("--video", action="store_true", default=None, help="record the champion at the end")
+    parser.add_argument("--video-every", type=positive_int, metavar="N", help="and every N generations")
+
+
+def _record_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("env", help="environment name, e.g. gym::Hopper-v5 or brax::inverted_pendulum")
+    parser.add_argument("--policy", required=True, metavar="FILE", help="a champion.pickle of vecrl evolve")
+    parser.add_argument("--out", required=True, metavar="VIDEO", help="the video to write (.mp4 or .gif)")
+    parser.add_argument("--seed", type=seed_int, default=0, help="seed of the episode")
+    parser.add_argument("--max-steps", type=positive_int, default=1000, help="most steps recorded")
+
+
+def check_evolve_arguments(args: argparse.Namespace) -> None:
+    """The mistakes ``vecrl evolve`` finds in its arguments alone, before importing anything heavy."""
+    if args.resume is not None:
+        if args.out is not None or args.overwrite:
+            raise CommandError("--resume DIR goes on in DIR: give it without --out and --overwrite")
+        return
+    if args.env is None:
+        raise CommandError(
+            "give the env to evolve on (vecrl evolve gym::CartPole-v1 --out DIR), or --resume DIR"
+        )
+    if args.out is None:
+        example = args.env.split("::")[-1].lower()
+        raise CommandError(
+            f"give --out DIR, the folder the run's state, results and plot go to (e.g. --out runs/{example})"
+        )
+    if args.generations is None and args.until is None:
+        raise CommandError("give --generations N, --until RETURN or both: when the run stops")
+
+
+def _evolve(args: argparse.Namespace) -> int:
+    check_evolve_arguments(args)
+    from vecrl_evotorch.evolve import run_command
+
+    return run_command(args)
+
+
+def _record(args: argparse.Namespace) -> int:
+    from vecrl_evotorch.record import record_command
+
+    return record_command(args)
+
+
+@vecrl.hookimpl
+def vecrl_commands() -> list[Command]:
+    return [
+        Command(
+            "evolve", "Evolve a policy with EvoTorch: saved, resumable, plotted.", _evolve_arguments, _evolve
+        ),
+        Command("record", "Record a video of a saved policy on an env.", _record_arguments, _record),
+    ]

@@ -1,0 +1,379 @@
+"""What ``vecrl evolve`` does once its arguments are parsed (``vecrl_evotorch.cli``): a whole EvoTorch run on
+``VecrlNE``, its folder written every generation (``vecrl_policy.runs``), resumable after Ctrl-C, a crash or
+SIGKILL with the same result as a run never stopped.
+
+Each generation: the searcher steps (one ``evaluate`` call for the population), the center is scored on
+fresh episodes (``VecrlNE.score``: the policy as ``to_policy`` gives it, no shaping), and the folder gets the
+state (searcher, random generators, histories, champion), the results table, the champion (the center of
+best score so far, as ``VecrlNE.save_solution`` writes it) and, at the end, the plot. The pieces are
+importable: ``Evolution`` runs generations for a script with its own loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import os
+import random
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from vecrl.command import CommandError, first_line
+from vecrl_evotorch.problem import VecrlNE
+from vecrl_policy.runs import RunError, RunFolder, contradictions
+
+#: The settings of a run and their defaults (``env`` has none); ``vecrl evolve``'s options of the same names.
+DEFAULTS: dict[str, Any] = {
+    "algorithm": "pgpe",
+    "policy": None,  # VecrlNE's default for the env's action space
+    "popsize": 64,
+    "generations": None,
+    "until": None,
+    "workers": None,
+    "ray": None,
+    "num_envs": None,
+    "episodes": 1,
+    "obs_norm": False,
+    "decrease_rewards_by": None,
+    "action_noise": None,
+    "stdev_init": 0.1,
+    "seed": 0,
+    "video": False,
+    "video_every": None,
+}
+#: What a resumed run may change: how long it goes on, and what it records.
+MAY_CHANGE = frozenset({"generations", "until", "video", "video_every"})
+CHAMPION = "champion.pickle"
+#: Fresh episodes the center is scored on each generation.
+CENTER_EPISODES = 4
+
+
+def make_searcher(problem: VecrlNE, algorithm: str, popsize: int, stdev_init: float) -> Any:
+    """EvoTorch's ``algorithm`` on ``problem``, with the settings EvoTorch's own examples use (PGPE: ClipUp and
+    centered ranking)."""
+    from evotorch.algorithms import CEM, CMAES, PGPE, SNES
+
+    if algorithm == "pgpe":
+        return PGPE(
+            problem,
+            popsize=popsize,
+            center_learning_rate=0.075,
+            stdev_learning_rate=0.1,
+            stdev_init=stdev_init,
+            optimizer="clipup",
+            optimizer_config={"max_speed": 0.15},
+            ranking_method="centered",
+        )
+    if algorithm == "snes":
+        return SNES(problem, popsize=popsize, stdev_init=stdev_init)
+    if algorithm == "cem":
+        return CEM(problem, popsize=popsize, parenthood_ratio=0.5, stdev_init=stdev_init)
+    if algorithm == "cmaes":
+        return CMAES(problem, popsize=popsize, stdev_init=stdev_init)
+    raise ValueError(f"unknown algorithm {algorithm!r}: expected one of pgpe, snes, cem, cmaes")
+
+
+class Evolution:
+    """A run's searcher, histories and champion, advanced one generation at a time and saved in its folder.
+
+    Examples:
+        >>> import tempfile
+        >>> settings = {**DEFAULTS, "env": "gym::CartPole-v1", "popsize": 8, "generations": 1}
+        >>> run = Evolution.start(settings, RunFolder.create(tempfile.mkdtemp(), settings))  # doctest: +SKIP
+        >>> run.step(); run.generation  # doctest: +SKIP
+        1
+    """
+
+    def __init__(self, folder: RunFolder, settings: Mapping[str, Any], state: dict[str, Any]) -> None:
+        self.folder, self.settings, self.state = folder, dict(settings), state
+        self.searcher: Any = state["searcher"]
+        self.problem: VecrlNE = self.searcher.problem
+
+    @classmethod
+    def start(cls, settings: Mapping[str, Any], folder: RunFolder, executor: Any = None) -> Evolution:
+        """A new run of ``settings`` (seeded: the same settings give the same run) in ``folder``."""
+        seed = settings["seed"]
+        torch.manual_seed(seed)
+        np.random.seed(seed)
+        random.seed(seed)
+        problem = VecrlNE(
+            settings["env"],
+            settings["policy"],
+            num_envs=settings["num_envs"],
+            num_episodes=settings["episodes"],
+            observation_normalization=settings["obs_norm"],
+            decrease_rewards_by=settings["decrease_rewards_by"],
+            action_noise_stdev=settings["action_noise"],
+            num_workers=None if settings["ray"] is not None else settings["workers"],  # (with Ray: actors)
+            executor=executor,
+            seed=seed,
+        )
+        searcher = make_searcher(problem, settings["algorithm"], settings["popsize"], settings["stdev_init"])
+        history: dict[str, list[float]] = {
+            "mean": [],
+            "best": [],
+            "center": [],
+            "env_steps": [],
+            "seconds": [],
+        }
+        state = {"searcher": searcher, "generation": 0, "history": history, "champion": None}
+        return cls(folder, settings, state)
+
+    @classmethod
+    def resume(cls, folder: RunFolder, settings: Mapping[str, Any], executor: Any = None) -> Evolution:
+        """The run saved in ``folder``, its random generators as they were after its last saved generation."""
+        state = folder.load_state()
+        if "searcher" not in state or "rng" not in state:
+            raise RunError(f"{folder.path / 'state.pickle'} is no state of vecrl evolve.")
+        torch.set_rng_state(state["rng"]["torch"])
+        np.random.set_state(state["rng"]["numpy"])
+        random.setstate(state["rng"]["python"])
+        run = cls(folder, settings, state)
+        if executor is not None:  # an executor does not pickle: the resumed problem takes this one
+            run.problem.with_executor(executor)
+        return run
+
+    @property
+    def generation(self) -> int:
+        return int(self.state["generation"])
+
+    @property
+    def history(self) -> dict[str, list[float]]:
+        return self.state["history"]
+
+    def center(self) -> torch.Tensor:
+        """The search distribution's center (CMA-ES's mean), as a plain tensor."""
+        status = self.searcher.status
+        center = status["center"] if "center" in status else status["best"].values
+        return torch.as_tensor(center).detach().clone().as_subclass(torch.Tensor)
+
+    def finished(self) -> bool:
+        """Whether the run has reached ``generations`` or its center scored ``until``."""
+        limit, target = self.settings["generations"], self.settings["until"]
+        if limit is not None and self.generation >= limit:
+            return True
+        scores = self.history["center"]
+        return target is not None and bool(scores) and scores[-1] >= target
+
+    def step(self) -> None:
+        """One generation: the searcher's step, the center scored, everything saved."""
+        start = time.perf_counter()
+        steps_before = self.problem.interaction_count
+        self.searcher.step()
+        generation = self.generation + 1
+        center = self.center()
+        seed = (self.settings["seed"] + 2**31 + generation) % 2**32
+        score = self.problem.score(center, num_episodes=CENTER_EPISODES, seed=seed)
+        status = self.searcher.status
+        history = self.history
+        history["mean"].append(float(status["mean_eval"]))
+        history["best"].append(float(status["pop_best_eval"]))
+        history["center"].append(score)
+        history["env_steps"].append(float(self.problem.interaction_count - steps_before))
+        history["seconds"].append(time.perf_counter() - start)
+        champion = self.state["champion"]
+        if champion is None or score > champion[0]:
+            self.state["champion"] = (score, center)
+            self._save_champion(center)
+        self.state["generation"] = generation
+        self.save()
+
+    def save(self) -> None:
+        """The state, then the results table made from it (so the table never runs ahead of the state)."""
+        self.state["rng"] = {
+            "torch": torch.get_rng_state(),
+            "numpy": np.random.get_state(),
+            "python": random.getstate(),
+        }
+        self.folder.save_state(self.state)
+        history = self.history
+        self.folder.write_results(
+            {
+                "mean_return": history["mean"],
+                "best_return": history["best"],
+                "center_return": history["center"],
+                "env_steps": [int(steps) for steps in history["env_steps"]],
+                "seconds": [round(seconds, 3) for seconds in history["seconds"]],
+            }
+        )
+
+    def save_plot(self) -> Path | None:
+        history = self.history
+        curves = {"population mean": history["mean"], "best of population": history["best"]}
+        curves["center, fresh episodes"] = history["center"]
+        title = f"{self.settings['algorithm'].upper()} on {self.settings['env']} with vecrl"
+        return self.folder.save_plot(curves, title, self.settings["until"])
+
+    def progress(self) -> str:
+        """The last generation's line: returns, speed and (with a generation limit) the time left."""
+        history, generation = self.history, self.generation
+        rate = history["env_steps"][-1] / max(history["seconds"][-1], 1e-9)
+        line = (
+            f"gen {generation:4d}  mean {history['mean'][-1]:8.1f}  best {history['best'][-1]:8.1f}"
+            f"  center {history['center'][-1]:8.1f}  {rate:10,.0f} env-steps/s"
+        )
+        limit = self.settings["generations"]
+        if limit is not None:
+            recent = history["seconds"][-10:]
+            left = (limit - generation) * sum(recent) / len(recent)
+            line += f"  {_duration(left)} left"
+        return line
+
+    def _save_champion(self, center: torch.Tensor) -> None:
+        path = self.folder.path / CHAMPION
+        partial = path.with_name(path.name + ".partial")
+        self.problem.save_solution(center, partial)
+        os.replace(partial, path)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """``vecrl evolve`` with the parsed ``args``; its exit status. Every mistake is a CommandError before any
+    generation runs."""
+    logging.getLogger("evotorch").setLevel(logging.WARNING)  # its INFO lines on every problem made
+    given = {key: getattr(args, key) for key in DEFAULTS if getattr(args, key) is not None}
+    if args.resume is not None:
+        folder, settings = _resumed(args, given)
+    else:
+        settings = _new_settings(args, given)
+        folder = None
+    executor = _executor(settings)
+    try:
+        if folder is None:
+            try:
+                run = Evolution.start(settings, RunFolder(args.out), executor)
+            except (ValueError, TypeError, ImportError, LookupError) as error:
+                raise CommandError(f"cannot start the run: {first_line(error)}") from error
+            settings["policy"] = run.problem.network_string
+            run.folder = _created(args.out, settings, args.overwrite)
+            run.settings = settings
+            print(f"vecrl evolve: the run's files go to {run.folder.path}", file=sys.stderr, flush=True)
+        else:
+            run = Evolution.resume(folder, settings, executor)
+            print(f"vecrl evolve: resumed {folder.path} after generation {run.generation}", flush=True)
+        try:
+            _evolve(run)
+        finally:
+            run.problem.close()
+    finally:
+        if executor is not None:
+            executor.close()
+    return 0
+
+
+def _evolve(run: Evolution) -> None:
+    every = run.settings["video_every"]
+    try:
+        while not run.finished():
+            run.step()
+            print(run.progress(), flush=True)
+            if every and run.generation % every == 0:
+                _record_champion(run, f"videos/generation-{run.generation}.mp4")
+    except KeyboardInterrupt:
+        saved = run.generation
+        done = f"generations 1-{saved} are saved" if saved else "no generation was saved"
+        raise KeyboardInterrupt(f"after {done}: vecrl evolve --resume {run.folder.path} goes on") from None
+    center = run.history["center"]
+    target = run.settings["until"]
+    if target is not None and center and center[-1] >= target:
+        print(f"reached {target:g}: the center scored {center[-1]:.1f} at generation {run.generation}")
+    plot = run.save_plot()
+    if plot is not None:
+        print(f"plot saved to {plot}")
+    print(
+        f"champion (center of best score, {run.state['champion'][0]:.1f}) saved to {run.folder.path / CHAMPION}"
+    )
+    if run.settings["video"]:
+        _record_champion(run, "champion.mp4")
+
+
+def _record_champion(run: Evolution, name: str) -> None:
+    from vecrl_evotorch.record import RecordError, record_video
+
+    path = run.folder.path / name
+    path.parent.mkdir(exist_ok=True)
+    try:
+        frames = record_video(run.settings["env"], run.problem.to_policy(run.state["champion"][1]), path)
+    except RecordError as error:
+        print(f"vecrl evolve: no video: {error}", file=sys.stderr)
+        return
+    print(f"video of the champion ({frames} frames) saved to {path}")
+
+
+def _new_settings(args: argparse.Namespace, given: Mapping[str, Any]) -> dict[str, Any]:
+    settings = {"env": args.env, **DEFAULTS, **given}
+    try:
+        RunFolder.check_new(args.out, overwrite=args.overwrite)
+    except RunError as error:
+        raise CommandError(str(error)) from error
+    return settings
+
+
+def _resumed(args: argparse.Namespace, given: Mapping[str, Any]) -> tuple[RunFolder, dict[str, Any]]:
+    try:
+        folder = RunFolder.open(args.resume)
+        saved = folder.settings()
+    except RunError as error:
+        raise CommandError(f"--resume: {error}") from error
+    fixed = {key: value for key, value in given.items() if key not in MAY_CHANGE}
+    if args.env is not None:
+        fixed["env"] = args.env
+    contradicting = contradictions(saved, fixed)
+    if contradicting:
+        raise CommandError(
+            f"--resume {args.resume}: {'; '.join(contradicting)}: leave these out to go on as the run was started,"
+            " or start a new run with --out"
+        )
+    settings = {**DEFAULTS, **saved, **{key: given[key] for key in MAY_CHANGE if key in given}}
+    if (
+        settings["until"] is None
+        and settings["generations"] is not None
+        and settings["generations"] <= int(_saved_generation(folder))
+    ):
+        raise CommandError(
+            f"--resume {args.resume}: the run already has its {settings['generations']} generations; give"
+            " --generations N (more) to go on"
+        )
+    return folder, settings
+
+
+def _saved_generation(folder: RunFolder) -> int:
+    try:
+        return int(folder.load_state().get("generation", 0))
+    except RunError as error:
+        raise CommandError(f"--resume: {error}") from error
+
+
+def _created(out: str, settings: Mapping[str, Any], overwrite: bool) -> RunFolder:
+    try:
+        folder = RunFolder.create(out, settings, overwrite=overwrite)
+    except RunError as error:
+        raise CommandError(str(error)) from error
+    (folder.path / CHAMPION).unlink(
+        missing_ok=True
+    )  # an overwritten run's (``create`` knows the common files)
+    return folder
+
+
+def _executor(settings: Mapping[str, Any]) -> Any:
+    if settings["ray"] is None:
+        return None
+    from vecrl_policy.evaluate_command import ray_executor
+
+    return ray_executor(settings["ray"] or None, settings["workers"])
+
+
+def _duration(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "?"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes, seconds = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{seconds:02d}s"

@@ -1,0 +1,283 @@
+"""``vecrl evolve`` and ``vecrl record`` as a user runs them: a run stopped by Ctrl-C or SIGKILL (even while
+it writes its state) resumes to the result of a run never stopped, its mistakes are one line before any
+generation runs, and videos of every engine that draws decode."""
+
+from __future__ import annotations
+
+import csv
+import os
+import pickle
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from vecrl.cli import main
+from vecrl_evotorch import record_video
+from vecrl_policy.runs import RunFolder
+
+RUN = ["gym::CartPole-v1", "--popsize", "16", "--generations", "30", "--seed", "3"]
+
+
+def vecrl_command(*args: str, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", "import sys; from vecrl.cli import main; sys.exit(main())", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
+
+
+def finished(*args: str) -> subprocess.CompletedProcess:
+    process = vecrl_command(*args)
+    stdout, stderr = process.communicate(timeout=300)
+    assert process.returncode == 0, stderr[-3000:]
+    return subprocess.CompletedProcess(args, 0, stdout, stderr)
+
+
+def outcome(folder: Path) -> tuple[torch.Tensor, list[list[str]]]:
+    """The run's last center and its results table without the seconds column."""
+    state = RunFolder(folder).load_state()
+    center = torch.as_tensor(state["searcher"].status["center"]).clone()
+    with open(folder / "results.csv") as file:
+        rows = [row[:-1] for row in csv.reader(file)]
+    return center, rows
+
+
+def saved_generations(folder: Path) -> int:
+    try:
+        return int(RunFolder(folder).load_state()["generation"])
+    except Exception:  # not written yet
+        return 0
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("whole") / "run"
+    finished("evolve", *RUN, "--out", str(folder))
+    return outcome(folder)
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "sigkill"])
+def test_a_stopped_run_resumes_to_the_same_center_as_a_run_never_stopped(tmp_path, uninterrupted, stop):
+    folder = tmp_path / "run"
+    process = vecrl_command("evolve", *RUN, "--out", str(folder))
+    deadline = time.monotonic() + 120
+    while saved_generations(folder) < 3 and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert process.poll() is None, "the run ended before it could be stopped"
+    process.send_signal(stop)
+    _, stderr = process.communicate(timeout=60)
+    if stop == signal.SIGINT:
+        assert process.returncode == 130 and "Traceback" not in stderr
+        assert f"--resume {folder} goes on" in stderr.splitlines()[-1]
+    kept = saved_generations(folder)
+    assert 3 <= kept < 30
+    resumed = finished("evolve", "--resume", str(folder))
+    assert f"resumed {folder} after generation {kept}" in resumed.stdout
+    center, rows = outcome(folder)
+    assert torch.equal(center, uninterrupted[0]) and rows == uninterrupted[1]
+
+
+def test_sigkill_while_the_state_is_written_leaves_the_previous_state_whole(tmp_path, uninterrupted):
+    folder = tmp_path / "run"
+    # the run as the command runs it, killed halfway through writing generation 4's state
+    script = (
+        "import os, signal, sys\n"
+        "import vecrl_policy.runs as runs\n"
+        "write = runs._write_atomically\n"
+        "def dying_write(path, data):\n"
+        "    if path.name == 'state.pickle' and os.path.exists(path) and runs.pickle.loads(path.read_bytes())['generation'] == 3:\n"
+        "        with open(path.with_name(path.name + '.partial'), 'wb') as file:\n"
+        "            file.write(data[: len(data) // 2]); file.flush()\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n"
+        "    write(path, data)\n"
+        "runs._write_atomically = dying_write\n"
+        "from vecrl.cli import main\n"
+        f"sys.exit(main({['evolve', *RUN, '--out', str(folder)]!r}))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == -signal.SIGKILL, result.stderr[-3000:]
+    assert (folder / "state.pickle.partial").exists() and saved_generations(folder) == 3
+    finished("evolve", "--resume", str(folder))
+    center, rows = outcome(folder)
+    assert torch.equal(center, uninterrupted[0]) and rows == uninterrupted[1]
+
+
+def test_a_run_writes_its_results_plot_and_a_champion_that_runs_on_its_own(tmp_path, capsys):
+    folder = tmp_path / "cartpole"
+    assert (
+        main(["evolve", "gym::CartPole-v1", "--out", str(folder), "--popsize", "16", "--generations", "3"])
+        == 0
+    )
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[:2] for line in lines[:3]] == [["gen", "1"], ["gen", "2"], ["gen", "3"]]
+    assert "env-steps/s" in lines[0] and "left" in lines[0]
+    with open(folder / "results.csv") as file:
+        table = list(csv.DictReader(file))
+    assert [row["generation"] for row in table] == ["1", "2", "3"] and float(table[0]["env_steps"]) > 0
+    assert (folder / "plot.png").stat().st_size > 1000
+    with open(folder / "champion.pickle", "rb") as file:
+        champion = pickle.load(file)
+    action = champion["policy"](torch.zeros(4))
+    assert action.shape == (2,) and champion["env"] == "gym::CartPole-v1"
+    settings = RunFolder(folder).settings()
+    assert settings["popsize"] == 16 and settings["policy"].startswith("Linear(obs_length, 16)")
+    # going on for more generations, and refusing to start again over it
+    assert main(["evolve", "--resume", str(folder), "--generations", "4"]) == 0
+    assert RunFolder(folder).load_state()["generation"] == 4
+    assert (
+        main(["evolve", "gym::CartPole-v1", "--out", str(folder), "--generations", "1", "--overwrite"]) == 0
+    )
+    assert RunFolder(folder).load_state()["generation"] == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (
+            ["gym::CartPole-v1", "--algorithm", "ga", "--generations", "1", "--out", "{tmp}/a"],
+            "invalid choice: 'ga'",
+        ),
+        (["gym::CartPole-v1", "--generations", "1"], "give --out DIR"),
+        (["gym::CartPole-v1", "--out", "{tmp}/a"], "give --generations N, --until RETURN or both"),
+        (["--generations", "1", "--out", "{tmp}/a"], "give the env to evolve on"),
+        (["--resume", "{tmp}/nothing"], "there is no run at"),
+        (["--resume", "{tmp}/empty"], "is no run to resume"),
+        (["--resume", "{tmp}/done", "--popsize", "32"], "--popsize 32 (the run was started with 16)"),
+        (
+            ["gym::Acrobot-v1", "--resume", "{tmp}/done"],
+            "--env gym::Acrobot-v1 (the run was started with gym::CartPole-v1)",
+        ),
+        (["--resume", "{tmp}/done"], "already has its 1 generations"),
+        (["gym::CartPole-v1", "--generations", "1", "--out", "{tmp}/done"], "already holds a run"),
+        (["gym::CartPole-v1", "--generations", "1", "--out", "{tmp}/file/run"], "is a file, not a folder"),
+        (["gym::CartPole-v1", "--generations", "1", "--out", "{tmp}/locked/run"], "permission denied"),
+        (["gym::CartPole-v1", "--generations", "1", "--out", "{tmp}/a", "--workers", "2", "--ray"],),
+        (["gym::CartPol-v1", "--generations", "1", "--out", "{tmp}/a"], "Did you mean 'CartPole-v1'?"),
+        (
+            ["gym::CartPole-v1", "--generations", "1", "--out", "{tmp}/a", "--policy", "Linear(obs, 3"],
+            "cannot start",
+        ),
+    ],
+)
+def test_every_mistake_is_one_line_and_status_2_before_any_generation(tmp_path, capsys, args, words):
+    if "{tmp}/locked/run" in args and os.geteuid() == 0:
+        pytest.skip("root writes in a read-only folder")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "file").write_text("not a folder")
+    (tmp_path / "locked").mkdir(mode=0o500)
+    done = tmp_path / "done"
+    RunFolder.create(done, {"env": "gym::CartPole-v1", "popsize": 16, "generations": 1, "until": None})
+    RunFolder(done).save_state({"generation": 1})
+    args = [arg.replace("{tmp}", str(tmp_path)) for arg in args]
+    try:
+        status = main(["evolve", *args])
+    except SystemExit as exit:  # argparse's own mistakes
+        status = exit.code
+    stderr = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(stderr) == 1 and words in stderr[0], stderr
+    assert not (tmp_path / "a").exists()  # nothing was written
+
+
+def test_record_reads_a_saved_policy_and_refuses_what_is_none(tmp_path, capsys):
+    folder = tmp_path / "run"
+    assert (
+        main(["evolve", "gym::CartPole-v1", "--out", str(folder), "--popsize", "8", "--generations", "1"])
+        == 0
+    )
+    video = tmp_path / "cartpole.gif"
+    assert (
+        main(
+            [
+                "record",
+                "gym::CartPole-v1",
+                "--policy",
+                str(folder / "champion.pickle"),
+                "--out",
+                str(video),
+                "--max-steps",
+                "5",
+            ]
+        )
+        == 0
+    )
+    assert video.stat().st_size > 0
+    capsys.readouterr()
+    assert (
+        main(["record", "gym::CartPole-v1", "--policy", str(folder / "results.csv"), "--out", str(video)])
+        == 2
+    )
+    assert (
+        main(
+            [
+                "record",
+                "gymnax::CartPole-v1",
+                "--policy",
+                str(folder / "champion.pickle"),
+                "--out",
+                str(video),
+            ]
+        )
+        == 2
+    )
+    errors = capsys.readouterr().err.splitlines()
+    assert "cannot read it" in errors[0] and "gymnax's envs have no renderer" in errors[1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("env", "act_length"),
+    [("gym::Hopper-v5", 3), ("brax::inverted_pendulum", 1), ("playground::CartpoleBalance", 1)],
+)
+def test_videos_of_mujoco_brax_and_playground_envs_decode(tmp_path, env, act_length):
+    import imageio.v3 as imageio
+
+    path = tmp_path / "video.mp4"
+    frames = record_video(env, lambda observation: torch.zeros(act_length), path, max_steps=12)
+    decoded = list(imageio.imiter(path))
+    assert frames == 13 and len(decoded) == frames and decoded[0].std() > 0  # (a blank frame draws nothing)
+
+
+def readme_runs() -> list[list[str]]:
+    """The README's ``vecrl evolve`` commands that start a run, as its reader types them."""
+    readme = Path(__file__).parents[1] / "README.md"
+    lines = [line.strip() for line in readme.read_text().splitlines() if line.startswith("vecrl evolve ")]
+    return [shlex.split(line, comments=True)[2:] for line in lines if "--resume" not in line]
+
+
+def small(args: list[str], out: Path) -> list[str]:
+    """``args`` with small settings: 2 generations of 8, no target, the run's folder in ``out``."""
+    kept, words = [], iter(args)
+    for word in words:
+        if word in ("--generations", "--until", "--out", "--popsize"):
+            next(words)
+        else:
+            kept.append(word)
+    return [*kept, "--generations", "2", "--popsize", "8", "--out", str(out)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", readme_runs(), ids=lambda args: args[0])
+def test_the_readme_runs_go_as_written_with_small_settings(tmp_path, capsys, args):
+    from vecrl.testing import no_process_left
+
+    with no_process_left():
+        assert main(["evolve", *small(args, tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    assert "gen    2" in out and (tmp_path / "run" / "plot.png").exists()
+    if "--video" in args:
+        assert "video of the champion" in out, out
+        assert len(list(imageio_frames(tmp_path / "run" / "champion.mp4"))) > 1
+
+
+def imageio_frames(path: Path):
+    import imageio.v3 as imageio
+
+    return imageio.imiter(path)
