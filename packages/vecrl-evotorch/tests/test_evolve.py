@@ -159,7 +159,7 @@ def test_a_run_writes_its_results_plot_and_a_champion_that_runs_on_its_own(tmp_p
         (["gym::CartPole-v1", "--generations", "1", "--out", "{tmp}/done"], "already holds a run"),
         (["gym::CartPole-v1", "--generations", "1", "--out", "{tmp}/file/run"], "is a file, not a folder"),
         (["gym::CartPole-v1", "--generations", "1", "--out", "{tmp}/locked/run"], "permission denied"),
-        (["gym::CartPole-v1", "--generations", "1", "--out", "{tmp}/a", "--workers", "2", "--ray"],),
+        (["--resume", "{tmp}/done", "--out", "{tmp}/a"], "give it without --out and --overwrite"),
         (["gym::CartPol-v1", "--generations", "1", "--out", "{tmp}/a"], "Did you mean 'CartPole-v1'?"),
         (
             ["gym::CartPole-v1", "--generations", "1", "--out", "{tmp}/a", "--policy", "Linear(obs, 3"],
@@ -218,7 +218,7 @@ def test_record_reads_a_saved_policy_and_refuses_what_is_none(tmp_path, capsys):
         main(
             [
                 "record",
-                "gymnax::CartPole-v1",
+                "envpool::CartPole-v1",
                 "--policy",
                 str(folder / "champion.pickle"),
                 "--out",
@@ -228,7 +228,7 @@ def test_record_reads_a_saved_policy_and_refuses_what_is_none(tmp_path, capsys):
         == 2
     )
     errors = capsys.readouterr().err.splitlines()
-    assert "cannot read it" in errors[0] and "gymnax's envs have no renderer" in errors[1]
+    assert "cannot read it" in errors[0] and "envpool's pools render no frames" in errors[1]
 
 
 @pytest.mark.slow

@@ -28,10 +28,7 @@ from vecrl.errors import VecrlError
 from vecrl.make import split_env_name
 
 #: The engines that can draw their envs (``record_video`` refuses the others with the reason).
-CANNOT_DRAW = {
-    "envpool": "envpool's pools render no frames",
-    "gymnax": "gymnax's envs have no renderer of their own",
-}
+CANNOT_DRAW = {"envpool": "envpool's pools render no frames"}
 NO_RENDERER = (
     "rendering MuJoCo needs EGL or OSMesa: apt-get install libegl1 (MUJOCO_GL=egl) or libosmesa6"
     " (MUJOCO_GL=osmesa)"
@@ -82,9 +79,8 @@ def _episode_frames(
     space = env.observation_space
     discrete = isinstance(env.action_space, Discrete)
     observation, _ = env.reset(seed=seed)
-    drawn: list[
-        Any
-    ] = []  # frames (gym) or states (jax engines, drawn at the end, as their render takes them)
+    # frames (gym), or states (jax engines: drawn at the end, as their libraries' renderers take them)
+    drawn: list[Any] = []
 
     def draw() -> None:
         if prefix != "gym":
@@ -128,7 +124,9 @@ def _state_of_row_0(jax_engine: Any) -> Any:
 
 def _render_states(jax_engine: Any, prefix: str, states: list[Any]) -> list[Any]:
     """The frames of ``states`` as the env's library draws them: brax's ``render`` takes the physics states,
-    Playground's the states themselves."""
+    Playground's the states themselves, gymnax's ``Visualizer`` its env states."""
+    if prefix == "gymnax":
+        return _gymnax_frames(jax_engine.jax_env, [state.env_state for state in states])
     library_env = jax_engine.jax_env.env
     trajectory = [state.pipeline_state for state in states] if prefix == "brax" else states
     try:
@@ -138,6 +136,35 @@ def _render_states(jax_engine: Any, prefix: str, states: list[Any]) -> list[Any]
         raise RecordError(
             f"no frame could be drawn ({type(error).__name__}: {first_line(error)}); {NO_RENDERER}"
         ) from error
+
+
+def _gymnax_frames(env: Any, states: list[Any]) -> list[Any]:
+    """gymnax's ``Visualizer`` of the env's ``states``, one canvas drawn per state (it draws its classic-control,
+    MinAtar and bsuite envs; others are a RecordError)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from gymnax.visualize import Visualizer
+
+    visualizer = Visualizer(env.env, env.params, states)
+    try:
+        visualizer.init()
+        if not hasattr(visualizer, "im"):
+            raise RecordError(f"gymnax draws no frames of {env.env.name}")
+        frames = []
+        for index in range(len(states)):
+            visualizer.update(index)
+            visualizer.fig.canvas.draw()
+            frames.append(np.asarray(visualizer.fig.canvas.buffer_rgba())[..., :3].copy())
+        return frames
+    except RecordError:
+        raise
+    except Exception as error:  # gymnax draws classic control with gymnasium's renderer, which needs pygame
+        raise RecordError(f"gymnax could not draw {env.env.name}: {first_line(error)}") from error
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(visualizer.fig)
 
 
 def _write(frames: list[Any], path: Path, fps: int) -> None:
