@@ -23,6 +23,7 @@ from vecrl.autoreset import (
 from vecrl.base_vector_env import BaseVectorEnv
 from vecrl.checks import closed_env_error, failed_env_error
 from vecrl.contract import EpisodeOptions
+from vecrl.params import PARAMS_OPTION, checked_params
 from vecrl.seeding import SeedRule, checked_seeds, is_seed, sub_env_seeds
 
 
@@ -48,8 +49,8 @@ class EpisodeVectorEnv(BaseVectorEnv):
     - ``options["reset_mask"]`` (``vecrl.autoreset.checked_reset_mask``) chooses the sub-envs to reset; it is
       refused before the first full reset (there are no other rows to keep), an all-True mask is a full
       reset, and a masked reset with seeds is refused where ``capabilities.seeded_masked_reset`` is False.
-      Other options reach the sub-envs where ``capabilities.passes_reset_options`` is True and are a
-      ValueError elsewhere.
+      ``options["params"]`` sets per-sub-env parameters (``vecrl.params``), checked here. Other options
+      reach the sub-envs where ``capabilities.passes_reset_options`` is True and are a ValueError elsewhere.
     - ``reset()`` on a closed env is refused (``vecrl.checks.closed_env_error``).
     - With autoreset disabled, a step is refused while a sub-env whose episode ended has not been reset:
       the backend says which ended (``_note_ended``) and asks before stepping (``_refuse_finished``).
@@ -94,6 +95,11 @@ class EpisodeVectorEnv(BaseVectorEnv):
         self._failure: str | None = None
         self.metadata = {**type(self).metadata, **autoreset_metadata(self._autoreset_mode)}
         super().__init__(num_envs, single_observation_space, single_action_space, reward_dtype=reward_dtype)
+
+    @property
+    def default_params(self) -> dict[str, np.ndarray]:
+        """The parameters this env lets vary per sub-env, with their defaults (``vecrl.params``); none here."""
+        return {}
 
     @property
     def num_episodes(self) -> int | None:
@@ -205,14 +211,18 @@ class EpisodeVectorEnv(BaseVectorEnv):
         """The mask of ``options`` (None: every sub-env) and its other options (None: none)."""
         if not options:
             return None, None
-        rest = {key: value for key, value in options.items() if key != "reset_mask"}
+        rest = {key: value for key, value in options.items() if key not in ("reset_mask", PARAMS_OPTION)}
         if rest and not self.capabilities.passes_reset_options:
             raise ValueError(
                 f"reset() got options={dict(options)!r}, but {type(self).__name__} takes no reset options other"
                 " than 'reset_mask'; pass None, {} or {'reset_mask': mask}."
             )
+        if PARAMS_OPTION in options:  # (checked whole: the engine sets the rows its reset restarts)
+            rest[PARAMS_OPTION] = checked_params(
+                options[PARAMS_OPTION], self.default_params, self.num_envs, type(self).__name__
+            )
         if "reset_mask" not in options:
-            return None, rest
+            return None, rest or None
         mask = checked_reset_mask(options["reset_mask"], self.num_envs)
         if mask.all():
             return None, rest or None

@@ -34,6 +34,7 @@ from vecrl.compat import (
 from vecrl.contract import EpisodeOptions
 from vecrl.episode_vector_env import EpisodeVectorEnv
 from vecrl.episodes import EpisodeBudget, StepEnds, acting_sub_envs, spent_results, step_ends
+from vecrl.params import PARAMS_OPTION, params_rows
 from vecrl.spaces import ARRAY_SPACES, check_supported_space, copy_batch, map_batch, write_rows
 
 #: gymnasium's ``VectorEnv._add_info(infos, info, index)``: ``infos`` with the sub-env ``index``'s ``info``.
@@ -162,6 +163,14 @@ class HostVectorEnv(EpisodeVectorEnv):
         """Step the sub-envs ``ids`` (None: all) with ``actions``; their results (see the class)."""
         raise NotImplementedError
 
+    def _set_params(self, ids: np.ndarray | None, params: dict[str, np.ndarray]) -> None:
+        """Give the sub-envs ``ids`` (None: all) the parameters ``params`` (every name of ``default_params``,
+        one row per sub-env of ``ids``), before the reset that starts their next episode. A backend that
+        declares ``default_params`` writes it; the engine has checked the values."""
+        raise NotImplementedError(
+            f"{type(self).__name__} declares parameters but does not say how to set them."
+        )
+
     def _reset_rows_into(
         self, ids: np.ndarray, seeds: list[Any] | None, options: dict[str, Any] | None, out: Any
     ) -> Any:
@@ -195,8 +204,13 @@ class HostVectorEnv(EpisodeVectorEnv):
         given to ``seed()`` is used, if any (``vecrl.episode_vector_env``).
         """
         mask, seeds, rest = self._reset_request(seed, options, started=self._last_observation is not None)
+        params = rest.pop(PARAMS_OPTION, None) if rest else None
+        rest = rest or None
         self._calling = "reset()"
         try:
+            if params is not None:
+                ids_set = None if mask is None else np.flatnonzero(mask)
+                self._set_params(ids_set, params_rows(params, ids_set))
             if mask is None:
                 observation, info = self._reset_rows(None, seeds, rest)
                 info = self._batched_info(info)

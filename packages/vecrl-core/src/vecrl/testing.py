@@ -573,11 +573,88 @@ def _same_rows(rows: list[torch.Tensor], others: list[torch.Tensor]) -> bool:
 
 
 #: vecrl's conformance spec, check by check: each runs on ``make(env_name, **kwargs)``.
+def check_params(
+    make: Callable[..., TorchWrapper], env_name: str, *, num_envs: int = 3, seed: int = 0, **kwargs: Any
+) -> None:
+    """Check per-sub-env parameters (``vecrl.params``) on ``make(env_name, num_envs=..., **kwargs)``: a backend
+    that declares none refuses ``reset(options={"params": ...})`` with a NotImplementedError; one that
+    declares ``default_params`` gives, with its defaults, the run of a reset without params; a masked reset
+    with params changes only the masked rows; and a bad name, shape or value is refused before anything
+    changes (the next steps are those the env would have taken). Raise BackendCheckError.
+
+    Examples:
+        >>> check_params(make_gym_env, "CartPole-v1")  # doctest: +SKIP
+    """
+    env = make(env_name, num_envs=num_envs, **kwargs)
+    try:
+        defaults = getattr(env.unwrapped, "default_params", {})
+        if not defaults:
+            env.reset(seed=seed)
+            try:
+                env.reset(seed=seed, options={"params": {"gravity": [9.8] * num_envs}})
+            except NotImplementedError:
+                return
+            raise BackendCheckError(
+                f"{env_name}: reset(options={{'params': ...}}) on an env that declares no default_params must be"
+                " a NotImplementedError saying so, not ignored."
+            )
+        full = {
+            name: torch.as_tensor(value).expand(num_envs, *value.shape).clone()
+            for name, value in defaults.items()
+        }
+        actions = [random_actions(env, seed=seed + step) for step in range(3)]
+
+        def run(options: Any) -> list[Any]:
+            rows = [_rows(env.reset(seed=seed, options=options)[0])]
+            rows += [_rows(env.step(action)[0]) for action in actions]
+            return rows
+
+        plain = run(None)
+        _expect(
+            all(_same_rows(a, b) for a, b in zip(run({"params": full}), plain, strict=True)),
+            f"{env_name}: reset(options={{'params': env.default_params for every sub-env}}) must run as a reset"
+            " without params.",
+        )
+        for bad in (
+            {"no_such_parameter": [1.0] * num_envs},
+            {next(iter(full)): [[1.0]]},
+            {next(iter(full)): full[next(iter(full))] * float("nan")},
+        ):
+            env.reset(seed=seed)
+            try:
+                env.reset(
+                    seed=seed + 1, options={"params": bad, "reset_mask": [True] + [False] * (num_envs - 1)}
+                )
+            except (ValueError, TypeError):
+                pass
+            else:
+                raise BackendCheckError(f"{env_name}: reset(options={{'params': {bad!r}}}) must be refused.")
+            after = [_rows(env.step(action)[0]) for action in actions]
+            _expect(
+                all(_same_rows(a, b) for a, b in zip(after, plain[1:], strict=True)),
+                f"{env_name}: a reset refused for bad params must change nothing, but the steps after it differ.",
+            )
+        env.reset(seed=seed)
+        for action in actions[:2]:
+            before = _rows(env.step(action)[0])
+        mask = torch.zeros(num_envs, dtype=torch.bool)
+        mask[0] = True
+        scaled = {name: value * 1.5 for name, value in full.items()}
+        masked = _rows(env.reset(seed=seed, options={"params": scaled, "reset_mask": mask})[0])
+        _expect(
+            _same_rows(masked[1:], before[1:]),
+            f"{env_name}: a masked reset with params must keep the other sub-envs' observations.",
+        )
+    finally:
+        check_close(env)
+
+
 CONFORMANCE_CHECKS: dict[str, Callable[[Callable[..., TorchWrapper], str, dict[str, Any]], Any]] = {
     "backend": lambda make, env, kwargs: check_backend(make, env, num_envs=3, **kwargs),
     "autoreset": lambda make, env, kwargs: check_autoreset_modes(make, env, num_steps=12, **kwargs),
     "seed-lists": lambda make, env, kwargs: check_seed_lists(make, env, num_envs=3, **kwargs),
     "single": lambda make, env, kwargs: check_single_env(make, env, **kwargs),
+    "params": lambda make, env, kwargs: check_params(make, env, num_envs=3, **kwargs),
 }
 
 

@@ -19,6 +19,7 @@ from vecrl.autoreset import autoreset_metadata
 from vecrl.checks import SubEnvError, closed_env_error, failed_env_error
 from vecrl.compat import FINAL_OBS_KEY, FINAL_OBS_MASK_KEY
 from vecrl.host_vector_env import AddInfo, final_infos
+from vecrl.params import PARAMS_OPTION, params_rows
 from vecrl.processes import SPAWN, RemoteFailure, WorkerProcess, pickled
 from vecrl.seeding import SeedRule
 from vecrl.spaces import copy_batch
@@ -143,6 +144,11 @@ class ProcessVectorEnv(GymVectorEnv):
             self.observation_space = batched
 
     @property
+    def default_params(self) -> dict[str, np.ndarray]:
+        """The parameters ``reset(options={"params": ...})`` sets per sub-env, as ``SyncVectorEnv``'s."""
+        return self._own.default_params
+
+    @property
     def num_workers(self) -> int:
         """The processes stepping sub-envs, the calling process included."""
         return len(self._bounds) - 1
@@ -177,6 +183,12 @@ class ProcessVectorEnv(GymVectorEnv):
             block_options = None if options is None and mask is None else dict(options or {})
             if mask is not None:
                 block_options["reset_mask"] = mask[start:stop]  # type: ignore[index]
+            if (
+                block_options is not None and PARAMS_OPTION in block_options
+            ):  # (checked for all: a block gets its rows)
+                block_options[PARAMS_OPTION] = params_rows(
+                    block_options[PARAMS_OPTION], np.arange(start, stop)
+                )
             block_seeds = seeds[start:stop]
             return (None if all(s is None for s in block_seeds) else block_seeds), block_options
 

@@ -32,6 +32,7 @@ from vecrl_gym.checks import (
 )
 from vecrl_gym.device import info_to_device
 from vecrl_gym.gym_vector_env import GymVectorEnv, Seed
+from vecrl_gym.params import default_params, set_params
 from vecrl_gym.tensor_rows import TensorRows
 
 EnvMaker = Callable[[], gymnasium.Env]
@@ -149,6 +150,7 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
             raise
 
         self.envs: list[gymnasium.Env] = envs
+        self._default_params = _shared_params(envs)
         self.metadata = {**getattr(envs[0], "metadata", {}), **autoreset_metadata(self._autoreset_mode)}
         self.render_mode = getattr(envs[0], "render_mode", None)
         self._env_steps = [env.step for env in envs]
@@ -186,6 +188,17 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
             (True, False)
         """
         return super().reset(seed=seed, options=options)
+
+    @property
+    def default_params(self) -> dict[str, np.ndarray]:
+        """The parameters ``reset(options={"params": ...})`` sets per sub-env (``vecrl_gym.params``: a MuJoCo
+        env's model fields and gravity, a classic-control env's constants), with the values the sub-envs were
+        made with; none where the sub-envs differ in them."""
+        return self._default_params
+
+    def _set_params(self, ids: np.ndarray | None, params: dict[str, np.ndarray]) -> None:
+        for k, index in enumerate(range(self.num_envs) if ids is None else ids):
+            set_params(self.envs[index], {name: value[k] for name, value in params.items()})
 
     def _reset_rows(
         self, ids: np.ndarray | None, seeds: list[Any] | None, options: dict[str, Any] | None
@@ -471,3 +484,13 @@ def _made_and_measured(maker: EnvMaker) -> tuple[gymnasium.Env, int]:
 def _env_name(env: gymnasium.Env) -> str:
     spec = getattr(env, "spec", None)
     return spec.id if spec is not None else type(env.unwrapped).__qualname__
+
+
+def _shared_params(envs: Sequence[gymnasium.Env]) -> dict[str, np.ndarray]:
+    """The parameters of the first sub-env, where every sub-env has the same names and shapes (else none)."""
+    first = default_params(envs[0])
+    shapes = {name: value.shape for name, value in first.items()}
+    for env in envs[1:]:
+        if {name: value.shape for name, value in default_params(env).items()} != shapes:
+            return {}
+    return first

@@ -1,0 +1,98 @@
+"""Per-sub-env parameters: what ``reset(options={"params": {...}})`` asks for, checked once for every backend.
+
+A vector env declares the parameters it lets vary in ``default_params`` (name -> array of one sub-env's
+shape: on MuJoCo-based engines the MuJoCo model's field names, ``body_mass``, ``geom_friction``, ...; on
+classic control the env's attributes, ``gravity``, ``masspole``, ``g``). ``reset(options={"params":
+{name: array with a leading num_envs axis}})`` sets them for the sub-envs reset (those of ``reset_mask``, or
+all): the names given to those values, the others back to their defaults. They hold until the sub-env's next
+reset that gives params; resets without params and autoresets keep them. ``checked_params`` is the check,
+before anything changes.
+
+Examples:
+    >>> defaults = {"gravity": np.array(9.8), "body_mass": np.ones(3)}
+    >>> params = checked_params({"gravity": [9.0, 10.0]}, defaults, 2, "Walk")
+    >>> params["gravity"].tolist(), params["body_mass"].shape
+    ([9.0, 10.0], (2, 3))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from vecrl.arrays import convert_to_numpy
+from vecrl.checks import did_you_mean
+
+#: The reset option that carries them.
+PARAMS_OPTION = "params"
+
+
+def checked_params(
+    given: Any, defaults: Mapping[str, np.ndarray], num_envs: int, owner: str
+) -> dict[str, np.ndarray]:
+    """Every declared parameter for ``num_envs`` sub-envs: ``given``'s values (a mapping of names to arrays
+    of shape ``(num_envs, *default.shape)``, numpy, torch or lists, cast to the default's dtype), the defaults
+    elsewhere. A clear error naming what was received and what was expected where ``given`` is not that:
+    NotImplementedError where ``owner`` (the env's class name) declares no parameters, ValueError for an
+    unknown name, a wrong shape or a value that is not finite, TypeError for one that is no number.
+
+    Examples:
+        >>> checked_params({"gravty": [1.0]}, {"gravity": np.array(9.8)}, 1, "Walk")
+        Traceback (most recent call last):
+        ...
+        ValueError: Walk has no parameter 'gravty'; its parameters are gravity. Did you mean 'gravity'?
+    """
+    if not defaults:
+        raise NotImplementedError(
+            f"{owner} lets no parameter vary per sub-env, so reset(options={{'params': ...}}) cannot be honoured;"
+            " its backend declares none (env.default_params is empty)."
+        )
+    if not isinstance(given, Mapping):
+        raise TypeError(
+            f"options['params'] must map parameter names to one value per sub-env, got {type(given).__qualname__};"
+            f" {owner}'s parameters are {', '.join(defaults)}."
+        )
+    checked = {}
+    for name, value in given.items():
+        if name not in defaults:
+            raise ValueError(
+                f"{owner} has no parameter {name!r}; its parameters are {', '.join(defaults)}."
+                + did_you_mean(str(name), defaults)
+            )
+        default = defaults[name]
+        try:
+            array = (
+                convert_to_numpy(value)
+                if not isinstance(value, (list, tuple, int, float))
+                else np.asarray(value)
+            )
+        except (TypeError, ValueError) as error:
+            raise TypeError(
+                f"params[{name!r}] must be an array of numbers, got {type(value).__qualname__}."
+            ) from error
+        if array.dtype.kind not in "biuf":
+            raise TypeError(f"params[{name!r}] must hold numbers, got an array of {array.dtype}.")
+        expected = (num_envs, *default.shape)
+        if array.shape != expected:
+            raise ValueError(
+                f"params[{name!r}] must have shape {expected} (one value of shape {default.shape} per sub-env, for"
+                f" all {num_envs} sub-envs even with a reset_mask), got {array.shape}."
+            )
+        if not np.isfinite(array).all():
+            raise ValueError(
+                f"params[{name!r}] holds values that are not finite (NaN or inf): give finite ones."
+            )
+        checked[name] = array.astype(default.dtype, copy=True)
+    return {
+        name: checked[name]
+        if name in checked
+        else np.broadcast_to(default, (num_envs, *default.shape)).copy()
+        for name, default in defaults.items()
+    }
+
+
+def params_rows(params: Mapping[str, np.ndarray], ids: np.ndarray | None) -> dict[str, np.ndarray]:
+    """The rows of ``ids`` (None: all) of each parameter."""
+    return dict(params) if ids is None else {name: value[ids] for name, value in params.items()}
