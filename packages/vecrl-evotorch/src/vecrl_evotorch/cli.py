@@ -45,11 +45,36 @@ def _evolve_arguments(parser: argparse.ArgumentParser) -> None:
         "--action-noise", type=finite_positive_float, metavar="STD", help="Gaussian action noise"
     )
     parser.add_argument(
+        "--alive-bonus-schedule",
+        type=_schedule,
+        metavar="T,B or T0,T1,B",
+        help="add bonus B to each reward from step T on (ramped in from T0 to T1), as VecGymNE's",
+    )
+    parser.add_argument(
+        "--common-random-numbers",
+        action="store_true",
+        default=None,
+        help="score every solution from the same starts and noise, as evosax does",
+    )
+    parser.add_argument(
         "--stdev-init", type=finite_positive_float, help="the search's first stdev (default: 0.1)"
     )
     parser.add_argument("--seed", type=seed_int, help="seed of the searcher and the envs (default: 0)")
     parser.add_argument("--video", action="store_true", default=None, help="record the champion at the end")
     parser.add_argument("--video-every", type=positive_int, metavar="N", help="and every N generations")
+
+
+def _schedule(text: str) -> list[float]:
+    """argparse type: an alive-bonus schedule, ``T,B`` or ``T0,T1,B`` (steps, then the bonus)."""
+    try:
+        values = [float(part) for part in text.split(",")]
+    except ValueError:
+        values = []
+    if len(values) not in (2, 3) or any(value < 0 for value in values[:-1]):
+        raise argparse.ArgumentTypeError(
+            f"expected T,B or T0,T1,B (steps >= 0, then the bonus), got {text!r}"
+        )
+    return [int(value) for value in values[:-1]] + [values[-1]]
 
 
 def _record_arguments(parser: argparse.ArgumentParser) -> None:

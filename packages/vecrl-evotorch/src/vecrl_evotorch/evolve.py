@@ -43,6 +43,8 @@ DEFAULTS: dict[str, Any] = {
     "obs_norm": False,
     "decrease_rewards_by": None,
     "action_noise": None,
+    "alive_bonus_schedule": None,
+    "common_random_numbers": False,
     "stdev_init": 0.1,
     "seed": 0,
     "video": False,
@@ -111,6 +113,10 @@ class Evolution:
             observation_normalization=settings["obs_norm"],
             decrease_rewards_by=settings["decrease_rewards_by"],
             action_noise_stdev=settings["action_noise"],
+            alive_bonus_schedule=None
+            if settings["alive_bonus_schedule"] is None
+            else tuple(settings["alive_bonus_schedule"]),
+            common_random_numbers=settings["common_random_numbers"],
             num_workers=None if settings["ray"] is not None else settings["workers"],  # (with Ray: actors)
             executor=executor,
             seed=seed,
