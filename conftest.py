@@ -3,6 +3,8 @@
 - torch's intra-op threads are 1 (``OMP_NUM_THREADS``), unless the caller chose: the tests' matmuls are
   tiny, and with a thread per core they wait on each other when another process holds a core (the SB3
   README block took 870 s at load 10, against 9.6 s with one thread). The README blocks run the same way.
+- MuJoCo draws through EGL (``MUJOCO_GL``, unless the caller chose), as on a headless machine that records
+  videos: MuJoCo picks its GL backend once, when the first test imports it, and GLFW has no display here.
 - the Ctrl-C a test sends to a subprocess (a run interrupted, a worker pool stopped) reaches it even when
   the suite itself runs in the background, where the shell starts it with SIGINT ignored, which its
   subprocesses would inherit (they would then never stop).
@@ -12,4 +14,5 @@ import os
 import signal
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MUJOCO_GL", "egl")
 signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -122,11 +122,27 @@ def _state_of_row_0(jax_engine: Any) -> Any:
     return jax.tree_util.tree_map(lambda leaf: leaf[0], jax_engine.state)
 
 
+def _check_gl_backend() -> None:
+    """A RecordError where MuJoCo was imported before ``MUJOCO_GL`` was set (it picks its GL backend then, once),
+    so that it draws through another backend than the one asked for."""
+    import mujoco
+
+    wanted = os.environ.get("MUJOCO_GL", "").lower()
+    chosen = getattr(mujoco, "GLContext", None)
+    if wanted and chosen is not None and not chosen.__module__.endswith(wanted):
+        raise RecordError(
+            f"MuJoCo was imported before MUJOCO_GL={wanted} was set, so it draws through {chosen.__module__}:"
+            f" set MUJOCO_GL={wanted} in the environment (or import vecrl_evotorch before brax, mujoco or"
+            " EvoTorch)"
+        )
+
+
 def _render_states(jax_engine: Any, prefix: str, states: list[Any]) -> list[Any]:
     """The frames of ``states`` as the env's library draws them: brax's ``render`` takes the physics states,
     Playground's the states themselves, gymnax's ``Visualizer`` its env states."""
     if prefix == "gymnax":
         return _gymnax_frames(jax_engine.jax_env, [state.env_state for state in states])
+    _check_gl_backend()
     library_env = jax_engine.jax_env.env
     trajectory = [state.pipeline_state for state in states] if prefix == "brax" else states
     try:
