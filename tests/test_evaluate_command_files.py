@@ -58,6 +58,7 @@ def test_out_writes_each_rows_results(tmp_path, suffix):
         (["--obs-norm", "missing/stats"], "the folder of 'missing/stats' does not exist"),
         (["--obs-norm", "garbage.stats"], "not observation statistics saved by vecrl evaluate"),
         (["--obs-norm", "other.stats"], "statistics of observations of length 3"),
+        (["--obs-norm", "same.json", "--out", "./same.json"], "--out and --obs-norm both name 'same.json'"),
     ],
 )
 def test_file_mistakes_are_one_line_errors(tmp_path, args, expected):
@@ -66,6 +67,7 @@ def test_file_mistakes_are_one_line_errors(tmp_path, args, expected):
     result = evaluate_command("gym::CartPole-v1", "--popsize", "2", *args, cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     assert expected in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "same.json").exists()  # nothing was written
 
 
 def test_an_interrupted_call_says_how_many_rows_were_done(tmp_path):
@@ -99,3 +101,4 @@ def test_a_population_or_network_that_cannot_run_is_a_one_line_error(tmp_path, a
     result = evaluate_command("gym::CartPole-v1", *args, cwd=tmp_path)
     assert result.returncode == 2
     assert expected in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "same.json").exists()  # nothing was written

@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 
 import vecrl
-from vecrl.command import Command, finite_positive_float, positive_int, seed_int
+from vecrl.command import Command, CommandError, finite_positive_float, positive_int, seed_int
 
 THIS_MACHINE = ""  # --ray without an address
 
@@ -81,6 +81,11 @@ def _in_a_folder(path: Path) -> Path:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.out is not None and args.obs_norm is not None and args.out.resolve() == args.obs_norm.resolve():
+        raise CommandError(
+            f"--out and --obs-norm both name {str(args.out)!r}: the results would be written over the statistics"
+            " it reads and saves; give them different paths"
+        )
     from vecrl_policy.evaluate_command import run
 
     return run(args)
