@@ -17,7 +17,7 @@
 
 CI (.ci/run) runs tests, lint, typecheck, docs, gymnasium 0.29's matrix row (gym029-numpy1: the oldest API we
 promise), and the sessions tagged `ci`: plugins and the isolation rows of
-the packages that declare `ci = true` (core, core+gym, core+policy, core+jax+gymnax+policy) with the top
+the packages that declare `ci = true` (core, core+gym, core+policy, core+jax, core+jax+gymnax+policy) with the top
 README's (core+gym+policy):
 about 18 minutes on 2 cores on a quick day and 37 on a slow one (the same tests took 10 and 23 minutes), within
 CI's 45. Run the rest (the other dependency rows, the brax, sb3, envpool and playground isolation rows, `all`, TorchRL, vecrl-ray and vecrl-evotorch

@@ -68,6 +68,7 @@ def test_the_isolation_rows_and_those_ci_runs_come_from_the_declarations():
         "core+policy",
         "core+gym+policy",
         "core+jax+gymnax+policy",  # gymnax's tests run there only (it is kept out of `nox -s tests`)
+        "core+jax",  # vecrl-jax's README: the jax backend example of the backend contract
     }
     assert rows["core+jax+gymnax+policy"].tests
     # two READMEs with one install line make one row, where both READMEs' blocks run
