@@ -63,11 +63,7 @@ def checked_params(
             )
         default = defaults[name]
         try:
-            array = (
-                convert_to_numpy(value)
-                if not isinstance(value, (list, tuple, int, float))
-                else np.asarray(value)
-            )
+            array = convert_to_numpy(value)  # (tensors on any device; lists and numbers through numpy)
         except (TypeError, ValueError) as error:
             raise TypeError(
                 f"params[{name!r}] must be an array of numbers, got {type(value).__qualname__}."

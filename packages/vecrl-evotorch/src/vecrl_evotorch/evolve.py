@@ -133,9 +133,16 @@ class Evolution:
         return cls(folder, settings, state)
 
     @classmethod
-    def resume(cls, folder: RunFolder, settings: Mapping[str, Any], executor: Any = None) -> Evolution:
-        """The run saved in ``folder``, its random generators as they were after its last saved generation."""
-        state = folder.load_state()
+    def resume(
+        cls,
+        folder: RunFolder,
+        settings: Mapping[str, Any],
+        executor: Any = None,
+        state: dict[str, Any] | None = None,
+    ) -> Evolution:
+        """The run saved in ``folder`` (its ``state``, where already loaded), its random generators as they were
+        after its last saved generation."""
+        state = folder.load_state() if state is None else state
         if "searcher" not in state or "rng" not in state:
             raise RunError(f"{folder.path / 'state.pickle'} is no state of vecrl evolve.")
         torch.set_rng_state(state["rng"]["torch"])
@@ -155,10 +162,8 @@ class Evolution:
         return self.state["history"]
 
     def center(self) -> torch.Tensor:
-        """The search distribution's center (CMA-ES's mean), as a plain tensor."""
-        status = self.searcher.status
-        center = status["center"] if "center" in status else status["best"].values
-        return torch.as_tensor(center).detach().clone().as_subclass(torch.Tensor)
+        """The search distribution's center (every searcher of ``make_searcher`` reports one), as a plain tensor."""
+        return torch.as_tensor(self.searcher.status["center"]).detach().clone().as_subclass(torch.Tensor)
 
     def finished(self) -> bool:
         """Whether the run has reached ``generations`` or its center scored ``until``."""
@@ -244,11 +249,12 @@ def run_command(args: argparse.Namespace) -> int:
     generation runs."""
     logging.getLogger("evotorch").setLevel(logging.WARNING)  # its INFO lines on every problem made
     given = {key: getattr(args, key) for key in DEFAULTS if getattr(args, key) is not None}
+    folder: RunFolder | None = None
+    state: dict[str, Any] | None = None
     if args.resume is not None:
-        folder, settings = _resumed(args, given)
+        folder, settings, state = _resumed(args, given)
     else:
         settings = _new_settings(args, given)
-        folder = None
     executor = _executor(settings)
     try:
         if folder is None:
@@ -261,7 +267,7 @@ def run_command(args: argparse.Namespace) -> int:
             run.settings = settings
             print(f"vecrl evolve: the run's files go to {run.folder.path}", file=sys.stderr, flush=True)
         else:
-            run = Evolution.resume(folder, settings, executor)
+            run = Evolution.resume(folder, settings, executor, state)
             print(f"vecrl evolve: resumed {folder.path} after generation {run.generation}", flush=True)
         try:
             _evolve(run)
@@ -321,10 +327,14 @@ def _new_settings(args: argparse.Namespace, given: Mapping[str, Any]) -> dict[st
     return settings
 
 
-def _resumed(args: argparse.Namespace, given: Mapping[str, Any]) -> tuple[RunFolder, dict[str, Any]]:
+def _resumed(
+    args: argparse.Namespace, given: Mapping[str, Any]
+) -> tuple[RunFolder, dict[str, Any], dict[str, Any]]:
+    """The run to resume, its settings with the changes ``given`` may make, and its state (read once)."""
     try:
         folder = RunFolder.open(args.resume)
         saved = folder.settings()
+        state = folder.load_state()
     except RunError as error:
         raise CommandError(f"--resume: {error}") from error
     fixed = {key: value for key, value in given.items() if key not in MAY_CHANGE}
@@ -340,20 +350,13 @@ def _resumed(args: argparse.Namespace, given: Mapping[str, Any]) -> tuple[RunFol
     if (
         settings["until"] is None
         and settings["generations"] is not None
-        and settings["generations"] <= int(_saved_generation(folder))
+        and settings["generations"] <= int(state.get("generation", 0))
     ):
         raise CommandError(
             f"--resume {args.resume}: the run already has its {settings['generations']} generations; give"
             " --generations N (more) to go on"
         )
-    return folder, settings
-
-
-def _saved_generation(folder: RunFolder) -> int:
-    try:
-        return int(folder.load_state().get("generation", 0))
-    except RunError as error:
-        raise CommandError(f"--resume: {error}") from error
+    return folder, settings, state
 
 
 def _created(out: str, settings: Mapping[str, Any], overwrite: bool) -> RunFolder:
@@ -361,9 +364,8 @@ def _created(out: str, settings: Mapping[str, Any], overwrite: bool) -> RunFolde
         folder = RunFolder.create(out, settings, overwrite=overwrite)
     except RunError as error:
         raise CommandError(str(error)) from error
-    (folder.path / CHAMPION).unlink(
-        missing_ok=True
-    )  # an overwritten run's (``create`` knows the common files)
+    # an overwritten run's champion (``create`` removes the files every run has)
+    (folder.path / CHAMPION).unlink(missing_ok=True)
     return folder
 
 

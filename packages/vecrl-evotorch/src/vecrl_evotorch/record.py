@@ -20,12 +20,14 @@ from typing import Any
 
 import numpy as np
 import torch
-from gymnasium.spaces import Discrete, flatten
+from gymnasium.spaces import Discrete
 
 import vecrl
 from vecrl.command import CommandError, first_line
 from vecrl.errors import VecrlError
 from vecrl.make import split_env_name
+from vecrl.spaces import map_batch
+from vecrl_policy.observations import observation_flattener
 
 #: The engines that can draw their envs (``record_video`` refuses the others with the reason).
 CANNOT_DRAW = {"envpool": "envpool's pools render no frames"}
@@ -76,7 +78,8 @@ def record_video(
 def _episode_frames(
     env: Any, prefix: str, policy: Callable[[torch.Tensor], Any], seed: int, max_steps: int
 ) -> list[Any]:
-    space = env.observation_space
+    # the observation as evaluate hands it to a policy (a batch of one, flattened)
+    flatten = observation_flattener(env.observation_space, torch.float32, "cpu")
     discrete = isinstance(env.action_space, Discrete)
     observation, _ = env.reset(seed=seed)
     # frames (gym), or states (jax engines: drawn at the end, as their libraries' renderers take them)
@@ -89,19 +92,14 @@ def _episode_frames(
         try:
             drawn.append(env.render())
         except Exception as error:  # a missing GL library surfaces as any error of the binding that loads it
-            raise RecordError(
-                f"no frame could be drawn ({type(error).__name__}: {first_line(error)}); {NO_RENDERER}"
-            ) from error
+            raise _no_frame(error) from error
 
     jax_engine = None if prefix == "gym" else env.unwrapped.vector_env  # (a SingleEnv's vector env)
 
     draw()
     with torch.no_grad():
         for _ in range(max_steps):
-            flat = flatten(
-                space, np.asarray(observation.cpu() if isinstance(observation, torch.Tensor) else observation)
-            )
-            output = policy(torch.as_tensor(flat, dtype=torch.float32))
+            output = policy(flatten(map_batch(lambda leaf: torch.as_tensor(leaf)[None], observation))[0])
             action = (
                 int(torch.as_tensor(output).argmax())
                 if discrete
@@ -149,9 +147,14 @@ def _render_states(jax_engine: Any, prefix: str, states: list[Any]) -> list[Any]
         with contextlib.redirect_stderr(io.StringIO()):  # Playground's render draws a progress bar there
             return list(library_env.render(trajectory))
     except Exception as error:  # as in draw(): the GL binding's own errors
-        raise RecordError(
-            f"no frame could be drawn ({type(error).__name__}: {first_line(error)}); {NO_RENDERER}"
-        ) from error
+        raise _no_frame(error) from error
+
+
+def _no_frame(error: Exception) -> RecordError:
+    """The RecordError for a renderer that raised ``error``: what it said, and what to install."""
+    return RecordError(
+        f"no frame could be drawn ({type(error).__name__}: {first_line(error)}); {NO_RENDERER}"
+    )
 
 
 def _gymnax_frames(env: Any, states: list[Any]) -> list[Any]:
