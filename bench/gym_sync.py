@@ -8,6 +8,11 @@ Measured for CartPole-v1 and Pendulum-v1 at 1, 16 and 256 sub-envs:
   (d) gymnasium  gymnasium.vector.SyncVectorEnv + its NumpyToTorch wrapper (gymnasium >= 1.0)
   (e) evotorch   EvoTorch 0.6.1's make_vector_env (only when evotorch is installed)
 
+and the cost of per-sub-env parameters (``vecrl.params``): resets of every sub-env per second, each reset
+giving every sub-env new parameters (``reset(options={"params": ...})``: classic-control constants, MuJoCo
+model fields), every one or the two a typical randomization varies, against the same resets without them,
+for CartPole-v1 and Hopper (MuJoCo).
+
 Each figure is printed with its fraction of (a)'s throughput, measured in the same run. Time is the
 CPU time of this process (everything here is single-threaded), and modes are interleaved and each is
 measured several times (best kept), so that other load on a shared machine disturbs the ratios less.
@@ -126,6 +131,42 @@ def measure(env_id: str, num_envs: int, env_steps: int, repeats: int) -> dict[st
     return best
 
 
+#: What a typical randomization varies, per env (the others stay at their defaults).
+SOME_PARAMS = {"CartPole-v1": ("masspole", "length"), "Hopper": ("body_mass", "geom_friction")}
+
+
+def measure_resets(env_id: str, num_envs: int, resets: int, repeats: int) -> dict[str, float]:
+    """Best resets/s over ``repeats`` interleaved runs: plain resets; resets giving every sub-env new values
+    of every parameter; and of the two a typical randomization varies (each value within 10% of its
+    default, drawn before timing)."""
+    env = vecrl.make_vector_env(f"gym::{env_id}", num_envs=num_envs)
+    defaults = env.unwrapped.default_params
+    some = SOME_PARAMS[env_id.split("-")[0] if env_id.startswith("Hopper") else env_id]
+    generator = np.random.default_rng(0)
+
+    def drawn(names: tuple[str, ...]) -> list[dict]:
+        return [
+            {
+                "params": {
+                    name: defaults[name] * generator.uniform(0.9, 1.1, (num_envs, *defaults[name].shape))
+                    for name in names
+                }
+            }
+            for _ in range(8)
+        ]
+
+    options = {"plain": [None] * 8, "every param": drawn(tuple(defaults)), "two params": drawn(some)}
+    best = dict.fromkeys(options, 0.0)
+    for _ in range(repeats):
+        for name, cycle in options.items():
+            start = time.process_time()
+            for k in range(resets):
+                env.reset(seed=k, options=cycle[k % 8])
+            best[name] = max(best[name], resets / (time.process_time() - start))
+    env.close()
+    return best
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -151,6 +192,14 @@ def main() -> None:
                     print(f"{env_id:<13} {num_envs:>4}  {name:<28} {'n/a (' + reason + ')':>12}")
                 else:
                     print(f"{env_id:<13} {num_envs:>4}  {name:<28} {rate:>12,.0f}  {rate / floor:>7.2f}")
+    print(f"\n{'env':<13} {'N':>4}  {'resets/s':>10}  {'with params':>12}  {'ratio':>6}")
+    hopper = "Hopper-v5" if gym.__version__ >= "1" else "Hopper-v4"
+    for env_id in ("CartPole-v1", hopper):
+        for num_envs in (16, 256):
+            plain, with_params = measure_resets(env_id, num_envs, 20 if args.quick else 200, repeats)
+            print(
+                f"{env_id:<13} {num_envs:>4}  {plain:>10,.0f}  {with_params:>12,.0f}  {with_params / plain:>6.2f}"
+            )
 
 
 if __name__ == "__main__":

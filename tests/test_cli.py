@@ -91,6 +91,16 @@ def test_bench_draws_a_progress_bar_on_a_terminal():
         (["evaluate", "gym::FrozenLake-v1", "--policy", "Linear(1, act_length)"], "vectors of length 16"),
         (["evaluate", "gym::CartPole-v1", "--policy", "Linear(50000, 50000)"], "more than the limit"),
         (["evaluate", "gym::CartPole-v1", "--workers", "0"], "expected a positive whole number"),
+        (["evaluate", "gym::CartPole-v1", "--randomize", "masspole=2:1"], "takes name=low:high"),
+        (["evaluate", "gym::CartPole-v1", "--randomize", "masspole"], "takes name=low:high"),
+        (
+            ["evaluate", "gym::CartPole-v1", "--randomize", "maspole=0.5:2"],
+            "--randomize: scale() names 'maspole'",
+        ),
+        (
+            ["evaluate", "gym::FrozenLake-v1", "--randomize", "g=1:2"],
+            "--randomize: gym::FrozenLake-v1 lets no",
+        ),
         (
             ["evaluate", "brax::fast", "--workers", "2"],
             "--workers 2: evaluate(num_workers=2) makes the env again",

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parent.parent
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -73,3 +75,17 @@ def test_without_matplotlib_the_example_says_so_at_the_start_and_runs_to_the_end
     assert "note: no plot saved: matplotlib is not installed" in result.stderr
     assert "gen   1" in result.stdout and "plot saved" not in result.stdout
     assert (tmp_path / "s" / "state.pickle").exists() and not (tmp_path / "s" / "plot.png").exists()
+
+
+@pytest.mark.slow
+def test_the_randomization_example_evolves_both_policies_and_plots_them(tmp_path):
+    pytest.importorskip("vecrl_brax")
+    pytest.importorskip("matplotlib")
+    script = ROOT / "examples" / "randomized_pendulum.py"
+    out = tmp_path / "grid.png"
+    command = [sys.executable, str(script), "--generations", "2", "--popsize", "8", "--out", str(out)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    table = [line for line in result.stdout.splitlines() if "x  " in line]  # a row per pole mass
+    assert len(table) == 9 and "randomized" in result.stdout
+    assert out.read_bytes()[:8] == PNG

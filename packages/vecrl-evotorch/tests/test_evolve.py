@@ -165,6 +165,14 @@ def test_a_run_writes_its_results_plot_and_a_champion_that_runs_on_its_own(tmp_p
             ["gym::CartPole-v1", "--generations", "1", "--out", "{tmp}/a", "--policy", "Linear(obs, 3"],
             "cannot start",
         ),
+        (
+            ["gym::CartPole-v1", "--generations", "1", "--out", "{tmp}/a", "--randomize", "mass=1:2"],
+            "cannot start the run: scale() names 'mass'",
+        ),
+        (
+            ["gym::FrozenLake-v1", "--generations", "1", "--out", "{tmp}/a", "--randomize", "g=1:2"],
+            "cannot start the run: randomize= draws",
+        ),
     ],
 )
 def test_every_mistake_is_one_line_and_status_2_before_any_generation(tmp_path, capsys, args, words):

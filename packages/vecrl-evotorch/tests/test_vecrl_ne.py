@@ -10,6 +10,7 @@ import torch
 from evotorch import SolutionBatch
 from evotorch.algorithms import CEM, CMAES, PGPE, SNES
 
+import vecrl
 from vecrl_evotorch import ClipActions, VecrlNE
 from vecrl_policy import Policy, evaluate
 from vecrl_policy.normalization import NormalizedNet
@@ -177,12 +178,28 @@ def test_the_solution_becomes_a_standalone_policy(tmp_path):
         (dict(seed=2**64), ValueError, r"seed must be None or an int >= 0 and below 2\*\*63"),
         (dict(initial_bounds="x"), ValueError, r"initial_bounds must be \(low, high\)"),
         (dict(initial_bounds=(1.0, -1.0)), ValueError, "low <= high"),
+        (dict(randomize={"masspole": [1.0]}), TypeError, "VecrlNE's randomize must be a sampler"),
+        (dict(randomize=vecrl.randomize.scale({"mass": (1, 2)})), ValueError, "scale\\(\\) names 'mass'"),
     ],
 )
 def test_mistakes_are_clear_errors(kwargs, error, message):
     arguments = {"env": "gym::CartPole-v1", "network": NET, **kwargs}
     with pytest.raises(error, match=message):
         VecrlNE(**arguments)
+
+
+def test_randomized_params_are_drawn_per_solution_and_episode_and_reproduce():
+    randomize = vecrl.randomize.scale({"masspole": (0.5, 4.0), "length": (0.5, 2.0)})
+    runs = []
+    for num_envs in (4, 16):
+        problem = VecrlNE(
+            "gym::CartPole-v1", NET, num_envs=num_envs, num_episodes=2, seed=3, randomize=randomize
+        )
+        batch = SolutionBatch(problem, popsize=16)
+        problem.evaluate(batch)
+        runs.append(batch.evals.flatten().clone())
+        problem.close()
+    assert torch.equal(runs[0], runs[1])
 
 
 def test_common_random_numbers_score_a_population_from_the_same_starts():

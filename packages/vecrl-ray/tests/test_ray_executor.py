@@ -187,3 +187,24 @@ def test_a_brax_population_on_actors_gets_the_numbers_of_the_fused_program(execu
         assert torch.equal(other.episodes, expected.episodes) and torch.equal(other.steps, expected.steps)
         torch.testing.assert_close(other.total_return, expected.total_return, rtol=1e-5, atol=1e-4)
     assert there.count == here.count == stepped.count
+
+
+def test_randomized_params_give_each_row_the_same_result_on_ray(executor):
+    # domain randomization: a row's masses and lengths are drawn from its seed and episode, wherever it runs
+    randomize = vecrl.randomize.scale({"masspole": (0.5, 4.0), "length": (0.5, 2.0)})
+    env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=8)
+    other = vecrl.make_vector_env("gym::CartPole-v1", num_envs=3)
+    policy = Policy("Linear(4, 8) >> Tanh() >> Linear(8, 2)")
+    parameters = population(policy, 21)
+    try:
+        expected = evaluate(policy, other, parameters, num_episodes=3, seed=5, randomize=randomize)
+        result = evaluate(
+            policy, env, parameters, num_episodes=3, seed=5, randomize=randomize, executor=executor
+        )
+        plain = evaluate(policy, other, parameters, num_episodes=3, seed=5)
+    finally:
+        env.close()
+        other.close()
+    assert torch.equal(result.total_return, expected.total_return)
+    assert torch.equal(result.steps, expected.steps)
+    assert not torch.equal(result.total_return, plain.total_return)  # the params did change the episodes

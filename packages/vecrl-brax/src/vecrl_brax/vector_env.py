@@ -13,6 +13,7 @@ from vecrl.checks import did_you_mean
 from vecrl_brax.brax_versions import env_keywords, resolve_create
 from vecrl_jax.brax_style import BraxStyleEnv
 from vecrl_jax.keywords import JAX_RESERVED_KWARGS
+from vecrl_jax.model_params import ModelParams
 from vecrl_jax.vector_env import JaxVectorEnv
 
 #: Keywords VectorEnvFromBrax sets itself (passing them through would break its autoreset or batch size),
@@ -66,7 +67,21 @@ class VectorEnvFromBrax(JaxVectorEnv):
                 f"brax's {env_name!r} does not take a keyword given ({error}). It takes: {', '.join(sorted(known))}."
                 f"{did_you_mean(unknown[0], known) if unknown else ''}"
             ) from None
-        return BraxStyleEnv(env, action_space(env))
+        return BraxStyleEnv(env, action_space(env), model_params(env))
+
+
+def model_params(env: Any) -> ModelParams | None:
+    """The model fields a brax env's sub-envs may vary (``vecrl.params``), those its physics reads: None for a
+    ``brax.v1`` env, whose system is of another kind."""
+    system = getattr(env.unwrapped, "sys", None)
+    if system is None or not hasattr(system, "body_mass") or not hasattr(system, "link"):
+        return None
+    return ModelParams("sys", BRAX_PARAMS, brax_mirrors=True)
+
+
+#: What brax's pipelines read of ``vecrl.params.MUJOCO_FIELDS`` (not the body inertia, which its links hold
+#: as full matrices in another frame, nor the dofs' friction loss), and gravity.
+BRAX_PARAMS = ("body_mass", "geom_friction", "dof_damping", "dof_armature", "actuator_gear", "gravity")
 
 
 def action_space(env: Any) -> Box:

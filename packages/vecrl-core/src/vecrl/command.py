@@ -67,6 +67,43 @@ def _whole_number(text: str, low: int, stop: int | None, expected: str) -> int:
     return value
 
 
+def scale_range(text: str) -> list[Any]:
+    """A ``--randomize`` word, ``name=low:high``, as ``[name, [low, high]]`` (as a run's settings.json keeps
+    it), an item of ``vecrl.randomize.scale``'s ranges.
+
+    Examples:
+        >>> scale_range("body_mass=0.8:1.2")
+        ['body_mass', [0.8, 1.2]]
+    """
+    name, equals, bounds = text.partition("=")
+    low, colon, high = bounds.partition(":")
+    try:
+        if not (name and equals and colon):
+            raise ValueError
+        values = [float(low), float(high)]
+        if not all(math.isfinite(value) for value in values) or values[0] > values[1]:
+            raise ValueError
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"takes name=low:high (each element of the parameter's default times a factor drawn uniformly from"
+            f" [low, high], low <= high, e.g. body_mass=0.8:1.2), got {text!r}"
+        ) from None
+    return [name, values]
+
+
+def add_randomize_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``--randomize NAME=LOW:HIGH`` option (repeatable; ``scale_range``'s words), of the commands that
+    evaluate populations."""
+    parser.add_argument(
+        "--randomize",
+        type=scale_range,
+        action="append",
+        metavar="NAME=LOW:HIGH",
+        help="domain randomization: each episode scales the env parameter NAME (body_mass, gravity, ...: the"
+        " env's params) by factors drawn from [LOW, HIGH]; repeat for more parameters",
+    )
+
+
 def finite_positive_float(text: str) -> float:
     """argparse type: a finite number > 0 (``nan`` and ``inf`` are refused)."""
     try:

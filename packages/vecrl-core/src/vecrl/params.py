@@ -28,6 +28,19 @@ from vecrl.checks import did_you_mean
 #: The reset option that carries them.
 PARAMS_OPTION = "params"
 
+#: The MuJoCo model fields that MuJoCo-based backends vary per sub-env, by MuJoCo's names (the same on gym,
+#: brax and playground, where a backend's physics reads them), besides ``gravity`` (the model's
+#: ``opt.gravity``).
+MUJOCO_FIELDS = (
+    "body_mass",
+    "body_inertia",
+    "geom_friction",
+    "dof_damping",
+    "dof_armature",
+    "dof_frictionloss",
+    "actuator_gear",
+)
+
 
 def checked_params(
     given: Any, defaults: Mapping[str, np.ndarray], num_envs: int, owner: str
@@ -81,10 +94,9 @@ def checked_params(
                 f"params[{name!r}] holds values that are not finite (NaN or inf): give finite ones."
             )
         checked[name] = array.astype(default.dtype, copy=True)
+    # (the defaults of the names not given are read-only views: a backend copies what it keeps)
     return {
-        name: checked[name]
-        if name in checked
-        else np.broadcast_to(default, (num_envs, *default.shape)).copy()
+        name: checked[name] if name in checked else np.broadcast_to(default, (num_envs, *default.shape))
         for name, default in defaults.items()
     }
 

@@ -46,6 +46,7 @@ __all__ = [
     "check_backend",
     "check_classic_api",
     "check_close",
+    "check_params",
     "check_reset_and_step",
     "check_seed_lists",
     "check_single_env",
@@ -56,6 +57,7 @@ __all__ = [
     "maker",
     "no_process_left",
     "random_actions",
+    "idle_rollout",
 ]
 
 
@@ -130,6 +132,19 @@ def random_actions(env: TorchWrapper, seed: int = 0) -> torch.Tensor:
         >>> actions = random_actions(env, seed=1)  # doctest: +SKIP
     """
     return random_action_sampler(env.single_action_space, env.num_envs, seed=seed)()
+
+
+def idle_rollout(env: TorchWrapper, steps: int, options: Any = None, seed: int = 0) -> torch.Tensor:
+    """The observations of ``reset(seed=seed, options=options)`` and of ``steps`` steps with all-zero actions
+    (a sub-env left to its physics: how its params move it), stacked as float32, one row per step.
+
+    Examples:
+        >>> idle_rollout(env, 5, {"params": {"g": [5.0, 20.0]}}).shape  # doctest: +SKIP
+        torch.Size([6, 2, 3])
+    """
+    observation, _ = env.reset(seed=seed, options=options)
+    action = torch.zeros_like(random_actions(env))
+    return torch.stack([observation] + [env.step(action)[0] for _ in range(steps)]).float()
 
 
 def check_backend(
@@ -578,9 +593,11 @@ def check_params(
 ) -> None:
     """Check per-sub-env parameters (``vecrl.params``) on ``make(env_name, num_envs=..., **kwargs)``: a backend
     that declares none refuses ``reset(options={"params": ...})`` with a NotImplementedError; one that
-    declares ``default_params`` gives, with its defaults, the run of a reset without params; a masked reset
-    with params changes only the masked rows; and a bad name, shape or value is refused before anything
-    changes (the next steps are those the env would have taken). Raise BackendCheckError.
+    declares ``default_params`` gives, with its defaults, the run of a reset without params; other params
+    (every one scaled by 1.5) start from the same states and change the dynamics; a masked reset with params
+    changes only the masked rows; and a bad name, shape or value is refused before anything changes (the next
+    steps are those the env would have taken). The direction physics says a change moves things is each
+    backend's own test. Raise BackendCheckError.
 
     Examples:
         >>> check_params(make_gym_env, "CartPole-v1")  # doctest: +SKIP
@@ -644,6 +661,12 @@ def check_params(
         _expect(
             _same_rows(masked[1:], before[1:]),
             f"{env_name}: a masked reset with params must keep the other sub-envs' observations.",
+        )
+        changed = run({"params": scaled})
+        _expect(
+            _same_rows(changed[0], plain[0]) and not all(map(_same_rows, changed[1:], plain[1:])),
+            f"{env_name}: reset(options={{'params': other values}}) must start from the states the seed gives and"
+            " step otherwise than the defaults.",
         )
     finally:
         check_close(env)

@@ -9,7 +9,14 @@ from __future__ import annotations
 import argparse
 
 import vecrl
-from vecrl.command import Command, CommandError, finite_positive_float, positive_int, seed_int
+from vecrl.command import (
+    Command,
+    CommandError,
+    add_randomize_argument,
+    finite_positive_float,
+    positive_int,
+    seed_int,
+)
 
 ALGORITHMS = ("pgpe", "snes", "cem", "cmaes")
 THIS_MACHINE = ""  # --ray without an address
@@ -56,6 +63,7 @@ def _evolve_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="score every solution from the same starts and noise, as evosax does",
     )
+    add_randomize_argument(parser)
     parser.add_argument(
         "--stdev-init", type=finite_positive_float, help="the search's first stdev (default: 0.1)"
     )

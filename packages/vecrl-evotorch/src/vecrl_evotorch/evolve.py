@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from vecrl.command import CommandError, first_line
+from vecrl.randomize import scale
 from vecrl_evotorch.problem import VecrlNE
 from vecrl_policy.runs import RunError, RunFolder, contradictions
 
@@ -45,6 +46,7 @@ DEFAULTS: dict[str, Any] = {
     "action_noise": None,
     "alive_bonus_schedule": None,
     "common_random_numbers": False,
+    "randomize": None,  # [[name, [low, high]], ...]: vecrl.randomize.scale's ranges
     "stdev_init": 0.1,
     "seed": 0,
     "video": False,
@@ -117,6 +119,7 @@ class Evolution:
             if settings["alive_bonus_schedule"] is None
             else tuple(settings["alive_bonus_schedule"]),
             common_random_numbers=settings["common_random_numbers"],
+            randomize=None if not settings["randomize"] else scale(dict(settings["randomize"])),
             num_workers=None if settings["ray"] is not None else settings["workers"],  # (with Ray: actors)
             executor=executor,
             seed=seed,
@@ -260,7 +263,7 @@ def run_command(args: argparse.Namespace) -> int:
         if folder is None:
             try:
                 run = Evolution.start(settings, RunFolder(args.out), executor)
-            except (ValueError, TypeError, ImportError, LookupError) as error:
+            except (ValueError, TypeError, ImportError, LookupError, NotImplementedError) as error:
                 raise CommandError(f"cannot start the run: {first_line(error)}") from error
             settings["policy"] = run.problem.network_string
             run.folder = _created(args.out, settings, args.overwrite)

@@ -19,6 +19,7 @@ from torch import nn
 
 import vecrl
 from vecrl.checks import checked_num_envs
+from vecrl.randomize import Sampler
 from vecrl_policy import ObsNorm, Policy, evaluate
 from vecrl_policy.executor import Executor
 from vecrl_policy.normalization import NormalizedNet
@@ -66,7 +67,9 @@ class VecrlNE(BaseNEProblem):
     reproduces; without one, evaluations are unseeded, as VecGymNE's are (on envpool that spares
     building the pool again for each evaluation: see the README). ``common_random_numbers=True`` scores
     every solution of a population from the same start states and noise, as evosax does (see
-    ``vecrl_policy.evaluate``). Each evaluation adds to
+    ``vecrl_policy.evaluate``). ``randomize`` (a sampler, such as ``vecrl.randomize.scale({"body_mass": (0.8,
+    1.2)})``) scores each solution under env parameters drawn for its every episode (domain randomization:
+    ``vecrl_policy.evaluate``'s ``randomize``). Each evaluation adds to
     ``interaction_count`` and ``episode_count``, which a searcher's status shows as
     ``total_interaction_count`` and ``total_episode_count`` (and ``obs_norm_count`` with
     normalization). The problem pickles (the env and the executor are made or given again, see
@@ -100,6 +103,7 @@ class VecrlNE(BaseNEProblem):
         initial_bounds: tuple[float, float] = (-0.00001, 0.00001),
         seed: int | None = None,
         common_random_numbers: bool = False,
+        randomize: Sampler | None = None,
     ) -> None:
         if not isinstance(env, str):
             raise TypeError(
@@ -113,6 +117,13 @@ class VecrlNE(BaseNEProblem):
                 f"observation_normalization must be True or False, got {observation_normalization!r}."
             )
         _check_initial_bounds(initial_bounds)
+        if randomize is not None and not callable(randomize):
+            raise TypeError(
+                "VecrlNE's randomize must be a sampler (a function (generator, default_params) -> params, such as"
+                f" vecrl.randomize.scale({{'body_mass': (0.8, 1.2)}})), got {type(randomize).__qualname__}: fixed"
+                " params per row are for evaluate(), whose rows a caller knows."
+            )
+        self._randomize: Sampler | None = randomize
         if seed is not None and not (isinstance(seed, Integral) and 0 <= seed < 2**63):
             raise ValueError(
                 f"seed must be None or an int >= 0 and below 2**63 (EvoTorch seeds torch with it), got {seed!r}."
@@ -156,6 +167,7 @@ class VecrlNE(BaseNEProblem):
                 alive_bonus_schedule=alive_bonus_schedule,
                 action_noise_stdev=action_noise_stdev,
                 common_random_numbers=common_random_numbers,
+                randomize=randomize,
                 start_workers=False,
             )
         except BaseException:
@@ -220,6 +232,7 @@ class VecrlNE(BaseNEProblem):
             alive_bonus_schedule=self._shaping.alive_bonus_schedule,
             action_noise_stdev=self._shaping.action_noise_stdev,
             common_random_numbers=self._common_random_numbers,
+            randomize=self._randomize,
         )
         self._evaluations += 1
         self._interaction_count += int(result.steps.sum())
@@ -313,6 +326,7 @@ class VecrlNE(BaseNEProblem):
             num_workers=self._num_workers,
             executor=self._executor,
             obs_norm=None if self.obs_norm is None else copy.deepcopy(self.obs_norm),
+            randomize=self._randomize,  # (the parameters it is evolved under)
         )
         return float(result.mean_return.mean())
 

@@ -6,28 +6,18 @@ Examples:
     >>> env = gymnasium.make("CartPole-v1")
     >>> sorted(default_params(env))
     ['force_mag', 'gravity', 'length', 'masscart', 'masspole', 'tau']
-    >>> set_params(env, {"masspole": np.array(0.5)}); env.unwrapped.total_mass
+    >>> writer = ParamsWriter(env); writer.write("masspole", 0.5); writer.derive(); env.unwrapped.total_mass
     1.5
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-#: The MuJoCo model fields varied per sub-env (MuJoCo's names, the same on every MuJoCo-based engine),
-#: and ``gravity`` (the model's ``opt.gravity``).
-MUJOCO_FIELDS = (
-    "body_mass",
-    "body_inertia",
-    "geom_friction",
-    "dof_damping",
-    "dof_armature",
-    "dof_frictionloss",
-    "actuator_gear",
-)
+from vecrl.params import MUJOCO_FIELDS
+
 #: Each classic-control env's physical constants, by its class (gymnasium's attribute names).
 CLASSIC_CONTROL = {
     "CartPoleEnv": ("gravity", "masscart", "masspole", "length", "force_mag", "tau"),
@@ -58,17 +48,32 @@ def default_params(env: Any) -> dict[str, np.ndarray]:
     return {name: np.array(float(getattr(base, name))) for name in names}
 
 
-def set_params(env: Any, params: Mapping[str, np.ndarray]) -> None:
-    """Write ``params`` (names of ``default_params``, values of one sub-env) into ``env``."""
-    base = env.unwrapped
-    model = getattr(base, "model", None)
-    for name, value in params.items():
-        if model is not None and name == "gravity" and hasattr(model, "opt"):
-            model.opt.gravity[:] = value
-        elif model is not None and name in MUJOCO_FIELDS:
-            getattr(model, name)[:] = value
+class ParamsWriter:
+    """Writes parameters (names of ``default_params``) into one sub-env: a MuJoCo env's model arrays, looked up
+    once (MuJoCo hands out views of the model's memory), so that a reset with params costs a copy per field;
+    a classic-control env's attributes, and the constants its ``__init__`` derives from them."""
+
+    def __init__(self, env: Any) -> None:
+        self._base = env.unwrapped
+        model = getattr(self._base, "model", None)
+        self._arrays: dict[str, np.ndarray] = {}
+        if model is not None and hasattr(model, "body_mass") and hasattr(model, "opt"):
+            self._arrays = {name: getattr(model, name) for name in MUJOCO_FIELDS}
+            self._arrays["gravity"] = model.opt.gravity
+        self._cartpole = type(self._base).__name__ == "CartPoleEnv"
+
+    def write(self, name: str, value: Any) -> None:
+        """Write the parameter ``name``'s ``value`` (for this sub-env); then ``derive()``."""
+        target = self._arrays.get(name)
+        if target is None:
+            setattr(self._base, name, float(value))
         else:
-            setattr(base, name, float(value))
-    if type(base).__name__ == "CartPoleEnv":  # constants its __init__ derives from the masses and length
-        base.total_mass = base.masspole + base.masscart
-        base.polemass_length = base.masspole * base.length
+            target[...] = value
+
+    def derive(self) -> None:
+        """Compute what the env derives from its parameters, after writing them (CartPole's constants, which
+        its ``__init__`` computes from the masses and length)."""
+        if self._cartpole:
+            base = self._base
+            base.total_mass = base.masspole + base.masscart
+            base.polemass_length = base.masspole * base.length

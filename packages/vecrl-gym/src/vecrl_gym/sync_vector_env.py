@@ -32,7 +32,7 @@ from vecrl_gym.checks import (
 )
 from vecrl_gym.device import info_to_device
 from vecrl_gym.gym_vector_env import GymVectorEnv, Seed
-from vecrl_gym.params import default_params, set_params
+from vecrl_gym.params import ParamsWriter, default_params
 from vecrl_gym.tensor_rows import TensorRows
 
 EnvMaker = Callable[[], gymnasium.Env]
@@ -151,6 +151,8 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
 
         self.envs: list[gymnasium.Env] = envs
         self._default_params = _shared_params(envs)
+        self._params_writers: list[ParamsWriter] | None = None  # made on the first reset with params
+        self._params_now: dict[str, np.ndarray] = {}  # each sub-env's params, as written
         self.metadata = {**getattr(envs[0], "metadata", {}), **autoreset_metadata(self._autoreset_mode)}
         self.render_mode = getattr(envs[0], "render_mode", None)
         self._env_steps = [env.step for env in envs]
@@ -197,8 +199,29 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
         return self._default_params
 
     def _set_params(self, ids: np.ndarray | None, params: dict[str, np.ndarray]) -> None:
-        for k, index in enumerate(range(self.num_envs) if ids is None else ids):
-            set_params(self.envs[index], {name: value[k] for name, value in params.items()})
+        if self._params_writers is None:
+            self._params_writers = [ParamsWriter(env) for env in self.envs]
+            self._params_now = {
+                name: np.broadcast_to(value, (self.num_envs, *value.shape)).copy()
+                for name, value in self._default_params.items()
+            }
+        writers = self._params_writers
+        rows = np.arange(self.num_envs) if ids is None else ids
+        written: set[int] = set()
+        # only the values that change are written (a randomization varies a few fields; the rest stay put)
+        for name, value in params.items():
+            now = self._params_now[name]
+            before = now if ids is None else now[ids]
+            changed = (value != before).reshape(len(rows), -1).any(axis=1)
+            if changed.any():
+                now[rows] = value
+                indices = rows[changed].tolist()
+                values = value[changed]
+                for index, one in zip(indices, values.tolist() if values.ndim == 1 else values, strict=True):
+                    writers[index].write(name, one)
+                written.update(indices)
+        for index in written:
+            writers[index].derive()
 
     def _reset_rows(
         self, ids: np.ndarray | None, seeds: list[Any] | None, options: dict[str, Any] | None

@@ -4,7 +4,8 @@ A gymnax env is functional: ``reset_env(key, params)`` and ``step_env(key, state
 state, ``step_env`` saying whether the episode ended (gymnax's ``step`` adds an autoreset of its own, which
 vecrl's jitted step replaces with a fresh state per episode). ``GymnaxEnv`` batches one env and its params
 with ``jax.vmap``, the key of each sub-env's next step carried in its state, so that each sub-env starts
-from a key of its own.
+from a key of its own, and the numeric fields of its params there too, so that they vary per sub-env
+(``vecrl.params``: ``env.reset(options={"params": {"g": ...}})``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ _NO_TIME_LIMIT = 2**30
 
 class GymnaxState(NamedTuple):
     """One sub-env's state: gymnax's, its observation, the reward and ends of the step that led to it, and
-    the key of its next step. The ends are float32 (1.0: it ended so), as brax's ``done`` is: the engine
+    the key of its next step, and its params' numeric fields (``GymnaxEnv.default_params``). The ends are float32 (1.0: it ended so), as brax's ``done`` is: the engine
     carries a batch of states as one buffer per dtype, and a bool buffer more costs every step."""
 
     env_state: Any
@@ -42,6 +43,7 @@ class GymnaxState(NamedTuple):
     terminated: jax.Array
     truncated: jax.Array
     key: jax.Array
+    params: dict[str, jax.Array]
 
 
 @dataclass(frozen=True, eq=False)  # one per configuration (cached): compared by identity
@@ -66,11 +68,24 @@ class GymnaxEnv:
     params: Any
     action_space: Any = field(default=None, compare=False)
 
+    @functools.cached_property
+    def default_params(self) -> dict[str, np.ndarray]:
+        """The numeric fields of the env's params (its time limit aside: ``episode_length=``), as float32 or
+        int32 arrays of one sub-env's shape: the parameters a sub-env may vary."""
+        return {
+            name: np.asarray(value, np.float32 if np.asarray(value).dtype.kind == "f" else np.int32)
+            for name, value in _fields(self.params).items()
+            if name != TIME_LIMIT and name not in DERIVED and np.asarray(value).dtype.kind in "iuf"
+        }
+
     def reset(self, keys: jax.Array) -> GymnaxState:
         return jax.vmap(self._reset_one)(keys)
 
     def step(self, state: GymnaxState, action: jax.Array) -> GymnaxState:
         return jax.vmap(self._step_one)(state, action)
+
+    def with_params(self, state: GymnaxState, params: Mapping[str, jax.Array]) -> GymnaxState:
+        return state._replace(params=dict(params))
 
     def outcome(self, state: GymnaxState) -> Outcome:
         return Outcome(state.observation, state.reward, state.terminated > 0, state.truncated > 0)
@@ -79,11 +94,13 @@ class GymnaxEnv:
         key, reset_key = jax.random.split(rng)
         obs, env_state = self.env.reset_env(reset_key, self.params)
         zero = jnp.zeros((), jnp.float32)
-        return GymnaxState(env_state, obs.astype(jnp.float32), zero, zero, zero, key)
+        defaults = {name: jnp.asarray(value) for name, value in self.default_params.items()}
+        return GymnaxState(env_state, obs.astype(jnp.float32), zero, zero, zero, key, defaults)
 
     def _step_one(self, state: GymnaxState, action: jax.Array) -> GymnaxState:
         key, step_key = jax.random.split(state.key)
-        result = self.env.step_env(step_key, state.env_state, action, self.params)
+        params = derived(self.params.replace(**state.params))
+        result = self.env.step_env(step_key, state.env_state, action, params)
         obs, env_state, reward, ended = result[:4]
         ended = jnp.asarray(ended, bool)
         if len(result) == 6:  # terminated and truncated apart
@@ -91,13 +108,35 @@ class GymnaxEnv:
             time_limit = jnp.asarray(result[4], bool)
         elif hasattr(self.env, "is_truncated"):  # 1.x: step_env's end is a termination
             terminated = ended
-            time_limit = jnp.asarray(self.env.is_truncated(env_state, self.params), bool)
+            time_limit = jnp.asarray(self.env.is_truncated(env_state, params), bool)
         else:  # 0.x: step_env's end includes the time limit
             time_limit = jnp.asarray(env_state.time >= self.params.max_steps_in_episode, bool)
             terminated = ended & ~time_limit
         truncated = time_limit & ~terminated
         flags = (terminated.astype(jnp.float32), truncated.astype(jnp.float32))
-        return GymnaxState(env_state, obs.astype(jnp.float32), jnp.asarray(reward, jnp.float32), *flags, key)
+        reward = jnp.asarray(reward, jnp.float32)
+        return GymnaxState(env_state, obs.astype(jnp.float32), reward, *flags, key, state.params)
+
+
+#: Fields of a gymnax env's params that are functions of others (CartPole's, as its constructor sets them):
+#: computed from those (each with its formula in words), so that varying a mass or length changes them too.
+DERIVED = {
+    "total_mass": (lambda params: params.masspole + params.masscart, "masspole + masscart"),
+    "polemass_length": (lambda params: params.masspole * params.length, "masspole * length"),
+}
+
+
+def derived(params: Any) -> Any:
+    """``params`` with its ``DERIVED`` fields computed from the fields they depend on.
+
+    Examples:
+        >>> import gymnax
+        >>> params = gymnax.make("CartPole-v1")[1].replace(masspole=1.0)
+        >>> float(derived(params).total_mass), float(derived(params).polemass_length)
+        (2.0, 0.5)
+    """
+    fields = _fields(params)
+    return params.replace(**{name: rule(params) for name, (rule, _) in DERIVED.items() if name in fields})
 
 
 def checked_env_name(env_name: str) -> str:
@@ -185,6 +224,10 @@ def _constructor_arguments(env_name: str, kwargs: Mapping[str, Any]) -> dict[str
             raise TypeError(
                 f"{env_name} takes no keyword argument {key!r}.{hint} Its keywords (its params' fields, its"
                 f" constructor's arguments and episode_length): {', '.join(keys)}."
+            )
+        if key in DERIVED and key in fields:
+            raise TypeError(
+                f"{env_name}'s {key} is computed from the fields it depends on ({DERIVED[key][1]}): give those."
             )
         default = fields.get(key)
         if isinstance(default, Real) and not isinstance(default, bool) and key in fields:

@@ -1,13 +1,18 @@
 """``BraxStyleEnv``: one env whose states have brax's fields, as a ``JaxEnv`` (brax's and MuJoCo
-Playground's envs, which share that layout). Reads the fields only: brax is never imported here."""
+Playground's envs, which share that layout), with per-sub-env model params where it is given their
+``ModelParams``. Reads the fields only: brax is never imported here."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import jax
+import numpy as np
 
+from vecrl_jax.model_params import PARAMS_KEY, ModelParams
 from vecrl_jax.protocol import Outcome
 
 
@@ -15,7 +20,8 @@ from vecrl_jax.protocol import Outcome
 class BraxStyleEnv:
     """``env``, one env with ``reset(key)`` and ``step(state, action)`` on states with brax's fields (``obs``,
     ``reward``, ``done``, ``metrics`` and, where a time limit wraps it, ``info["truncation"]``: brax's
-    ``EpisodeWrapper``), batched with ``jax.vmap``; ``action_space`` is one sub-env's.
+    ``EpisodeWrapper``), batched with ``jax.vmap``; ``action_space`` is one sub-env's. With ``model_params``
+    its sub-envs step each with their own values of those model fields (``vecrl_jax.model_params``).
 
     Examples:
         >>> import jax.numpy as jnp
@@ -41,12 +47,36 @@ class BraxStyleEnv:
 
     env: Any
     action_space: Any = field(compare=False)
+    model_params: ModelParams | None = field(default=None, compare=False)
+
+    @functools.cached_property
+    def default_params(self) -> dict[str, np.ndarray]:
+        return {} if self.model_params is None else self.model_params.defaults(self.env)
 
     def reset(self, keys: jax.Array) -> Any:
-        return jax.vmap(self.env.reset)(keys)
+        states = jax.vmap(self.env.reset)(keys)
+        if self.model_params is None:
+            return states
+        defaults = self.default_params.items()
+        return self.with_params(
+            states, {name: np.broadcast_to(v, (len(keys), *v.shape)) for name, v in defaults}
+        )
 
     def step(self, state: Any, action: jax.Array) -> Any:
-        return jax.vmap(self.env.step)(state, action)
+        if self.model_params is None:
+            return jax.vmap(self.env.step)(state, action)
+        model_params = self.model_params
+
+        def step_one(state: Any, action: jax.Array) -> Any:
+            params = state.info[PARAMS_KEY]
+            with model_params.stepping(self.env, params):
+                stepped = self.env.step(state, action)
+            return stepped.replace(info={**stepped.info, PARAMS_KEY: params})
+
+        return jax.vmap(step_one)(state, action)
+
+    def with_params(self, state: Any, params: Mapping[str, Any]) -> Any:
+        return state.replace(info={**state.info, PARAMS_KEY: dict(params)})
 
     def outcome(self, state: Any) -> Outcome:
         done = state.done.astype(bool)

@@ -24,6 +24,10 @@ and now makes one.
 
 With an episode budget, a sub-env that used it up is frozen and reports NaN until ``reset()``.
 
+Where the env lets parameters vary (``vecrl_jax.protocol``), the carry holds each sub-env's (``Carry.params``)
+and every state restarted from the pool or a fresh batch gets its sub-env's params at once
+(``with_params``), so they hold across autoresets; ``set_params`` gives new ones to chosen sub-envs.
+
 The autoreset mode (``vecrl.autoreset``'s names) picks the step function once, at trace time:
 ``same_step`` (above), ``next_step`` (the step after an end restarts the sub-env from the pool, ignoring
 its action) and ``disabled`` (no restart, no pool; ``make_masked_reset`` restarts chosen sub-envs).
@@ -36,11 +40,12 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from vecrl.autoreset import AutoresetModeName
 from vecrl.episodes import spent_fill, step_ends
 from vecrl_jax.packing import Packed, Packer, take_rows, where_rows
-from vecrl_jax.protocol import JaxEnv, Outcome
+from vecrl_jax.protocol import JaxEnv, Outcome, default_params
 
 #: The smallest half of the pool of fresh states (in states).
 MIN_POOL_HALF = 512
@@ -77,7 +82,8 @@ class Carry(NamedTuple):
 
     ``state`` is the batched env state, packed (``vecrl_jax.packing``). ``episodes_left`` counts, per
     sub-env, the episodes it may still start (its current one included); it is only read when an episode
-    budget is set. ``pool_next`` is the pool's cursor: the ``h`` rows of the pool from there on
+    budget is set. ``params`` holds each sub-env's parameters (name -> array with the batch first; None
+    where the env declares none). ``pool_next`` is the pool's cursor: the ``h`` rows of the pool from there on
     (cyclically, over its ``2 * h`` rows) are unused (None without autoreset), except while
     ``second_half_pending`` (the pool's second half is not made yet; only the rows up to it are).
     ``needs_reset`` marks the sub-envs whose episode ended at the previous step (``next_step`` mode only,
@@ -89,6 +95,7 @@ class Carry(NamedTuple):
     pool_next: Any = None  # a 0-d int32 jax.Array, or None
     needs_reset: Any = None  # a bool jax.Array of shape (num_envs,), or None
     second_half_pending: Any = None  # a 0-d bool jax.Array, or None
+    params: Any = None  # a dict of jax.Arrays, or None
 
 
 class StepOutput(NamedTuple):
@@ -123,6 +130,21 @@ def _flags(outcome: Outcome) -> tuple[jax.Array, jax.Array]:
     return terminated, outcome.truncated.astype(bool) & ~terminated
 
 
+#: ``(packed states, params) -> packed states`` with those params (one row each); None without params.
+ParamsApplier = Callable[[Packed, Any], Packed] | None
+
+
+def params_applier(env: JaxEnv, packer: Packer) -> ParamsApplier:
+    """The env's ``with_params`` on packed states, or None where it declares no params."""
+    if not default_params(env):
+        return None
+
+    def apply(packed: Packed, params: Any) -> Packed:
+        return packer.pack(env.with_params(packer.unpack(packed), params))  # type: ignore[attr-defined]
+
+    return apply
+
+
 def make_fresh(env: JaxEnv, packer: Packer, size: int) -> Callable[[Any], Packed]:
     """The function ``seed -> packed states``: ``size`` fresh initial states of ``env``, from keys split
     off ``jax.random.PRNGKey(seed)`` (to be jitted; with ``make_fresh_rows``, the only functions that
@@ -148,41 +170,71 @@ def make_fresh_rows(env: JaxEnv, packer: Packer) -> Callable[[Any], Packed]:
 
 
 def make_start(
-    num_envs: int, num_episodes: int | None, mode: AutoresetModeName = "same_step"
+    num_envs: int,
+    num_episodes: int | None,
+    mode: AutoresetModeName = "same_step",
+    defaults: dict[str, np.ndarray] | None = None,
 ) -> Callable[[Packed], Carry]:
     """The function ``fresh -> Carry`` starting a batch of episodes from the first ``num_envs`` rows of
-    ``fresh``, a batch of fresh states that becomes the pool's first half (to be jitted)."""
+    ``fresh``, a batch of fresh states that becomes the pool's first half (to be jitted); its sub-envs have
+    the env's ``defaults`` params (those of fresh states)."""
 
     def start(fresh: Packed) -> Carry:
         budget = 0 if num_episodes is None else num_episodes
         episodes_left = jnp.full((num_envs,), budget, dtype=jnp.int32)
         state = take_rows(fresh, slice(0, num_envs))
+        params = None
+        if defaults:
+            params = {
+                name: jnp.broadcast_to(value, (num_envs, *value.shape)) for name, value in defaults.items()
+            }
         if mode == "disabled":
-            return Carry(state, episodes_left)
+            return Carry(state, episodes_left, params=params)
         needs_reset = jnp.zeros((num_envs,), dtype=bool) if mode == "next_step" else None
         pending = jnp.bool_(not second_half_at_reset(num_envs))
-        return Carry(state, episodes_left, jnp.int32(num_envs), needs_reset, pending)
+        return Carry(state, episodes_left, jnp.int32(num_envs), needs_reset, pending, params)
 
     return start
 
 
-def make_masked_reset(num_episodes: int | None) -> Callable[[Carry, Packed, jax.Array], Carry]:
+def make_masked_reset(
+    num_episodes: int | None, apply_params: ParamsApplier = None
+) -> Callable[[Carry, Packed, jax.Array], Carry]:
     """The function ``(carry, fresh, mask) -> carry`` restarting only the sub-envs where ``mask`` is True.
 
     Their new states are the first rows of ``fresh``, a batch of fresh states (those a full reset with
     the same seed starts from, so that a seed gives a masked row the state a full reset with that seed
-    would give it); their budgets restart; other rows are untouched.
+    would give it), with their sub-env's params; their budgets restart; other rows are untouched.
     """
 
     def masked_reset(carry: Carry, fresh: Packed, mask: jax.Array) -> Carry:
         budget = 0 if num_episodes is None else num_episodes
+        fresh = take_rows(fresh, slice(0, mask.shape[0]))
+        if apply_params is not None:
+            fresh = apply_params(fresh, carry.params)
         return carry._replace(
-            state=where_rows(mask, take_rows(fresh, slice(0, mask.shape[0])), carry.state),
+            state=where_rows(mask, fresh, carry.state),
             episodes_left=jnp.where(mask, jnp.int32(budget), carry.episodes_left),
             needs_reset=None if carry.needs_reset is None else carry.needs_reset & ~mask,
         )
 
     return masked_reset
+
+
+def make_set_params(apply_params: ParamsApplier) -> Callable[[Carry, Any, jax.Array], Carry] | None:
+    """The function ``(carry, params, mask) -> carry`` giving the sub-envs where ``mask`` is True the
+    ``params`` of their row (to be jitted; the other rows keep theirs), None without params."""
+    if apply_params is None:
+        return None
+
+    def set_params(carry: Carry, params: Any, mask: jax.Array) -> Carry:
+        chosen = {
+            name: jnp.where(mask.reshape(mask.shape + (1,) * (value.ndim - 1)), params[name], value)
+            for name, value in carry.params.items()
+        }
+        return carry._replace(state=apply_params(carry.state, chosen), params=chosen)
+
+    return set_params
 
 
 #: A step: ``(carry, action, pool) -> (carry, output)``; ``pool`` (two packed batches of
@@ -202,6 +254,7 @@ def make_step(
     if mode == "disabled":
         return _make_disabled_step(env, packer)
     budget, same_step = num_episodes is not None, mode == "same_step"
+    apply_params = params_applier(env, packer)
 
     def step(carry: Carry, action: jax.Array, pool: Packed | None) -> tuple[Carry, StepOutput]:
         stepped_rows = packer.pack(env.step(packer.unpack(carry.state), action))
@@ -210,7 +263,7 @@ def make_step(
         if budget:  # a spent sub-env stays frozen: stepping a finished physics state only risks NaNs
             stepped_rows = where_rows(ends.spent, carry.state, stepped_rows)
         stepped = env.outcome(packer.unpack(stepped_rows))
-        state, pool_use = _restart_from_pool(num_envs, carry, pool, ends.restart, stepped_rows)
+        state, pool_use = _restart_from_pool(num_envs, carry, pool, ends.restart, stepped_rows, apply_params)
         new = env.outcome(packer.unpack(state))
         observation, reward = new.observation, stepped.reward
         if ends.zero_reward is not None:
@@ -230,7 +283,12 @@ def make_step(
             refill=pool_use.refill,
         )
         carried = Carry(
-            state, ends.episodes_left, pool_use.next, ends.needs_reset, pool_use.second_half_pending
+            state,
+            ends.episodes_left,
+            pool_use.next,
+            ends.needs_reset,
+            pool_use.second_half_pending,
+            carry.params,
         )
         return carried, output
 
@@ -247,20 +305,30 @@ class _PoolUse(NamedTuple):
 
 
 def _restart_from_pool(
-    num_envs: int, carry: Carry, pool: Packed | None, restart: jax.Array, stepped: Packed
+    num_envs: int,
+    carry: Carry,
+    pool: Packed | None,
+    restart: jax.Array,
+    stepped: Packed,
+    apply_params: ParamsApplier,
 ) -> tuple[Packed, _PoolUse]:
     """``stepped`` (packed states) with the rows where ``restart`` is True replaced by fresh states from
-    the pool, and how the pool was used."""
+    the pool (with their sub-env's params), and how the pool was used."""
     assert pool is not None  # only the autoreset modes restart
     half_size = pool_half(num_envs)
     # the i-th restarting sub-env takes the i-th unused row of the pool (cyclically)
     rank = jnp.cumsum(restart.astype(jnp.int32)) - 1
     rows = (carry.pool_next + rank) % (2 * half_size)
     pool_next = (carry.pool_next + jnp.sum(restart.astype(jnp.int32))) % (2 * half_size)
+
+    def restarted() -> Packed:
+        fresh = take_rows(pool, rows)
+        if apply_params is not None:
+            fresh = apply_params(fresh, carry.params)
+        return where_rows(restart, fresh, stepped)
+
     # most steps restart no sub-env: skip the gather and select then
-    state = jax.lax.cond(
-        jnp.any(restart), lambda: where_rows(restart, take_rows(pool, rows), stepped), lambda: stepped
-    )
+    state = jax.lax.cond(jnp.any(restart), restarted, lambda: stepped)
     half, new_half = carry.pool_next // half_size, pool_next // half_size
     # while the second half is pending the cursor stays in the first: it is made before a step could reach it
     due = carry.second_half_pending & _second_half_due(half_size, pool_next, num_envs)
@@ -295,6 +363,13 @@ class _Traced(NamedTuple):
     def outcome(self, state: Any) -> Outcome:
         return self.env.outcome(state)
 
+    @property
+    def default_params(self) -> dict[str, np.ndarray]:
+        return default_params(self.env)
+
+    def with_params(self, state: Any, params: Any) -> Any:
+        return self.env.with_params(state, params)  # type: ignore[attr-defined]
+
 
 class PackedEnv(NamedTuple):
     """The functions JaxVectorEnv jits, over carries whose states are packed by ``packer``, and packed
@@ -308,6 +383,7 @@ class PackedEnv(NamedTuple):
       ``half`` (0 or 1);
     - ``step(carry, action, pool)``: one step (the pool is read, not carried);
     - ``masked_reset(carry, fresh, mask)``: restarts the masked rows from the first rows of ``fresh``;
+    - ``set_params(carry, params, mask)``: the masked rows' params (None where the env declares none);
     - ``observe(carry)``: the observation and metrics of the state in a carry;
 
     and ``step_args``, the shapes and dtypes of step's arguments (to compile it before it is first called).
@@ -321,6 +397,7 @@ class PackedEnv(NamedTuple):
     refill: Callable[[Packed, Packed, int], Packed]
     step: Callable[[Carry, jax.Array, Packed | None], tuple[Carry, Any]]
     masked_reset: Callable[[Carry, Packed, Any], Carry]
+    set_params: Callable[[Carry, Any, Any], Carry] | None
     observe: Callable[[Carry], tuple[Any, dict[str, jax.Array]]]
     step_args: tuple[Any, jax.ShapeDtypeStruct, Any]  # (carry, action, pool or None)
 
@@ -344,8 +421,9 @@ def make_packed(
     state_shape = jax.eval_shape(env.reset, jax.random.split(jax.random.PRNGKey(0), num_envs))
     # states are packed in the step's dtypes (strongly typed), which the step is then fed
     packer = Packer(jax.eval_shape(env.step, state_shape, action_spec))
-    start = make_start(num_envs, num_episodes, mode)
+    start = make_start(num_envs, num_episodes, mode, default_params(env))
     step = make_step(env, packer, num_envs, num_episodes, mode)
+    apply_params = params_applier(env, packer)
 
     def pool(a: Packed, b: Packed) -> Packed:
         return {name: jnp.concatenate([a[name], b[name]]) for name in packer.dtypes}
@@ -374,7 +452,8 @@ def make_packed(
         pool,
         refill,
         packed_step,
-        make_masked_reset(num_episodes),
+        make_masked_reset(num_episodes, apply_params),
+        make_set_params(apply_params),
         observe,
         (carry_shape, action_spec, pool_shape),
     )

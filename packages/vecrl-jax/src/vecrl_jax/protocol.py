@@ -12,6 +12,13 @@ never called on their own, and one sub-env's action space:
   to it, and whether its episode terminated or was truncated (a time limit).
 
 Any batch size works (the engine resets more states at once than it steps, for its pool of fresh states).
+
+An env that lets parameters vary per sub-env (``vecrl.params``: MuJoCo model fields, gymnax's ``EnvParams``)
+gives two more members: ``default_params``, a dict of name -> numpy array of one sub-env's shape, and
+``with_params(state, params)``, the batch of states made to step with ``params`` (every declared name, each
+with the batch first) from then on; the state carries them, so a fresh state from ``reset`` has the defaults.
+The engine calls it where a sub-env's params are set and where it restarts from a fresh state, inside its
+jitted functions: params are data, and setting them compiles nothing.
 An env object is hashable: it keys the caches of compiled programs (``JaxVectorEnv`` makes one env object per
 configuration and shares it, so identity will do).
 
@@ -37,6 +44,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, NamedTuple, Protocol
+
+import numpy as np
 
 
 class Outcome(NamedTuple):
@@ -64,3 +73,14 @@ class JaxEnv(Protocol):
     def step(self, state: Any, action: Any) -> Any: ...
 
     def outcome(self, state: Any) -> Outcome: ...
+
+
+def default_params(env: Any) -> dict[str, np.ndarray]:
+    """The parameters ``env`` (a ``JaxEnv``) lets vary per sub-env, with their defaults: {} where it declares
+    none (``default_params`` and ``with_params`` are optional members).
+
+    Examples:
+        >>> default_params(object())
+        {}
+    """
+    return dict(getattr(env, "default_params", None) or {})

@@ -31,12 +31,13 @@ from vecrl.compat import FINAL_OBS_KEY, FINAL_OBS_MASK_KEY
 from vecrl.contract import EpisodeOptions
 from vecrl.episodes import acting_sub_envs
 from vecrl.host_vector_env import final_infos
+from vecrl.params import PARAMS_OPTION
 from vecrl.seeding import SeedRule, checked_seeds, is_seed
 from vecrl_jax import engine
 from vecrl_jax.compile_ahead import CompileAhead
 from vecrl_jax.keywords import JAX_RESERVED_KWARGS
 from vecrl_jax.packing import Packer
-from vecrl_jax.protocol import JaxEnv
+from vecrl_jax.protocol import JaxEnv, default_params
 from vecrl_jax.spaces import observation_space
 
 #: The most steps a jax env counts (an int32).
@@ -222,6 +223,12 @@ class JaxVectorEnv(EpisodeVectorEnv):
         self.closed: bool = False
 
     @property
+    def default_params(self) -> dict[str, np.ndarray]:
+        """The parameters the env lets vary per sub-env (``vecrl.params``), with their defaults: MuJoCo model
+        fields on brax and playground, the ``EnvParams`` fields on gymnax."""
+        return {name: value.copy() for name, value in default_params(self.jax_env).items()}
+
+    @property
     def state(self) -> Any:
         """The current state of the env (batched pytree of jax arrays); None before the first ``reset()``."""
         return None if self._carry is None else self._packer.unpack(self._carry.state)
@@ -242,13 +249,17 @@ class JaxVectorEnv(EpisodeVectorEnv):
     ) -> tuple[Any, dict]:
         """Start a new episode in every sub-env, or in those chosen by ``options["reset_mask"]``.
 
-        Returns ``(observation, info)`` (of ``array_type``). ``options`` may hold only ``"reset_mask"``
+        Returns ``(observation, info)`` (of ``array_type``). ``options`` may hold ``"reset_mask"``
         (a bool array, tensor or list of length ``num_envs``), gymnasium's convention: then only the masked
         sub-envs restart (from fresh random states, seeded by ``seed`` if given) and the other rows of the
-        returned observation are those last returned. A jax env's reset takes no other option, so any
-        other key is an error rather than silently ignored.
+        returned observation are those last returned; and ``"params"`` (``vecrl.params``: the reset
+        sub-envs' parameters, which hold until their next reset with params). A jax env's reset takes no
+        other option, so any other key is an error rather than silently ignored.
         """
-        mask, requested, _ = self._reset_request(seed, options, started=self._carry is not None)
+        mask, requested, rest = self._reset_request(seed, options, started=self._carry is not None)
+        params = None if rest is None else rest.get(PARAMS_OPTION)
+        # (a full reset without params keeps the sub-envs' params)
+        kept = None if self._carry is None or mask is not None or params is not None else self._carry.params
         chosen: int | np.ndarray = (
             int(self._seed_source.integers(0, 2**32)) if requested is None else requested
         )
@@ -265,6 +276,10 @@ class JaxVectorEnv(EpisodeVectorEnv):
         else:
             assert self._carry is not None  # a masked reset before the first reset was refused above
             self._carry = self._jit.masked_reset(self._carry, rows, mask)
+        if self._jit.set_params is not None and (params is not None or kept is not None):
+            given = kept if params is None else {name: jax.numpy.asarray(v) for name, v in params.items()}
+            which = np.ones(self.num_envs, dtype=bool) if mask is None else mask
+            self._carry = self._jit.set_params(self._carry, given, which)
         self._note_reset(mask)
         observation: Any
         info: dict[str, Any]
@@ -521,7 +536,8 @@ def _build_compiled_env(config: _Config) -> _CompiledEnv:
     # The carry and the pool are donated where they are updated: their buffers never reach the user
     # (results are separate outputs, and JaxVectorEnv.state unpacks copies), so XLA may update them
     # in place instead of copying them.
-    for name in ("step", "refill", "masked_reset"):
+    names = ("step", "refill", "masked_reset") + (() if packed.set_params is None else ("set_params",))
+    for name in names:
         jitted[name] = jax.jit(
             getattr(packed, name), in_shardings=device, out_shardings=device, donate_argnums=0
         )

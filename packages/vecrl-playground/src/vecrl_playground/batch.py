@@ -21,7 +21,9 @@ from gymnasium.spaces import Box
 
 from vecrl import checks
 from vecrl.checks import did_you_mean
+from vecrl.params import MUJOCO_FIELDS
 from vecrl_jax.brax_style import BraxStyleEnv
+from vecrl_jax.model_params import ModelParams
 
 #: Keywords of the episode wrapper (brax's ``EpisodeWrapper``); every other keyword overrides the env's config.
 WRAPPER_KEYWORDS = ("episode_length", "action_repeat")
@@ -65,7 +67,8 @@ def make_playground_env(env_name: str, kwargs: Mapping[str, Any]) -> BraxStyleEn
     env, config = _loaded(env_name, tuple(sorted(overrides.items())))
     episode_length = kwargs.get("episode_length", config.episode_length)
     action_repeat = kwargs.get("action_repeat", config.get("action_repeat", 1))
-    return BraxStyleEnv(training.EpisodeWrapper(env, episode_length, action_repeat), action_space(env))
+    wrapped = training.EpisodeWrapper(env, episode_length, action_repeat)
+    return BraxStyleEnv(wrapped, action_space(env), ModelParams("_mjx_model", (*MUJOCO_FIELDS, "gravity")))
 
 
 @functools.lru_cache(maxsize=8)

@@ -9,7 +9,14 @@ import argparse
 from pathlib import Path
 
 import vecrl
-from vecrl.command import Command, CommandError, finite_positive_float, positive_int, seed_int
+from vecrl.command import (
+    Command,
+    CommandError,
+    add_randomize_argument,
+    finite_positive_float,
+    positive_int,
+    seed_int,
+)
 
 THIS_MACHINE = ""  # --ray without an address
 
@@ -45,6 +52,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ADDRESS",
         help="evaluate on Ray actors (needs vecrl-ray): Ray started on this machine, or the cluster at ADDRESS",
     )
+    add_randomize_argument(parser)
     parser.add_argument(
         "--obs-norm",
         type=_stats_path,

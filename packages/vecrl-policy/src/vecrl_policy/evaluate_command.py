@@ -15,7 +15,8 @@ import torch
 
 import vecrl
 from vecrl.cli import ProgressBar
-from vecrl.command import CommandError, make_env_or_fail, warm_up
+from vecrl.command import CommandError, first_line, make_env_or_fail, warm_up
+from vecrl.randomize import params_table, scale
 from vecrl_policy.evaluate_workers import checked_num_workers, workers_of
 from vecrl_policy.evaluation import EvaluationResult, evaluate
 from vecrl_policy.normalization import ObsNorm, checked_obs_norm
@@ -54,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
                 f"--sigma {args.sigma:g}: random parameters that large overflow float32 (to inf); give a --sigma"
                 f" below {torch.finfo(torch.float32).max / 10:.0e}"
             )
+        randomize = checked_randomize(args.randomize, env, args.env)
         executor, num_workers = None, args.workers
         if args.ray is not None:
             executor, num_workers = ray_executor(args.ray or None, args.workers), None
@@ -90,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
                     executor=executor,
                     obs_norm=obs_norm,
                     progress=progress,
+                    randomize=randomize,
                 )
             except ValueError as error:  # a network that does not fit the env
                 raise CommandError(f"bad --policy for {args.env}: {str(error).splitlines()[0]}") from error
@@ -122,6 +125,25 @@ def run(args: argparse.Namespace) -> int:
         f" ({result.path} path)"
     )
     return 0
+
+
+def checked_randomize(ranges: list[Any] | None, env: Any, env_name: str) -> scale | None:
+    """The sampler of ``--randomize`` words (``vecrl.command.scale_range``'s), None for none; a CommandError
+    where ``env`` (made from ``env_name``) does not let those parameters vary."""
+    if not ranges:
+        return None
+    sampler = scale(dict(ranges))
+    defaults = getattr(env.unwrapped, "default_params", None) or {}
+    if not defaults:
+        raise CommandError(
+            f"--randomize: {env_name} lets no parameter vary per sub-env; gym's MuJoCo and"
+            " classic-control envs, brax, playground and gymnax do"
+        )
+    try:
+        params_table(sampler, defaults, [0], 1, env_name)
+    except (TypeError, ValueError) as error:
+        raise CommandError(f"--randomize: {first_line(error)}") from error
+    return sampler
 
 
 def _start_workers(env: Any, num_workers: int) -> None:

@@ -22,6 +22,7 @@ from numbers import Integral
 from typing import Any
 
 import cloudpickle
+import numpy as np
 import torch
 
 from vecrl.checks import SubEnvError
@@ -109,7 +110,10 @@ class EvaluationWorkers:
         first, stop = parts[0].start, parts[-1].stop
         seeds = None if parts[0].seeds is None else tuple(s for part in parts for s in part.seeds or ())
         num_envs = min(evaluation.env.num_envs, math.ceil((stop - first) / (self.num_parts * STARTED_SHARE)))
-        job = Part(first, stop, num_envs, seeds)
+        params = None
+        if parts[0].params is not None:
+            params = {name: np.concatenate([part.params[name] for part in parts]) for name in parts[0].params}  # type: ignore[index]
+        job = Part(first, stop, num_envs, seeds, params)
         dispatch = _Dispatch(self, evaluation, job)
         try:
             dispatch.run()
@@ -125,7 +129,9 @@ class EvaluationWorkers:
         rows = evaluation.parameters[job.start : job.stop]
         try:
             with one_torch_thread():  # one core per process
-                return evaluation.run_rows(evaluation.policy, own_env, rows, job.seeds, source=source)
+                return evaluation.run_rows(
+                    evaluation.policy, own_env, rows, job.seeds, params=job.params, source=source
+                )
         except SubEnvError as error:
             raise error.with_row(job.start + (error.row or 0)) from error.__cause__
 

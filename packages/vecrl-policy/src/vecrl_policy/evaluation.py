@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
+from vecrl.randomize import Sampler
 from vecrl_policy.executor import Evaluation, Executor, split_population
 from vecrl_policy.fused import compile_seconds
 from vecrl_policy.normalization import ObsNorm
@@ -61,6 +62,7 @@ def evaluate(
     fused: bool | None = None,
     common_random_numbers: bool = False,
     devices: Sequence[Any] | None = None,
+    randomize: Sampler | Mapping[str, Any] | None = None,
 ) -> EvaluationResult:
     """Run every row of ``parameters`` for ``num_episodes`` episodes, ``env.num_envs`` rows at a time, in
     one vectorized loop; no loop over rows.
@@ -117,6 +119,15 @@ def evaluate(
     and the choice of path are :func:`vecrl_policy.plan.checked_plan`'s; :mod:`vecrl_policy.runners` runs
     the rows.
 
+    ``randomize`` varies the env's parameters (``env.default_params``: MuJoCo model fields, classic-control
+    constants, gymnax's ``EnvParams``; ``vecrl.params``) per row and episode, for domain randomization: a
+    sampler ``(generator, default_params) -> params`` (such as ``vecrl.randomize.scale({"body_mass": (0.8,
+    1.2)})``), called for each row's every episode with a generator seeded by the row's seed and the
+    episode's number, or fixed parameters per row (name -> array with a row each). The parameters are drawn
+    once, before anything runs (``vecrl.randomize.params_table``), so a row's result stays independent of
+    ``num_envs``, workers, the executor and the fused path. Without it, every sub-env runs with the env's
+    defaults.
+
     The loop runs on one torch thread (see :func:`vecrl_policy.threads.one_torch_thread` for why); the
     count is restored when the call returns.
 
@@ -144,10 +155,11 @@ def evaluate(
         fused=fused,
         common_random_numbers=common_random_numbers,
         devices=devices,
+        randomize=randomize,
     )
     compiled_before = compile_seconds()
     runner = InThisProcess(progress) if plan.executor is None else plan.executor
-    parts = split_population(env, len(parameters), plan.seeds, runner.num_parts)
+    parts = split_population(env, len(parameters), plan.seeds, runner.num_parts, plan.params)
     evaluation = Evaluation(env, policy, functools.partial(run_part, settings=plan.settings), parameters)
     results = runner.run(evaluation, parts)
     if plan.executor is not None and progress is not None:

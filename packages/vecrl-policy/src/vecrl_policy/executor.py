@@ -11,7 +11,7 @@ the next part. Nothing crosses per step.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -25,7 +25,8 @@ from vecrl.processes import pickled
 
 class RowsEvaluator(Protocol):
     """Evaluates rows, each reset with its seed: ``(policy, env, rows, seeds) -> (total_return, episodes,
-    steps)``; ``progress`` hears how many rows are done as they finish, and a ``source``
+    steps)``; ``params`` (``vecrl.randomize.params_table``'s rows, or None) are each row's env parameters
+    per episode; ``progress`` hears how many rows are done as they finish, and a ``source``
     (``vecrl_policy.row_loop.RowSource``) says which rows run, and when (default: all, at once)."""
 
     def __call__(
@@ -35,6 +36,7 @@ class RowsEvaluator(Protocol):
         rows: torch.Tensor,
         seeds: Sequence[int] | None,
         *,
+        params: Mapping[str, np.ndarray] | None = None,
         progress: Callable[[int], None] | None = None,
         source: Any = None,
     ) -> tuple[torch.Tensor, ...]: ...
@@ -43,7 +45,8 @@ class RowsEvaluator(Protocol):
 @dataclass(frozen=True)
 class Part:
     """Rows ``start:stop`` of the population, run on an env of ``num_envs`` sub-envs, row ``start + i``
-    reset with ``seeds[i]`` (None: unseeded).
+    reset with ``seeds[i]`` (None: unseeded) and, with ``params``, run with its env parameters
+    ``params[name][i]`` (one per episode: ``vecrl.randomize.params_table``'s rows).
 
     Examples:
         >>> Part(0, 2, num_envs=2, seeds=(10, 11)).seeds[1]
@@ -54,6 +57,7 @@ class Part:
     stop: int
     num_envs: int
     seeds: tuple[int, ...] | None
+    params: Mapping[str, np.ndarray] | None = None
 
 
 @dataclass(frozen=True)
@@ -87,9 +91,15 @@ class Executor(Protocol):
         ...
 
 
-def split_population(env: Any, num_rows: int, seeds: tuple[int, ...] | None, num_parts: int) -> list[Part]:
+def split_population(
+    env: Any,
+    num_rows: int,
+    seeds: tuple[int, ...] | None,
+    num_parts: int,
+    params: Mapping[str, np.ndarray] | None = None,
+) -> list[Part]:
     """``num_rows`` rows in at most ``num_parts`` contiguous parts of near-equal size, each with its rows'
-    ``seeds`` (one per row, from ``row_seeds``) and an env of ``env.num_envs`` sub-envs, or fewer for a
+    ``seeds`` (one per row, from ``row_seeds``) and ``params`` (their rows) and an env of ``env.num_envs`` sub-envs, or fewer for a
     part with fewer rows. A row's result depends on its seed alone, so a part gives the same results
     wherever it runs.
 
@@ -103,7 +113,8 @@ def split_population(env: Any, num_rows: int, seeds: tuple[int, ...] | None, num
     for rows in np.array_split(np.arange(num_rows), min(num_parts, num_rows)):
         start, stop = int(rows[0]), int(rows[-1]) + 1
         part_seeds = None if seeds is None else seeds[start:stop]
-        parts.append(Part(start, stop, min(env.num_envs, stop - start), part_seeds))
+        part_params = None if params is None else {name: value[start:stop] for name, value in params.items()}
+        parts.append(Part(start, stop, min(env.num_envs, stop - start), part_seeds, part_params))
     return parts
 
 
@@ -195,7 +206,9 @@ class PartRunner:
             if self._env is None or self._env.num_envs != part.num_envs:
                 self.close()
                 self._env = self._recipe.with_changes(num_envs=part.num_envs).make()
-            results = message.run_rows(self._policy, self._env, message.rows, part.seeds, source=source)
+            results = message.run_rows(
+                self._policy, self._env, message.rows, part.seeds, params=part.params, source=source
+            )
         except SubEnvError as error:
             self.close()  # the env may be out of step
             row = part.start + (error.row or 0)  # the row in the part, as a row of the whole population

@@ -17,7 +17,8 @@ make another trajectory of it within a few dozen steps, so single rows' returns 
   starts from ``jax.random.PRNGKey(episode_seed(seed_r, e))`` and its action noise is ``action_noise(seed_r,
   k)`` at its ``k``-th step (:mod:`vecrl_policy.randomness`, the rule the stepped loop follows with
   seeded masked resets). A slot whose row is done takes the next row (refill); the loop ends when every
-  row is done (the early exit).
+  row is done (the early exit). With env parameters per row and episode (``evaluate(randomize=)``), each
+  episode's fresh state gets its own (the env's ``with_params``).
 - Recurrent states are zeroed where an episode starts; the observation normalization of the call's start,
   the statistics of what counted rows saw, ``decrease_rewards_by`` and ``alive_bonus_schedule`` are those
   of the stepped loop.
@@ -32,7 +33,7 @@ import functools
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -66,6 +67,7 @@ class _Settings(NamedTuple):
     observe: bool
     discrete: bool  # the argmax of the network's scores is the action
     width: int  # the slots of each device: as many rows run at once there
+    randomized: bool  # the rows' episodes have env parameters of their own
     devices: tuple[Any, ...]  # the jax devices the rows are split over, each running the loop on its share
 
 
@@ -129,6 +131,7 @@ def run_fused(
     parameters: torch.Tensor,
     seeds: Sequence[int] | None,
     settings: RowSettings,
+    params: Mapping[str, np.ndarray] | None = None,
 ) -> tuple[torch.Tensor, ...]:
     """Every row of ``parameters`` for ``settings.num_episodes`` episodes in one compiled program; what
     :func:`vecrl_policy.row_loop.run_rows` returns for the same call, on the device of ``parameters``.
@@ -150,15 +153,21 @@ def run_fused(
     padding = share * shares - num_rows
     population = parameters.detach().contiguous()
     row_seeds = np.asarray(random_row_seeds(num_rows) if seeds is None else seeds, dtype=np.uint32)
+    table = None if params is None else dict(params)
     if padding:
         population = torch.cat([population, population[-1:].expand(padding, -1)])
         row_seeds = np.concatenate([row_seeds, np.repeat(row_seeds[-1:], padding)])
+        if table is not None:
+            table = {
+                name: np.concatenate([v, np.repeat(v[-1:], padding, axis=0)]) for name, v in table.items()
+            }
     arguments = (
         convert_from_torch(population, "jax"),
         jnp.asarray(row_seeds),
         None if mean is None else convert_from_torch(mean, "jax"),
         None if std is None else convert_from_torch(std, "jax"),
         jnp.asarray(np.clip(num_rows - share * np.arange(shares), 0, share), dtype=jnp.int32),
+        None if table is None else {name: jnp.asarray(value) for name, value in table.items()},
     )
     if shares > 1:
         arguments = _placed(arguments, devices)
@@ -173,6 +182,7 @@ def run_fused(
             settings.normalize is not None,
             settings.discrete,
             min(-(-num_slots // shares), share),
+            table is not None,
             devices,
         ),
         arguments,
@@ -245,7 +255,7 @@ def _placed(arguments: tuple[Any, ...], devices: tuple[Any, ...]) -> tuple[Any, 
     import jax
 
     mesh = _mesh(devices)
-    population, seeds, mean, std, valid = arguments
+    population, seeds, mean, std, valid, params = arguments
     split, whole = (jax.sharding.NamedSharding(mesh, spec) for spec in _specs())
     return (
         jax.device_put(population, split),
@@ -253,6 +263,7 @@ def _placed(arguments: tuple[Any, ...], devices: tuple[Any, ...]) -> tuple[Any, 
         None if mean is None else jax.device_put(mean, whole),
         None if std is None else jax.device_put(std, whole),
         jax.device_put(valid, split),
+        None if params is None else jax.device_put(params, split),
     )
 
 
@@ -285,7 +296,7 @@ def _program(settings: _Settings, arguments: tuple[Any, ...]) -> Any:
             rollout = _shard_map(
                 rollout,
                 _mesh(settings.devices),
-                in_specs=(split, split, whole, whole, split),
+                in_specs=(split, split, whole, whole, split, split),
                 out_specs=split,
             )
         start = time.perf_counter()
@@ -309,10 +320,10 @@ def _shard_map(function: Any, mesh: Any, **specs: Any) -> Any:
 
 
 def _rollout(
-    settings: _Settings, population: Any, seeds: Any, mean: Any, std: Any, valid: Any
+    settings: _Settings, population: Any, seeds: Any, mean: Any, std: Any, valid: Any, params: Any
 ) -> tuple[Any, ...]:
     """The loop over the rows of ``population``, of which the first ``valid[0]`` run (the others pad a
-    device's share and stay zero)."""
+    device's share and stay zero); ``params`` (or None) are the env parameters of each row's episodes."""
     import jax
     import jax.numpy as jnp
 
@@ -325,6 +336,16 @@ def _rollout(
     every_row = jax_layers.unpack(specs, population)
     held = jnp.arange(width)
     state = episodes.reset(keys[:width])
+    last_episode = settings.num_episodes - 1
+
+    def with_params(state: Any, held: Any, slot_episodes: Any) -> Any:
+        """The states of the slots' rows' episodes, with their params."""
+        if params is None:
+            return state
+        episode = jnp.minimum(slot_episodes, last_episode)
+        return episodes.with_params(state, {name: value[held, episode] for name, value in params.items()})  # type: ignore[attr-defined]
+
+    state = with_params(state, held, jnp.zeros(width, jnp.int32))
     observation = _flat(episodes.outcome(state).observation)
 
     def take(rows: Any) -> Any:
@@ -411,6 +432,7 @@ def _rollout(
             fresh = episodes.reset(
                 jax.vmap(jax.random.PRNGKey)(episode_seed(of_rows(seeds, held), c["slot_episodes"]))
             )
+            fresh = with_params(fresh, held, c["slot_episodes"])
             fresh_observation = _flat(episodes.outcome(fresh).observation)
             state = _where_rows(restarting, fresh, state)
             observation = jnp.where(restarting[:, None], fresh_observation, observation)

@@ -10,12 +10,14 @@ from dataclasses import dataclass
 from numbers import Integral
 from typing import Any
 
+import numpy as np
 import torch
 from gymnasium.spaces import Box, Discrete, flatdim
 from torch import nn
 
 from vecrl.checks import checked_flag, checked_seed, closed_env_error, listed
 from vecrl.numpy_view import NumpyView
+from vecrl.randomize import params_table
 from vecrl_policy.evaluate_workers import checked_num_workers, workers_of
 from vecrl_policy.executor import Executor
 from vecrl_policy.fused import fused_episodes
@@ -30,8 +32,9 @@ from vecrl_policy.shaping import Shaping
 @dataclass(frozen=True)
 class Plan:
     """One checked ``evaluate`` call: every row of ``parameters`` run with ``settings``, row ``r`` seeded
-    with ``seeds[r]`` (None: unseeded), by ``executor`` (None: in this process) on the ``path`` it takes;
-    ``obs_norm`` gets what the rows saw."""
+    with ``seeds[r]`` (None: unseeded) and the env parameters ``params[name][r, episode]`` (None: the env's
+    defaults), by ``executor`` (None: in this process) on the ``path`` it takes; ``obs_norm`` gets what the
+    rows saw."""
 
     policy: Policy
     env: Any
@@ -41,6 +44,7 @@ class Plan:
     obs_norm: ObsNorm | None
     executor: Executor | None
     path: str
+    params: dict[str, np.ndarray] | None = None
 
 
 def checked_plan(
@@ -59,6 +63,7 @@ def checked_plan(
     fused: Any = None,
     common_random_numbers: Any = False,
     devices: Any = None,
+    randomize: Any = None,
     start_workers: bool = True,
 ) -> Plan:
     """The plan of ``evaluate(policy, env, parameters, ...)`` with the same arguments; a TypeError or
@@ -108,6 +113,19 @@ def checked_plan(
     seeds = _seeds(
         checked_seed(seed), len(parameters), checked_flag(common_random_numbers, "common_random_numbers")
     )
+    params = None
+    if randomize is not None:
+        defaults = getattr(env.unwrapped, "default_params", None) or {}
+        name = getattr(getattr(env, "recipe", None), "env_name", None) or type(env.unwrapped).__name__
+        if not defaults:
+            raise NotImplementedError(
+                f"randomize= draws the env's parameters per row and episode, but {name}"
+                " lets none vary (its default_params is empty): use a backend that does (gym's MuJoCo and classic"
+                " control envs, brax, playground, gymnax), or leave randomize out."
+            )
+        if seeds is None:  # (the parameters of a row are drawn from its seed: it needs one)
+            seeds = tuple(int(s) for s in random_row_seeds(len(parameters)))
+        params = params_table(randomize, defaults, seeds, int(num_episodes), name)
     budget = getattr(env.unwrapped, "num_episodes", None)
     if budget is not None and budget < num_episodes:
         raise ValueError(
@@ -174,7 +192,7 @@ def checked_plan(
         )
     if workers and start_workers:
         executor = workers_of(env, min(int(num_workers), len(parameters)))  # never a process without rows
-    return Plan(policy, env, parameters, seeds, settings, obs_norm, executor, path)
+    return Plan(policy, env, parameters, seeds, settings, obs_norm, executor, path, params)
 
 
 def _checked_devices(devices: Any) -> tuple[Any, ...] | None:

@@ -16,15 +16,17 @@ sub-env's seed when its pool is built) runs a seeded call in whole-env resets in
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import numpy as np
 import torch
 
 from vecrl.autoreset import declared_autoreset_mode
 from vecrl.checks import SubEnvError
 from vecrl.contract import capabilities_of
+from vecrl.params import PARAMS_OPTION
 from vecrl_policy.normalization import Normalize
 from vecrl_policy.observations import Flattener
 from vecrl_policy.policy import Policy
@@ -103,15 +105,19 @@ def run_rows(
     rows: torch.Tensor,
     seeds: Sequence[int] | None,
     settings: RowSettings,
+    params: Mapping[str, np.ndarray] | None = None,
+    *,
     progress: Callable[[int], None] | None = None,
     source: RowSource | None = None,
 ) -> tuple[torch.Tensor, ...]:
     """Run each of ``rows`` for ``settings.num_episodes`` episodes on ``env``, row ``r`` reset with
-    ``seeds[r]`` (unseeded when ``seeds`` is None): each row's ``(total_return, episodes, steps)`` on the
+    ``seeds[r]`` (unseeded when ``seeds`` is None) and, with ``params``, its episode ``e`` run with the env
+    parameters ``params[name][r, e]`` (``vecrl.randomize.params_table``): each row's ``(total_return, episodes, steps)`` on the
     device of ``rows``, and with ``settings.normalize``, the observations the rows saw as ``(count, sum,
     sum of squares)`` (one row each). ``progress`` hears how many rows are done whenever rows finish.
     ``source`` says which rows run (default: all, in order); the results of the others are zeros."""
-    loop = _RowLoop(policy, env, rows, seeds, settings, InOrder(len(rows)) if source is None else source)
+    source = InOrder(len(rows)) if source is None else source
+    loop = _RowLoop(policy, env, rows, seeds, settings, source, params)
     try:
         return loop.run(progress)
     except SubEnvError as error:
@@ -131,8 +137,13 @@ class _RowLoop:
         seeds: Sequence[int] | None,
         settings: RowSettings,
         source: RowSource,
+        params: Mapping[str, np.ndarray] | None,
     ) -> None:
         self.policy, self.env, self.rows, self.seeds, self.source = policy, env, rows, seeds, source
+        # each row's env parameters per episode, set by the reset that starts the episode; without them, the
+        # env's defaults, set once (evaluate's resets then keep them, whatever the env had before)
+        self.params = params
+        self.defaults = dict(getattr(env.unwrapped, "default_params", None) or {})
         self.num_episodes, self.discrete, self.flatten = (
             settings.num_episodes,
             settings.discrete,
@@ -146,6 +157,8 @@ class _RowLoop:
         # a seeded row's later episodes start from seeded masked resets, unless the backend's autoreset
         # continues the stream the row's seeded reset started (vecrl_policy.randomness)
         self.reseeds = self.refills and seeds is not None and not capabilities.autoreset_follows_seed
+        # an episode with parameters of its own starts from a masked reset that gives them
+        self.reseeds = self.reseeds or (self.refills and params is not None)
         # each row's seed (drawn for an unseeded call: its noise needs one)
         self.row_seed = torch.as_tensor(
             random_row_seeds(len(rows)) if seeds is None else seeds, dtype=torch.int64
@@ -270,7 +283,8 @@ class _RowLoop:
         self.live = self.actions = None
         self.policy.set_parameters(self._rows_of(self.held))
         seeds = self._reset_seeds()
-        observation, _ = self.env.reset() if seeds is None else self.env.reset(seed=seeds)
+        options = self._params_option(None)
+        observation, _ = self.env.reset(seed=seeds, options=options)
         return self.flatten(observation)
 
     def _restart(
@@ -301,11 +315,20 @@ class _RowLoop:
         if mask is self.no_slots:
             return features
         seeds = self._reset_seeds()  # the unmasked slots' seeds are not used
-        options = {"reset_mask": mask}
-        observation, _ = (
-            self.env.reset(options=options) if seeds is None else self.env.reset(seed=seeds, options=options)
-        )
+        options = {"reset_mask": mask, **(self._params_option(mask) or {})}
+        observation, _ = self.env.reset(seed=seeds, options=options)
         return self.flatten(observation)
+
+    def _params_option(self, mask: torch.Tensor | None) -> dict[str, Any] | None:
+        """The ``params`` option of a reset (of the slots of ``mask``, None: all): each slot's row's params for
+        its next episode; the defaults at a full reset without them; None where the env has no params."""
+        if self.params is None:
+            if mask is not None or not self.defaults:
+                return None
+            return {PARAMS_OPTION: {n: np.stack([v] * self.num_slots) for n, v in self.defaults.items()}}
+        rows = self.held.numpy()
+        episodes = np.minimum(self.slot_episodes.numpy(), self.num_episodes - 1)
+        return {PARAMS_OPTION: {name: value[rows, episodes] for name, value in self.params.items()}}
 
     def _noise(self, live: torch.Tensor | None) -> torch.Tensor:
         """The action noise of the slots ``live`` (all when None), by each one's row seed and step."""

@@ -6,9 +6,10 @@ names none."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 from vecrl_policy.executor import Evaluation, Part
@@ -25,6 +26,7 @@ def run_part(
     seeds: Sequence[int] | None,
     settings: RowSettings,
     *,
+    params: Mapping[str, np.ndarray] | None = None,
     progress: Callable[[int], None] | None = None,
     source: RowSource | None = None,
 ) -> tuple[torch.Tensor, ...]:
@@ -33,12 +35,12 @@ def run_part(
     if source is None and settings.fused is not False:
         episodes = fused_episodes(policy, env, rows, settings)
         if not isinstance(episodes, str):
-            results = run_fused(episodes, policy, env.num_envs, rows, seeds, settings)
+            results = run_fused(episodes, policy, env.num_envs, rows, seeds, settings, params)
             if progress is not None:
                 progress(len(rows))
             return results
     with one_torch_thread():
-        return run_rows(policy, env, rows, seeds, settings, progress=progress, source=source)
+        return run_rows(policy, env, rows, seeds, settings, params, progress=progress, source=source)
 
 
 class InThisProcess:
@@ -54,7 +56,14 @@ class InThisProcess:
         (part,) = parts
         rows = evaluation.parameters[part.start : part.stop]
         return [
-            evaluation.run_rows(evaluation.policy, evaluation.env, rows, part.seeds, progress=self.progress)
+            evaluation.run_rows(
+                evaluation.policy,
+                evaluation.env,
+                rows,
+                part.seeds,
+                params=part.params,
+                progress=self.progress,
+            )
         ]
 
     def close(self) -> None:

@@ -1,0 +1,48 @@
+"""One ``params`` dict, every MuJoCo-based engine: the same ``{"gravity": ...}`` (MuJoCo's name, as every field)
+steps gym's Hopper, brax's hopper and a MuJoCo Playground env, each as its unrandomized self with the
+defaults and, with stronger gravity, falling faster."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import vecrl
+from vecrl.compat import GYMNASIUM_1
+from vecrl.testing import idle_rollout
+
+pytest.importorskip("mujoco")
+GRAVITY = {"gravity": np.array([[0.0, 0.0, -9.81], [0.0, 0.0, -30.0]])}
+
+
+def engines() -> list[tuple[str, dict]]:
+    found = [("gym::" + ("Hopper-v5" if GYMNASIUM_1 else "Hopper-v4"), {})]
+    for module, name, kwargs in [
+        ("vecrl_brax", "brax::hopper", {}),
+        ("vecrl_playground", "playground::CartpoleBalance", {"episode_length": 50}),
+    ]:
+        try:
+            __import__(module)
+        except ImportError:
+            continue
+        found.append((name, kwargs))
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "kwargs"), engines())
+def test_one_gravity_dict_steps_every_engine_the_way_physics_says(name, kwargs):
+    env = vecrl.make_vector_env(name, num_envs=2, **kwargs)
+    defaults = env.unwrapped.default_params
+    assert defaults["gravity"].tolist() == pytest.approx([0.0, 0.0, -9.81])
+    plain = idle_rollout(env, 8)
+    same = {name: np.stack([value, value]) for name, value in defaults.items()}
+    torch.testing.assert_close(idle_rollout(env, 8, {"params": same}), plain, rtol=0, atol=0)
+    heavier = idle_rollout(env, 8, {"params": GRAVITY})
+    torch.testing.assert_close(heavier[:, 0], plain[:, 0], rtol=0, atol=0)  # row 0 got the defaults
+    if name.startswith("playground::"):  # the pole (its angle's sine, observation 2) leaves upright faster
+        assert heavier[-1, 1, 2].abs() > plain[-1, 1, 2].abs() * 1.05
+    else:  # the torso's height (observation 0) drops faster
+        assert heavier[-1, 1, 0] < plain[-1, 1, 0] - 0.01
+    env.close()
