@@ -3,8 +3,11 @@ networks that are not scored alike on every call, seeds and worker counts that m
 
 from __future__ import annotations
 
+import functools
 import threading
 
+import gymnasium
+import numpy as np
 import pytest
 import torch
 
@@ -187,3 +190,43 @@ def test_a_closed_env_is_refused_before_any_worker_starts():
         pytest.raises(RuntimeError, match="evaluate\\(\\) was called on .*, which is closed"),
     ):
         evaluate(policy, env, rows(policy), num_workers=2)  # (workers started and scored it before)
+
+
+class BlowsUp(gymnasium.Wrapper):
+    """A sub-env whose observation turns ``bad`` (NaN or inf) at its third step; its episodes end at the fifth."""
+
+    def __init__(self, env: gymnasium.Env, bad: float) -> None:
+        super().__init__(env)
+        self.bad, self.t = bad, 0
+
+    def reset(self, **kwargs):
+        self.t = 0
+        return self.env.reset(**kwargs)
+
+    def step(self, action):
+        self.t += 1
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        if self.t == 3:
+            observation = np.array([self.bad, 0.0, 0.0, 0.0], np.float32)
+        return observation, reward, self.t >= 5, truncated, info
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_an_observation_that_stops_being_finite_is_an_error_naming_its_row(bad):
+    env = vecrl.make_vector_env(
+        "gym::CartPole-v1", num_envs=2, wrappers=[functools.partial(BlowsUp, bad=bad)]
+    )
+    policy = Policy("Linear(4, 2)")
+    with pytest.raises(vecrl.SubEnvError, match=r"Population row \d \(on sub-env \d .*NaN or inf"):
+        evaluate(policy, env, rows(policy), seed=0)  # (it was scored 5.0, the NaN read as 0)
+    env.close()
+
+
+def test_an_env_changed_after_it_was_made_is_not_made_again_elsewhere_silently():
+    env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=4)
+    env.set_attr("force_mag", 40.0)
+    policy = Policy("Linear(4, 2)")
+    with no_process_left(), pytest.raises(ValueError, match=r"set_attr\('force_mag'.*worker processes"):
+        evaluate(policy, env, rows(policy), num_workers=2)  # (10 of 13 rows scored the unchanged env)
+    evaluate(policy, env, rows(policy))  # in this process, the changed env is the one stepped
+    env.close()

@@ -57,6 +57,25 @@ def test_every_path_gives_each_row_the_same_numbers(name):
         torch.testing.assert_close(statistics[num_envs].mean, statistics[4].mean, rtol=1e-5, atol=1e-6)
 
 
+def test_randomized_masses_give_each_row_the_same_numbers_on_every_path():
+    # domain randomization: each row's episodes draw their masses and gear from its seed, wherever they run
+    randomize = vecrl.randomize.scale({"body_mass": (0.3, 3.0), "actuator_gear": (0.5, 1.5)})
+    policy = Policy(ENVS["brax::inverted_pendulum"][0])
+    rows = population(policy, 10)
+    results = {}
+    for num_envs, fused in [(4, None), (3, False), (16, False)]:
+        env = make("brax::inverted_pendulum", num_envs)
+        results[num_envs] = evaluate(policy, env, rows, fused=fused, randomize=randomize, **OPTIONS)
+        env.close()
+    assert [r.path for r in results.values()] == ["fused", "stepped", "stepped"]
+    for num_envs in (3, 16):
+        assert_same_rows(results[num_envs], results[4])
+    env = make("brax::inverted_pendulum", 4)
+    plain = evaluate(policy, env, rows, **OPTIONS)
+    env.close()
+    assert not torch.equal(plain.steps, results[4].steps)  # the masses did change the episodes
+
+
 def test_a_wrapped_env_runs_its_wrappers_on_every_path():
     env = gymnasium.wrappers.vector.TransformReward(make("brax::fast", 4), lambda reward: reward * 0)
     policy = Policy(ENVS["brax::fast"][0])

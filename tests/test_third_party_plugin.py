@@ -240,3 +240,41 @@ def test_a_broken_command_plugin_leaves_the_built_in_commands_working(broken_sit
     assert "10 env-steps" in result.stdout
     assert "warning: the command plugin 'broken' from vecrl-broken 0.0.1 failed to load" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.fixture(scope="module")
+def dup_site(tmp_path_factory):
+    return pip_install_into(tmp_path_factory.mktemp("dup-site"), "vecrl-dup")
+
+
+def test_a_plugin_listing_another_prefix_than_its_entry_point_is_refused_whatever_ran_before(dup_site):
+    # vecrl-dup's entry point is named "dup" and lists the prefix "gym", which vecrl-gym serves
+    result = run_python(
+        """
+        import vecrl
+        def gym_works():
+            return vecrl.make_vector_env("gym::CartPole-v1", num_envs=1).num_envs == 1
+        print(gym_works())
+        backends, broken = vecrl.registry.installed_backends()
+        print(sorted(broken), "gym" in [b.prefix for b in backends])
+        print(gym_works())
+        for call in (vecrl.list_backends, lambda: vecrl.make_vector_env("dup::x", num_envs=1)):
+            try:
+                call()
+            except ValueError as error:
+                print(error)
+        """,
+        dup_site,
+    )
+    assert result.returncode == 0, result.stderr
+    before, listed, after, *errors = result.stdout.strip().splitlines()
+    assert before == after == "True" and listed == "['dup'] True"
+    assert len(errors) == 2
+    for error in errors:
+        assert (
+            "vecrl-dup 0.0.3 is installed under the entry point 'dup' but lists the backend prefix 'gym'"
+            in error
+        )
+    command = run_vecrl("backends", site=dup_site)
+    assert command.returncode == 0 and "Traceback" not in command.stderr
+    assert any(line.startswith("dup ") and "broken" in line for line in command.stdout.splitlines())

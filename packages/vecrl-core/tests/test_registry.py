@@ -277,3 +277,32 @@ def test_a_make_written_to_the_contract_before_keeps_working():
         observation, reward, done, info = env.step(torch.tensor([[0.0, 1.0], [1.0, 0.0]]))
         assert reward.tolist() == [1.0, 1.0] and env.single_action_space.shape == (2,)
     assert calls == [{}, {}]
+
+
+@pytest.mark.parametrize(
+    ("listed", "words"),
+    [
+        (lambda: 1 / 0, "raised ZeroDivisionError in vecrl_backends"),
+        (lambda: ["not a backend"], "expected a list of vecrl.Backend"),
+        (lambda: [Backend("no good", make=lambda name, **kw: None)], "lists a bad backend"),
+    ],
+)
+def test_a_plugin_that_breaks_after_registering_is_named_and_the_others_still_serve(listed, words):
+    class Plugin:
+        broken = False
+
+        @vecrl.hookimpl
+        def vecrl_backends(self):
+            return listed() if self.broken else [recording_backend("fine", [])]
+
+    plugin = Plugin()
+    vecrl.register_plugin(plugin, name="breaks-later")
+    register_backend(recording_backend("other", []))
+    plugin.broken = True
+    assert vecrl.get_backend("other").prefix == "other"
+    backends, broken = vecrl.registry.installed_backends()
+    assert [b.prefix for b in backends] == ["other"]
+    (error,) = broken.values()
+    assert "'breaks-later'" in str(error) and words in str(error)
+    with pytest.raises((TypeError, ValueError), match="breaks-later"):
+        vecrl.list_backends()

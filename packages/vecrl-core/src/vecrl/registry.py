@@ -160,7 +160,10 @@ def unregister_plugin(plugin: object) -> None:
 
 
 def get_backend(prefix: str) -> Backend:
-    """The backend serving ``prefix``, loading only the entry point of that name.
+    """The backend serving ``prefix``, loading only the entry point of that name (an installed plugin's entry
+    point is named after the prefix it serves: one listing another prefix is refused, whatever was loaded
+    before). A plugin that fails to load or to list its backends is left out (``vecrl backends`` names it),
+    unless it is the one serving ``prefix``, whose error is raised.
 
     Raises ValueError naming the known prefixes, a close match, and for ``gym`` / ``brax`` the package
     to install, when no backend serves ``prefix``.
@@ -170,38 +173,42 @@ def get_backend(prefix: str) -> Backend:
         'gym'
     """
     _load_entry_point(prefix)
-    backends = _collect()
+    broken: dict[str, Exception] = {}
+    backends = _collect_with_plugins(broken)
     if prefix in backends:
-        return backends[prefix]
+        return backends[prefix][0]
+    if prefix in broken:  # its plugin's own failure, or two plugins claiming it
+        raise broken[prefix]
     raise ValueError(_unknown_prefix_message(prefix, sorted(set(backends) | _entry_point_names())))
 
 
 def list_backends() -> list[Backend]:
     """Every backend available, loading all entry points of the ``vecrl`` group; sorted by prefix.
 
-    A plugin that fails to load raises ImportError; ``installed_backends`` lists around it instead.
+    A plugin that fails to load or to list its backends, or that claims a prefix another serves, raises
+    its error (naming the plugin); ``installed_backends`` lists around it instead.
     """
     backends, broken = installed_backends()
     if broken:
-        raise next(iter(broken.values()))  # the ImportError itself, chained to the plugin's own error
+        raise next(iter(broken.values()))  # chained to the plugin's own error
     return backends
 
 
-def installed_backends() -> tuple[list[Backend], dict[str, ImportError]]:
-    """Every backend that loads (sorted by prefix), and for each entry point that fails to load, its error.
+def installed_backends() -> tuple[list[Backend], dict[str, Exception]]:
+    """Every backend that loads (sorted by prefix), and what failed, each with its error naming the plugin:
+    an entry point that fails to load, or whose ``vecrl_backends()`` raises, returns something else than
+    Backends or lists a prefix other than the entry point's name (by that name; an in-process plugin by its
+    description), and a prefix two plugins claim (by the prefix, served by neither).
 
     Examples:
         >>> backends, broken = installed_backends()  # doctest: +SKIP
         >>> broken  # a plugin whose import raised  # doctest: +SKIP
         {'toy': ImportError("The vecrl plugin 'toy' from vecrl-toy 0.1.0 (vecrl_toy) failed to load: ...")}
     """
-    broken: dict[str, ImportError] = {}
-    for name in sorted(_entry_point_names()):
-        try:
-            _load_entry_point(name)
-        except ImportError as error:
-            broken[name] = error
-    return [backend for _, backend in sorted(_collect().items())], broken
+    broken: dict[str, Exception] = {}
+    _load_entry_points(broken)
+    found = _collect_with_plugins(broken)
+    return [backend for _, (backend, _) in sorted(found.items())], broken
 
 
 def backend_prefixes() -> list[str]:
@@ -222,7 +229,7 @@ def backend_distribution(prefix: str) -> tuple[str, str] | None:
         ('vecrl-gym', '0.1.0')
     """
     _load_entry_point(prefix)
-    providers = _collect_with_plugins()
+    providers = _collect_with_plugins({})
     if prefix not in providers:
         raise ValueError(_unknown_prefix_message(prefix, sorted(set(providers) | _entry_point_names())))
     plugin = providers[prefix][1]
@@ -255,37 +262,83 @@ def load_command_plugins(group: str) -> tuple[list[Any], list[str]]:
     return commands, failures
 
 
-def _collect() -> dict[str, Backend]:
-    """prefix -> Backend over every registered plugin."""
-    return {prefix: backend for prefix, (backend, _) in _collect_with_plugins().items()}
-
-
-def _collect_with_plugins() -> dict[str, tuple[Backend, object]]:
-    """prefix -> (Backend, the plugin providing it); two providers of one prefix is an error."""
+def _collect_with_plugins(broken: dict[str, Exception] | None = None) -> dict[str, tuple[Backend, object]]:
+    """prefix -> (Backend, the plugin providing it). Without ``broken``, a plugin that fails to list its
+    backends and two providers of one prefix are errors; with it, they are kept there instead (by the
+    plugin's description, and by the prefix, which then neither serves)."""
     found: dict[str, tuple[Backend, object]] = {}
+    claimants: dict[str, list[object]] = {}
     for plugin in _pm.get_plugins():
-        for backend in _call_plugin(plugin):
-            if backend.prefix in found:
-                raise ValueError(
-                    f"Two plugins claim the backend prefix {backend.prefix!r}:"
-                    f" {_describe_plugin(found[backend.prefix][1])} and {_describe_plugin(plugin)}."
-                    " Uninstall one of them (pip uninstall ...) or unregister the in-process one."
-                )
-            found[backend.prefix] = (backend, plugin)
-    return found
+        try:
+            backends = _call_plugin(plugin)
+            _check_entry_point_prefixes(plugin, backends)
+        except (TypeError, ValueError) as error:
+            if broken is None:
+                raise
+            broken[_entry_point_name(plugin) or _describe_plugin(plugin)] = error
+            continue
+        for backend in backends:
+            claimants.setdefault(backend.prefix, []).append(plugin)
+            found.setdefault(backend.prefix, (backend, plugin))
+    claimed = {
+        prefix: ValueError(
+            f"Two plugins claim the backend prefix {prefix!r}: {' and '.join(map(_describe_plugin, plugins))}."
+            " Uninstall one of them (pip uninstall ...) or unregister the in-process one."
+        )
+        for prefix, plugins in claimants.items()
+        if len(plugins) > 1
+    }
+    if claimed and broken is None:
+        raise next(iter(claimed.values()))
+    if broken is not None:
+        broken.update(claimed)
+    return {prefix: value for prefix, value in found.items() if prefix not in claimed}
 
 
 def _call_plugin(plugin: object) -> list[Backend]:
+    """The backends ``plugin`` lists; a TypeError naming it where its hook raises (a ValueError for a Backend
+    it made that is not valid) or returns something else than Backends."""
     hook = getattr(plugin, "vecrl_backends", None)
     if hook is None:
         return []
-    backends = hook()
+    try:
+        backends = hook()
+    except ValueError as error:  # (vecrl.Backend refusing a prefix or a make)
+        raise ValueError(
+            f"The vecrl plugin {_describe_plugin(plugin)} lists a bad backend: {error}"
+        ) from error
+    except Exception as error:
+        raise TypeError(
+            f"The vecrl plugin {_describe_plugin(plugin)} raised {type(error).__qualname__} in vecrl_backends():"
+            f" {error}"
+        ) from error
     if not isinstance(backends, (list, tuple)) or not all(isinstance(b, Backend) for b in backends):
         raise TypeError(
             f"The vecrl plugin {_describe_plugin(plugin)} returned {backends!r} from vecrl_backends();"
             " expected a list of vecrl.Backend."
         )
     return list(backends)
+
+
+def _entry_point_name(plugin: object) -> str | None:
+    """The name of the entry point ``plugin`` was loaded from; None for an in-process plugin."""
+    if not any(known is plugin for known, _ in _pm.list_plugin_distinfo()):
+        return None
+    return _pm.get_name(plugin)
+
+
+def _check_entry_point_prefixes(plugin: object, backends: list[Backend]) -> None:
+    """A ValueError where an installed plugin lists a prefix other than its entry point's name: vecrl finds a
+    backend by loading the entry point named after its prefix, so such a backend would be found or not (and
+    clash with another or not) according to what was loaded before."""
+    name = _entry_point_name(plugin)
+    wrong = [backend.prefix for backend in backends if name is not None and backend.prefix != name]
+    if wrong:
+        raise ValueError(
+            f"The vecrl plugin {_describe_plugin(plugin)} is installed under the entry point {name!r} but lists"
+            f" the backend prefix {wrong[0]!r}: an entry point is named after the prefix it serves (vecrl finds"
+            f" a backend by that name). Name the entry point {wrong[0]!r} or the backend's prefix {name!r}."
+        )
 
 
 def _describe_plugin(plugin: object) -> str:
@@ -325,6 +378,15 @@ def _providers(prefix: str) -> list[str]:
         if description not in owners and any(b.prefix == prefix for b in _call_plugin(plugin)):
             owners.append(description)
     return owners
+
+
+def _load_entry_points(broken: dict[str, Exception]) -> None:
+    """Load every entry point not loaded yet; those that fail are kept in ``broken`` (by name)."""
+    for name in sorted(_entry_point_names() - _loaded_entry_points):
+        try:
+            _load_entry_point(name)
+        except (ImportError, ValueError) as error:
+            broken[name] = error
 
 
 def _load_entry_point(name: str) -> None:

@@ -371,6 +371,9 @@ class SubEnvAccess:
     wrapped vector env ``self.env`` (gymnasium 1.x's ``VectorWrapper`` does not forward them)."""
 
     env: Any
+    #: The first change made to the sub-envs since they were made (``set_attr``), which the env's ``recipe``
+    #: does not hold (an env made again from it is the env as it was made); None while there is none.
+    changed_since_made: str | None = None
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Call the method ``name`` of every sub-env (or read the attribute ``name``); one result each."""
@@ -381,8 +384,11 @@ class SubEnvAccess:
         return self.env.get_attr(name)
 
     def set_attr(self, name: str, values: Any) -> None:
-        """Set the attribute ``name`` of every sub-env (a list or tuple: one value each)."""
+        """Set the attribute ``name`` of every sub-env (a list or tuple: one value each); the env's
+        ``changed_since_made`` names the first such change, which its ``recipe`` does not hold."""
         self.env.set_attr(name, values)
+        if self.changed_since_made is None:
+            self.changed_since_made = f"set_attr({name!r}, {values!r})"
 
 
 class TorchVectorWrapper(SubEnvAccess, TorchWrapper, VECTOR_WRAPPER_BASE):

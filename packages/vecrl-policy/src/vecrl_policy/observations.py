@@ -18,7 +18,7 @@ def observation_flattener(space: Space, dtype: torch.dtype, device: torch.device
     Each row is what ``gymnasium.spaces.flatten(space, observation)`` gives: a Box is flattened, a
     ``Discrete(n, start)`` becomes a one-hot vector of length n, a MultiDiscrete one one-hot block per
     entry, a MultiBinary its bits, and a Dict or Tuple the concatenation of its parts in the space's
-    order. NaN (the observation of a sub-env whose episode budget is spent) becomes 0.
+    order.
 
     Examples:
         >>> flatten = observation_flattener(Discrete(3), torch.float32, "cpu")
@@ -28,7 +28,7 @@ def observation_flattener(space: Space, dtype: torch.dtype, device: torch.device
     """
     device = torch.device(device)
     if isinstance(space, Box):
-        return lambda x: x.to(device=device, dtype=dtype).reshape(len(x), -1).nan_to_num()
+        return lambda x: x.to(device=device, dtype=dtype).reshape(len(x), -1)
     if isinstance(space, Discrete):
         n, start = int(space.n), int(space.start)
         return lambda x: _one_hot(x.to(device).reshape(len(x)) - start, n, dtype)

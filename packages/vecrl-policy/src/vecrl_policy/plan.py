@@ -183,6 +183,14 @@ def checked_plan(
             "devices= splits this process's compiled program over its jax devices; with an executor or worker"
             " processes each runs its part on its own devices (all of them): leave devices out."
         )
+    changed = getattr(env, "changed_since_made", None)
+    if changed is not None and (workers or executor is not None):
+        raise ValueError(
+            f"The env was changed after it was made ({changed}), and worker processes and executors make their"
+            " envs again from its recipe, which does not hold that change: their rows would score the env as it"
+            " was made. Give the change when making the env (a wrapper, or the env's keyword through"
+            " make_vector_env's gym_kwargs=...), or evaluate in this process (leave num_workers and executor out)."
+        )
     path = _path(policy, env, parameters, settings, workers)
     if devices is not None and path != "fused":
         why = "fused=False" if fused is False else fused_episodes(policy, env, parameters, settings)

@@ -220,7 +220,7 @@ class _RowLoop:
                     torch.where(resetting, -1, self.owner) if self.next_step else self.owner
                 )
                 self.resetting = self.no_slots
-                features = self.flatten(observation)
+                features = self._features(observation, self.counting & ~done, "step()")
                 ended = done & self.counting
                 if ended.any():
                     features = self._episodes_ended(ended, features)
@@ -285,7 +285,7 @@ class _RowLoop:
         seeds = self._reset_seeds()
         options = self._params_option(None)
         observation, _ = self.env.reset(seed=seeds, options=options)
-        return self.flatten(observation)
+        return self._features(observation, self.counting, "reset()")
 
     def _restart(
         self, features: torch.Tensor, *, again: torch.Tensor | None = None, wait: bool = False
@@ -317,7 +317,28 @@ class _RowLoop:
         seeds = self._reset_seeds()  # the unmasked slots' seeds are not used
         options = {"reset_mask": mask, **(self._params_option(mask) or {})}
         observation, _ = self.env.reset(seed=seeds, options=options)
-        return self.flatten(observation)
+        return self._features(observation, mask, "reset()")
+
+    def _features(self, observation: Any, live: torch.Tensor, during: str) -> torch.Tensor:
+        """The flat features of ``observation``, with the rows of slots that are not ``live`` (NaN where a
+        spent sub-env reports it) zeroed; a SubEnvError naming the sub-env (and so the row) where a live
+        slot's observation holds NaN or inf, which the policy would otherwise turn into a score."""
+        features = self.flatten(observation)
+        finite = torch.isfinite(features).all(dim=1)
+        if bool(finite.all()):
+            return features
+        broken = (~finite & live.to(finite.device)).nonzero().flatten().tolist()
+        if broken:
+            slot = broken[0]
+            raise SubEnvError(
+                slot,
+                during,
+                ValueError(
+                    f"its observation holds NaN or inf ({features[slot].tolist()}), which evaluate cannot score;"
+                    " look for where the env's state stops being finite"
+                ),
+            )
+        return torch.where(finite[:, None], features, torch.zeros((), dtype=features.dtype))
 
     def _params_option(self, mask: torch.Tensor | None) -> dict[str, Any] | None:
         """The ``params`` option of a reset (of the slots of ``mask``, None: all): each slot's row's params for
