@@ -20,6 +20,7 @@ from torch import nn
 import vecrl
 from vecrl.checks import checked_num_envs
 from vecrl.randomize import Sampler
+from vecrl_evotorch import vecgymne
 from vecrl_policy import ObsNorm, Policy, evaluate
 from vecrl_policy.executor import Executor
 from vecrl_policy.normalization import NormalizedNet
@@ -55,8 +56,10 @@ class VecrlNE(BaseNEProblem):
     ``env`` is a name for ``vecrl.make_vector_env`` (``"gym::Hopper-v5"``, ``"brax::ant"``,
     ``"envpool::Hopper-v5"``, a plugin's prefix) and ``env_config`` its keyword arguments. ``network`` is a
     network string (its constants ``obs_length`` and ``act_length``, or ``obs`` and ``act``, come from the env, more from
-    ``network_args``), an ``nn.Module`` or a callable making one (default: ``default_network``, by the action
-    space). ``observation_normalization``,
+    ``network_args``), an ``nn.Module`` or a callable making one, given the env's sizes it takes by name
+    (default: ``default_network``, by the action space). VecGymNE's own keywords and methods work as there
+    (``vecrl_evotorch.vecgymne``: ``max_num_envs``, ``device``, ``num_actors`` as worker processes, an env
+    callable, ...). ``observation_normalization``,
     ``decrease_rewards_by``, ``alive_bonus_schedule`` and ``action_noise_stdev`` mean what they mean in
     VecGymNE (see ``vecrl_policy.evaluate``); the statistics are updated after each population, from every
     observation a row saw, and normalize the whole next population alike. ``num_envs`` sub-envs run
@@ -87,7 +90,7 @@ class VecrlNE(BaseNEProblem):
 
     def __init__(
         self,
-        env: str,
+        env: str | Callable[..., Any],
         network: str | nn.Module | Callable[..., nn.Module] | None = None,
         *,
         network_args: Mapping[str, Any] | None = None,
@@ -104,14 +107,36 @@ class VecrlNE(BaseNEProblem):
         seed: int | None = None,
         common_random_numbers: bool = False,
         randomize: Sampler | None = None,
+        max_num_envs: int | None = None,
+        device: str | torch.device | None = None,
+        num_actors: int | str | None = None,
+        num_subbatches: int | None = None,
+        subbatch_size: int | None = None,
+        num_gpus_per_actor: Any = None,
+        actor_config: Any = None,
     ) -> None:
-        if not isinstance(env, str):
+        if not isinstance(env, str) and not callable(env):
             raise TypeError(
-                f"VecrlNE expects env as a name for vecrl.make_vector_env, such as 'gym::Hopper-v5', got"
-                f" {type(env).__qualname__}."
+                f"VecrlNE expects env as a name for vecrl.make_vector_env, such as 'gym::Hopper-v5' (or, as"
+                f" VecGymNE, a callable making a vector env of num_envs sub-envs), got {type(env).__qualname__}."
             )
         if num_envs is not None:
             checked_num_envs(num_envs)
+        vecgymne.check_unused(
+            num_gpus_per_actor=num_gpus_per_actor,
+            actor_config=actor_config,
+            num_subbatches=num_subbatches,
+            subbatch_size=subbatch_size,
+            max_num_envs=max_num_envs,
+        )
+        num_workers = vecgymne.checked_workers(num_actors=num_actors, num_workers=num_workers)
+        if num_envs is not None and max_num_envs is not None:
+            raise ValueError(
+                f"Give num_envs={num_envs!r} (the sub-envs) or max_num_envs={max_num_envs!r} (VecGymNE's cap on"
+                " them: the population size, at most this), not both."
+            )
+        self._device: torch.device | None = vecgymne.checked_device(device)
+        self._max_num_envs: int | None = max_num_envs
         if not isinstance(observation_normalization, bool):
             raise TypeError(
                 f"observation_normalization must be True or False, got {observation_normalization!r}."
@@ -128,7 +153,7 @@ class VecrlNE(BaseNEProblem):
             raise ValueError(
                 f"seed must be None or an int >= 0 and below 2**63 (EvoTorch seeds torch with it), got {seed!r}."
             )
-        self._env_name: str = env
+        self._env_name: Any = env
         self._env_config: dict[str, Any] = _checked_env_config(env_config)
         self._num_envs: int | None = None if num_envs is None else int(num_envs)
         self._num_episodes: int = num_episodes  # checked by the env made below, then by checked_plan
@@ -138,6 +163,7 @@ class VecrlNE(BaseNEProblem):
         self._evaluations: int = 0
         self._interaction_count: int = 0
         self._episode_count: int = 0
+        self._popped: tuple[int, torch.Tensor, torch.Tensor] | None = None  # pop_observation_stats's mark
         self._env: Any = None
         probe = self._make_env(self._num_envs or 1)
         try:
@@ -149,7 +175,10 @@ class VecrlNE(BaseNEProblem):
                 )
             if network is None:
                 network = default_network(self._action_space)
-            self._policy: Policy = Policy.for_env(network, probe, **dict(network_args or {}))
+            if isinstance(network, (str, nn.Module)):
+                self._policy: Policy = Policy.for_env(network, probe, **dict(network_args or {}))
+            else:
+                self._policy = Policy(vecgymne.network_module(network, probe, dict(network_args or {})))
             self.obs_norm: ObsNorm | None = (
                 ObsNorm(flatdim(self._observation_space)) if observation_normalization else None
             )
@@ -191,6 +220,9 @@ class VecrlNE(BaseNEProblem):
         self.after_eval_hook.append(self._extra_status)
 
     def _make_env(self, num_envs: int) -> Any:
+        if not isinstance(self._env_name, str):  # VecGymNE's callable: a vector env of num_envs sub-envs
+            made = self._env_name(num_envs=num_envs, **self._env_config)
+            return made if isinstance(made, vecrl.TorchWrapper) else vecrl.TorchWrapper(made)
         return vecrl.make_vector_env(
             self._env_name, num_envs=num_envs, num_episodes=self._num_episodes, **self._env_config
         )
@@ -199,7 +231,8 @@ class VecrlNE(BaseNEProblem):
         """The env, made on first use (and again after unpickling): ``num_envs`` sub-envs, or the
         population size up to MAX_DEFAULT_NUM_ENVS."""
         if self._env is None:
-            self._env = self._make_env(self._num_envs or min(popsize, MAX_DEFAULT_NUM_ENVS))
+            cap = self._max_num_envs or MAX_DEFAULT_NUM_ENVS
+            self._env = self._make_env(self._num_envs or min(popsize, cap))
         return self._env
 
     @property
@@ -218,6 +251,8 @@ class VecrlNE(BaseNEProblem):
 
     def _evaluate_batch(self, batch: SolutionBatch) -> None:
         parameters = batch.values.as_subclass(torch.Tensor)
+        if self._device is not None:
+            parameters = parameters.to(self._device)
         seed = None if self._env_seed is None else self._env_seed + self._evaluations
         result = evaluate(
             self._policy,
@@ -262,9 +297,68 @@ class VecrlNE(BaseNEProblem):
     def observation_normalization(self) -> bool:
         return self.obs_norm is not None
 
-    def get_observation_stats(self) -> ObsNorm | None:
-        """The observation statistics (None without normalization), as VecGymNE names it."""
+    def get_observation_stats(self) -> ObsNorm:
+        """The observation statistics, as VecGymNE names it; a ValueError without normalization."""
+        return self._statistics()
+
+    def set_observation_stats(self, stats: ObsNorm) -> None:
+        """Replace the observation statistics with ``stats`` (of the observation's length)."""
+        own = self._statistics()
+        if not isinstance(stats, ObsNorm) or stats.size not in (None, own.size):
+            raise TypeError(f"set_observation_stats takes an ObsNorm of size {own.size}, got {stats!r}.")
+        self.obs_norm = stats
+
+    def update_observation_stats(self, stats: ObsNorm) -> None:
+        """Add what ``stats`` saw to the observation statistics (VecGymNE's merge of another's)."""
+        self._statistics().update(stats)
+
+    def pop_observation_stats(self) -> ObsNorm:
+        """What the statistics gained since the last pop (or since the start), as VecGymNE's actors hand
+        theirs over."""
+        own = self._statistics()
+        count, total, squares = own.count, own.sum.clone(), own.sum_of_squares.clone()
+        gained = ObsNorm(own.size, clip=own.clip, min_variance=own.min_variance)
+        if self._popped is not None:
+            before, before_sum, before_squares = self._popped
+            count, total, squares = count - before, total - before_sum, squares - before_squares
+        if count:
+            gained.add_partial(count, total, squares)
+        self._popped = (own.count, own.sum.clone(), own.sum_of_squares.clone())
+        return gained
+
+    def _statistics(self) -> ObsNorm:
+        if self.obs_norm is None:
+            raise ValueError(
+                "This problem does not normalize observations, so it has no observation statistics: make it"
+                " with observation_normalization=True."
+            )
         return self.obs_norm
+
+    def set_interaction_count(self, n: int) -> None:
+        """Set ``interaction_count`` (VecGymNE's, for a run resumed elsewhere)."""
+        self._interaction_count = int(n)
+
+    def set_episode_count(self, n: int) -> None:
+        """Set ``episode_count``."""
+        self._episode_count = int(n)
+
+    def get_env(self) -> Any:
+        """The env, or None until the first evaluation makes it (VecGymNE's)."""
+        return self._env
+
+    @property
+    def max_num_envs(self) -> int | None:
+        """The cap on the sub-envs made for a population (``max_num_envs``; None: none given)."""
+        return self._max_num_envs
+
+    @property
+    def network_device(self) -> torch.device | None:
+        """The device the networks run on (``device``; None: where the population is, the CPU)."""
+        return self._device
+
+    def kill_actors(self) -> None:
+        """VecGymNE's end of its Ray actors: here, ``close()`` (the env and its worker processes)."""
+        self.close()
 
     def close(self) -> None:
         """Close the env (and with it any evaluation workers); the next evaluation makes it again."""
@@ -317,7 +411,7 @@ class VecrlNE(BaseNEProblem):
             9.25
         """
         vector = _vector_of(solution).to(torch.float32)
-        rows = vector.expand(int(num_episodes), -1).contiguous()
+        rows = vector.expand(int(num_episodes), -1).contiguous().to(self._device or "cpu")
         result = evaluate(
             self._policy,
             self._env_for(len(rows)),

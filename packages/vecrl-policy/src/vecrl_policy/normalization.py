@@ -113,6 +113,13 @@ class ObsNorm:
         """The sum of their squares (float64), as EvoTorch's ``RunningNorm`` names it."""
         return self._stored("sum of squares")[1]
 
+    def to(self, device: torch.device | str) -> ObsNorm:
+        """These statistics for networks on ``device`` (EvoTorch's ``RunningNorm.to``): the statistics stay
+        float64 on the CPU and follow each input to its device, so this is the object itself, once
+        ``device`` is checked."""
+        torch.empty(0, device=device)  # (a device this torch cannot use is its error here)
+        return self
+
     def to_layer(self) -> Normalize:
         """The normalization as it stands now, as a float32 module (EvoTorch's ``RunningNorm.to_layer``):
         put it in front of a network that should normalize on its own.
