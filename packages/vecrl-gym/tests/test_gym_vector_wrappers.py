@@ -7,17 +7,18 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
+from packaging.version import Version
 
 import vecrl
-from vecrl.compat import GYMNASIUM_1, AutoresetMode
+from vecrl.compat import GYMNASIUM_1, GYMNASIUM_VERSION
 
 
 def record_episode_statistics() -> tuple[type, str]:
     """The installed gymnasium's RecordEpisodeStatistics for vector envs, and the autoreset mode it counts
-    episodes by (1.0's has no autoreset modes and assumes next-step autoreset)."""
+    episodes by (1.0 to 1.3's assume next-step autoreset; vecrl refuses them over same-step envs)."""
     if not GYMNASIUM_1:
         return gym.wrappers.RecordEpisodeStatistics, "same_step"
-    if AutoresetMode is None:
+    if Version("1.4") > GYMNASIUM_VERSION:
         return gym.wrappers.vector.RecordEpisodeStatistics, "next_step"
     return gym.wrappers.vector.RecordEpisodeStatistics, "same_step"
 

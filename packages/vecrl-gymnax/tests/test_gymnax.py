@@ -189,3 +189,24 @@ def test_the_docstring_examples_run():
         module = importlib.import_module(name if name == "vecrl_gymnax" else f"vecrl_gymnax.{name}")
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.attempted > 0 and result.failed == 0, name
+
+
+def test_gymnasium_1_3s_episode_statistics_are_refused_where_they_would_miscount():
+    import gymnasium
+    from packaging.version import Version
+
+    record = gymnasium.wrappers.vector.RecordEpisodeStatistics
+    if Version("1.0.0a1") <= Version(gymnasium.__version__) < Version("1.4.0"):  # (gymnax pins gymnasium<1.4)
+        with pytest.raises(ValueError, match="one step short.*autoreset_mode='next_step'"):
+            vecrl.make_vector_env("gymnax::CartPole-v1", num_envs=2, vector_wrappers=[record])
+    env = vecrl.make_vector_env(
+        "gymnax::CartPole-v1", num_envs=2, vector_wrappers=[record], autoreset_mode="next_step"
+    )
+    env.reset(seed=0)
+    lengths = []
+    for _ in range(80):
+        info = env.step(torch.zeros(2, dtype=torch.long))[4]
+        if "episode" in info:
+            lengths += info["episode"]["l"][info["_episode"]].tolist()
+    assert lengths and all(8 <= length <= 30 for length in lengths)  # whole episodes of a pushed pole
+    env.close()

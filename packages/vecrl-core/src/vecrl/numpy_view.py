@@ -15,10 +15,12 @@ from typing import Any, ClassVar
 
 import gymnasium
 import torch
+from packaging.version import Version
 
 from vecrl.arrays import ArrayType, tree_from_torch
+from vecrl.autoreset import declared_autoreset_mode
 from vecrl.checks import checked_callables
-from vecrl.compat import VECTOR_WRAPPER_BASE
+from vecrl.compat import GYMNASIUM_VERSION, VECTOR_WRAPPER_BASE
 from vecrl.torch_wrapper import SubEnvAccess, TorchWrapper
 
 VectorWrapperMaker = Callable[[Any], Any]
@@ -100,7 +102,25 @@ def with_vector_wrappers(
     wrapped: Any = NumpyView(env)
     for wrap in checked_callables(wrappers, "vector_wrappers", hint):
         wrapped = wrap(wrapped)
+        _refuse_miscounting(wrapped, env)
     return TorchWrapper(wrapped, **options)
+
+
+def _refuse_miscounting(wrapped: Any, env: TorchWrapper) -> None:
+    """A ValueError where ``wrapped`` is gymnasium 1.0-1.3's ``RecordEpisodeStatistics`` over a same_step env:
+    it takes the step after an episode's end for a reset step, so it drops that step's reward and length
+    from every episode after the first (fixed in gymnasium 1.4)."""
+    if not (Version("1.0.0a1") <= GYMNASIUM_VERSION < Version("1.4.0")):
+        return
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+    if isinstance(wrapped, RecordEpisodeStatistics) and declared_autoreset_mode(env.unwrapped) == "same_step":
+        raise ValueError(
+            f"gymnasium {gymnasium.__version__}'s RecordEpisodeStatistics counts episodes as next_step autoreset"
+            " gives them, and this env resets in the same step: every episode after a sub-env's first would be"
+            " recorded one step short, without its first reward. Make the env with autoreset_mode='next_step', or"
+            " install gymnasium>=1.4 (whose wrapper reads the mode)."
+        )
 
 
 def _info_as(info: Mapping[str, Any], array_type: ArrayType) -> dict[str, Any]:
