@@ -178,3 +178,20 @@ def test_a_pool_larger_than_memory_is_refused_before_it_grows():
         MemoryError, match=r"num_envs=100,000,000 would need about [0-9.,]+ [KMGT]iB \(.* per sub-env\)"
     ):
         vecrl.make_vector_env("envpool::CartPole-v1", num_envs=10**8)
+
+
+def test_under_an_address_space_limit_a_pool_it_cannot_measure_is_refused_not_made():
+    # (under `ulimit -v`, the probe measuring a sub-env failed, the guard was skipped, and making the pool
+    # aborted the interpreter with std::bad_alloc)
+    code = """
+import resource, vecrl
+resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))
+try:
+    vecrl.make_vector_env("envpool::Hopper-v5", num_envs=1_000_000)
+except MemoryError as error:
+    print(error)
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "could not measure the memory a sub-env takes" in result.stdout
+    assert "ulimit -v" in result.stdout and "Make fewer sub-envs" in result.stdout

@@ -166,9 +166,7 @@ class EnvpoolVectorEnv(HostVectorEnv):
         self._options: dict[str, Any] = {"num_envs": num_envs, "batch_size": num_envs, **envpool_kwargs}
         spec = self._spec(self._options)
         if num_envs >= MEMORY_CHECK_ENVS:
-            per_env = self._bytes_per_sub_env()
-            if per_env is not None:
-                check_fits_in_memory(f"envpool {self.env_id!r}", num_envs, per_env)
+            check_fits_in_memory(f"envpool {self.env_id!r}", num_envs, self._bytes_per_sub_env())
         with _quiet_spaces():  # envpool makes them on first use
             observation_space, action_space = spec.gymnasium_observation_space, spec.gymnasium_action_space
         if not isinstance(observation_space, (Box, Discrete)):
@@ -203,10 +201,11 @@ class EnvpoolVectorEnv(HostVectorEnv):
         episode rules above."""
         return self._pool
 
-    def _bytes_per_sub_env(self) -> int | None:
+    def _bytes_per_sub_env(self) -> int:
         """The memory one sub-env takes: the resident growth of a fresh interpreter that makes and resets a
-        pool of MEMORY_PROBE_ENVS (in this one, memory freed earlier would be reused and hide it); None where
-        it cannot be measured."""
+        pool of MEMORY_PROBE_ENVS (in this one, memory freed earlier would be reused and hide it). Where that
+        cannot be measured, a MemoryError saying so: a pool too large for an address-space limit (``ulimit
+        -v``, as batch schedulers set) aborts the interpreter (``std::bad_alloc``), so this guard never skips."""
         options = {**self._options, "num_envs": MEMORY_PROBE_ENVS, "batch_size": MEMORY_PROBE_ENVS}
         try:
             probe = subprocess.run(
@@ -215,9 +214,19 @@ class EnvpoolVectorEnv(HostVectorEnv):
                 text=True,
                 timeout=120,
             )
-            return int(probe.stdout) // MEMORY_PROBE_ENVS if probe.returncode == 0 else None
-        except (TypeError, ValueError, OSError, subprocess.TimeoutExpired):  # options that JSON cannot hold
-            return None
+            if probe.returncode == 0:
+                return int(probe.stdout) // MEMORY_PROBE_ENVS
+            why = f"a probe making {MEMORY_PROBE_ENVS} of them failed ({(probe.stderr.strip().splitlines() or ['no output'])[-1]})"
+        except (TypeError, ValueError) as error:  # options that JSON cannot hold
+            why = f"its options cannot reach a probe process ({error})"
+        except (OSError, subprocess.TimeoutExpired) as error:
+            why = f"a probe process could not run ({error})"
+        raise MemoryError(
+            f"envpool {self.env_id!r} with num_envs={self._options['num_envs']:,}:"
+            f" vecrl could not measure the memory a sub-env takes, since {why}; under an address-space limit"
+            " (ulimit -v) a pool too large aborts the interpreter. Make fewer sub-envs (below"
+            f" {MEMORY_CHECK_ENVS:,}, which are not measured), or raise the limit."
+        )
 
     def sub_env_seeds(self, seed: int) -> list[int]:
         """The seed each sub-env gets from ``reset(seed=seed)``, by the env's ``seed_rule``
