@@ -49,3 +49,13 @@ def test_ppo_runs_a_few_rollouts():
     model = PPO("MlpPolicy", SB3VecEnv(own_vector_env(4)), n_steps=128, batch_size=128, n_epochs=1, seed=0)
     model.learn(total_timesteps=1024)
     assert model.num_timesteps >= 1024
+
+
+def test_per_sub_env_options_are_refused_when_given_not_at_the_next_reset():
+    env = SB3VecEnv(own_vector_env(2))
+    with pytest.raises(ValueError, match="one options dict, but set_options\\(\\) got different ones"):
+        env.set_options([{"low": -0.1}, {"low": -0.2}])
+    env.set_options([{"low": -0.1}, {"low": -0.1}])  # the same for both: taken
+    env.set_options({"low": -0.1})
+    assert env.reset().shape == (2, 4)
+    env.close()

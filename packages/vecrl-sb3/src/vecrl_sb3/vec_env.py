@@ -84,14 +84,19 @@ class SB3VecEnv(VecEnv):
         """Seed the next ``reset()``: sub-env ``i`` gets ``seed + i`` (SB3's rule); None draws a seed."""
         return super().seed(checked_seed(seed))
 
+    def set_options(self, options: list[dict] | dict | None = None) -> None:
+        """Options for every sub-env's next reset (SB3's); one dict for all, since vecrl resets all sub-envs
+        with one options dict: a list of different ones is a ValueError here, before anything is kept."""
+        if isinstance(options, (list, tuple)) and any(other != options[0] for other in options):
+            raise ValueError(
+                f"vecrl resets all sub-envs with one options dict, but set_options() got different ones: {options}."
+                " Give one dict for all sub-envs."
+            )
+        super().set_options(options)
+
     def reset(self) -> VecEnvObs:
         """Reset every sub-env (seeded by the last ``seed()``, with the options of ``set_options()``)."""
         options = self._options[0]
-        if any(other != options for other in self._options):
-            raise ValueError(
-                f"vecrl resets all sub-envs with one options dict, but set_options() gave them different ones:"
-                f" {self._options}. Give one dict for all sub-envs."
-            )
         observation, info = self.env.reset(seed=self._seeds[0], options=options or None)
         self.reset_infos = _per_env(info, self.num_envs)
         self._reset_seeds()
