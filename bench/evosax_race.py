@@ -136,7 +136,8 @@ def program_alone(env_name: str, seed: int):  # type: ignore[no-untyped-def]
     seeds = jnp.asarray(np.asarray(row_seeds(seed, POPSIZE), dtype=np.uint32))
 
     def evaluation(step: int) -> None:
-        jax.block_until_ready(program(population, seeds, None, None))
+        # (population, seeds, mean, std, the rows that run, params): no normalization, every row, no params
+        jax.block_until_ready(program(population, seeds, None, None, jnp.asarray([POPSIZE], jnp.int32), None))
 
     return evaluation
 

@@ -45,9 +45,14 @@ def test_parts_are_near_equal_runs_of_rows_each_with_its_rows_seeds():
     seeds = row_seeds(20, 10)
     parts = split_population(env, 10, seeds, num_parts=3)
     assert [(p.start, p.stop, p.num_envs) for p in parts] == [(0, 4, 4), (4, 7, 3), (7, 10, 3)]
-    assert [p.seeds for p in parts] == [seeds[0:4], seeds[4:7], seeds[7:10]]
+    assert [p.seeds.tolist() for p in parts] == [
+        seeds[0:4].tolist(),
+        seeds[4:7].tolist(),
+        seeds[7:10].tolist(),
+    ]
     assert [p.seeds for p in split_population(env, 10, None, num_parts=3)] == [None, None, None]
-    assert split_population(env, 10, seeds, num_parts=1) == [Part(0, 10, 4, seeds)]
+    (whole,) = split_population(env, 10, seeds, num_parts=1)
+    assert (whole.start, whole.stop, whole.num_envs, whole.seeds.tolist()) == (0, 10, 4, seeds.tolist())
     assert len(split_population(env, 2, seeds[:2], num_parts=3)) == 2  # never a part without rows
     env.close()
 

@@ -77,7 +77,7 @@ class scale:
 def params_table(
     randomize: Sampler | Mapping[str, Any],
     defaults: Mapping[str, np.ndarray],
-    row_seeds: Sequence[int],
+    row_seeds: Sequence[int] | np.ndarray,
     num_episodes: int,
     owner: str,
 ) -> dict[str, np.ndarray]:

@@ -108,7 +108,7 @@ class EvaluationWorkers:
         sub-env; their results as one tuple (each row's, and the observation statistics summed over the
         processes). A worker's error is raised here (see ``_Worker``), its death is not."""
         first, stop = parts[0].start, parts[-1].stop
-        seeds = None if parts[0].seeds is None else tuple(s for part in parts for s in part.seeds or ())
+        seeds = None if parts[0].seeds is None else np.concatenate([np.asarray(part.seeds) for part in parts])
         num_envs = min(evaluation.env.num_envs, math.ceil((stop - first) / (self.num_parts * STARTED_SHARE)))
         params = None
         if parts[0].params is not None:

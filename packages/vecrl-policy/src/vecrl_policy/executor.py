@@ -21,6 +21,7 @@ import torch
 
 from vecrl.checks import SubEnvError
 from vecrl.processes import pickled
+from vecrl_policy.randomness import RowSeeds
 
 
 class RowsEvaluator(Protocol):
@@ -34,7 +35,7 @@ class RowsEvaluator(Protocol):
         policy: Any,
         env: Any,
         rows: torch.Tensor,
-        seeds: Sequence[int] | None,
+        seeds: RowSeeds | None,
         *,
         params: Mapping[str, np.ndarray] | None = None,
         progress: Callable[[int], None] | None = None,
@@ -56,7 +57,7 @@ class Part:
     start: int
     stop: int
     num_envs: int
-    seeds: tuple[int, ...] | None
+    seeds: RowSeeds | None
     params: Mapping[str, np.ndarray] | None = None
 
 
@@ -94,7 +95,7 @@ class Executor(Protocol):
 def split_population(
     env: Any,
     num_rows: int,
-    seeds: tuple[int, ...] | None,
+    seeds: RowSeeds | None,
     num_parts: int,
     params: Mapping[str, np.ndarray] | None = None,
 ) -> list[Part]:

@@ -45,7 +45,7 @@ from vecrl_policy.layer_specs import LayerSpec
 from vecrl_policy.layer_table import why_not_fused
 from vecrl_policy.normalization import Normalize
 from vecrl_policy.policy import Policy
-from vecrl_policy.randomness import action_noise, episode_seed, random_row_seeds
+from vecrl_policy.randomness import RowSeeds, action_noise, episode_seed, random_row_seeds
 from vecrl_policy.rollout import episode_ends, normalized
 from vecrl_policy.row_loop import RowSettings
 from vecrl_policy.shaping import Shaping
@@ -129,7 +129,7 @@ def run_fused(
     policy: Policy,
     num_slots: int,
     parameters: torch.Tensor,
-    seeds: Sequence[int] | None,
+    seeds: RowSeeds | None,
     settings: RowSettings,
     params: Mapping[str, np.ndarray] | None = None,
 ) -> tuple[torch.Tensor, ...]:

@@ -24,7 +24,7 @@ from vecrl_policy.fused import fused_episodes
 from vecrl_policy.normalization import ObsNorm, checked_obs_norm
 from vecrl_policy.observations import observation_flattener
 from vecrl_policy.policy import Policy
-from vecrl_policy.randomness import random_row_seeds, row_seeds
+from vecrl_policy.randomness import RowSeeds, random_row_seeds, row_seeds
 from vecrl_policy.row_loop import RowSettings
 from vecrl_policy.shaping import Shaping
 
@@ -39,7 +39,7 @@ class Plan:
     policy: Policy
     env: Any
     parameters: torch.Tensor
-    seeds: tuple[int, ...] | None
+    seeds: RowSeeds | None
     settings: RowSettings
     obs_norm: ObsNorm | None
     executor: Executor | None
@@ -124,7 +124,7 @@ def checked_plan(
                 " control envs, brax, playground, gymnax), or leave randomize out."
             )
         if seeds is None:  # (the parameters of a row are drawn from its seed: it needs one)
-            seeds = tuple(int(s) for s in random_row_seeds(len(parameters)))
+            seeds = random_row_seeds(len(parameters))
         params = params_table(randomize, defaults, seeds, int(num_episodes), name)
     budget = getattr(env.unwrapped, "num_episodes", None)
     if budget is not None and budget < num_episodes:
@@ -222,13 +222,14 @@ def _checked_devices(devices: Any) -> tuple[Any, ...] | None:
     return devices
 
 
-def _seeds(seed: int | None, num_rows: int, common: bool) -> tuple[int, ...] | None:
+def _seeds(seed: int | None, num_rows: int, common: bool) -> RowSeeds | None:
     """The rows' seeds: each its own (:func:`vecrl_policy.randomness.row_seeds`), or with ``common``, row 0's
     for every row (a seed drawn at random for an unseeded call)."""
     if not common:
         return row_seeds(seed, num_rows)
-    first = int(random_row_seeds(1)[0]) if seed is None else row_seeds(seed, 1)[0]  # type: ignore[index]
-    return (first,) * num_rows
+    first = random_row_seeds(1) if seed is None else row_seeds(seed, 1)
+    assert first is not None
+    return np.repeat(first, num_rows)
 
 
 def executor_error(executor: Any) -> str:

@@ -32,6 +32,7 @@ Examples:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -49,19 +50,24 @@ _EPISODE_SALT = 0x68E31DA4
 _NOISE_SALT = 0x1B873593
 
 
-def row_seeds(seed: int | None, num_rows: int) -> tuple[int, ...] | None:
-    """The reset seed of each row of an ``evaluate`` call made with ``seed`` (None: unseeded): word ``r``
-    of ``numpy.random.SeedSequence(seed).generate_state(num_rows)``, modulo 2**31 - 1. Row ``r``'s seed is
-    the same whatever ``num_rows``, and seeds of nearby calls (``seed``, ``seed + 1``) do not overlap.
+#: The rows' seeds of an evaluate call: one int per row, as an array (``row_seeds``) or a sequence.
+RowSeeds = Sequence[int] | np.ndarray
+
+
+def row_seeds(seed: int | None, num_rows: int) -> np.ndarray | None:
+    """The reset seed of each row of an ``evaluate`` call made with ``seed`` (None: unseeded), as an int64
+    array: word ``r`` of ``numpy.random.SeedSequence(seed).generate_state(num_rows)``, modulo 2**31 - 1.
+    Row ``r``'s seed is the same whatever ``num_rows``, and seeds of nearby calls (``seed``, ``seed + 1``)
+    do not overlap.
 
     Examples:
-        >>> row_seeds(7, 3) == row_seeds(7, 5)[:3]
+        >>> bool((row_seeds(7, 3) == row_seeds(7, 5)[:3]).all())
         True
     """
     if seed is None:
         return None
     words = np.random.SeedSequence(seed).generate_state(num_rows, np.uint32)
-    return tuple(int(word) % SEED_MODULUS for word in words)
+    return words.astype(np.int64) % SEED_MODULUS
 
 
 def random_row_seeds(num_rows: int) -> np.ndarray:

@@ -16,7 +16,7 @@ sub-env's seed when its pool is built) runs a seeded call in whole-env resets in
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -30,7 +30,7 @@ from vecrl.params import PARAMS_OPTION
 from vecrl_policy.normalization import Normalize
 from vecrl_policy.observations import Flattener
 from vecrl_policy.policy import Policy
-from vecrl_policy.randomness import action_noise, episode_seed, random_row_seeds
+from vecrl_policy.randomness import RowSeeds, action_noise, episode_seed, random_row_seeds
 from vecrl_policy.rollout import episode_ends
 from vecrl_policy.shaping import Shaping
 from vecrl_policy.statistics import Moments
@@ -103,7 +103,7 @@ def run_rows(
     policy: Policy,
     env: Any,
     rows: torch.Tensor,
-    seeds: Sequence[int] | None,
+    seeds: RowSeeds | None,
     settings: RowSettings,
     params: Mapping[str, np.ndarray] | None = None,
     *,
@@ -134,7 +134,7 @@ class _RowLoop:
         policy: Policy,
         env: Any,
         rows: torch.Tensor,
-        seeds: Sequence[int] | None,
+        seeds: RowSeeds | None,
         settings: RowSettings,
         source: RowSource,
         params: Mapping[str, np.ndarray] | None,

@@ -15,6 +15,7 @@ import torch
 from vecrl_policy.executor import Evaluation, Part
 from vecrl_policy.fused import fused_episodes, run_fused
 from vecrl_policy.policy import Policy
+from vecrl_policy.randomness import RowSeeds
 from vecrl_policy.row_loop import RowSettings, RowSource, run_rows
 from vecrl_policy.threads import one_torch_thread
 
@@ -23,7 +24,7 @@ def run_part(
     policy: Policy,
     env: Any,
     rows: torch.Tensor,
-    seeds: Sequence[int] | None,
+    seeds: RowSeeds | None,
     settings: RowSettings,
     *,
     params: Mapping[str, np.ndarray] | None = None,
