@@ -164,9 +164,10 @@ class HostVectorEnv(EpisodeVectorEnv):
         raise NotImplementedError
 
     def _set_params(self, ids: np.ndarray | None, params: dict[str, np.ndarray]) -> None:
-        """Give the sub-envs ``ids`` (None: all) the parameters ``params`` (every name of ``default_params``,
-        one row per sub-env of ``ids``), before the reset that starts their next episode. A backend that
-        declares ``default_params`` writes it; the engine has checked the values."""
+        """Give the sub-envs ``ids`` (None: all) the parameters ``params`` (the names given, one row per sub-env
+        of ``ids``) and the defaults of every other name of ``default_params``, before the reset that starts
+        their next episode. A backend that declares ``default_params`` writes it; the engine has checked the
+        values."""
         raise NotImplementedError(
             f"{type(self).__name__} declares parameters but does not say how to set them."
         )

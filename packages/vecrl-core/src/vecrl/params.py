@@ -6,12 +6,12 @@ classic control the env's attributes, ``gravity``, ``masspole``, ``g``). ``reset
 {name: array with a leading num_envs axis}})`` sets them for the sub-envs reset (those of ``reset_mask``, or
 all): the names given to those values, the others back to their defaults. They hold until the sub-env's next
 reset that gives params; resets without params and autoresets keep them. ``checked_params`` is the check,
-before anything changes.
+before anything changes; ``with_defaults`` fills in the names not given.
 
 Examples:
     >>> defaults = {"gravity": np.array(9.8), "body_mass": np.ones(3)}
     >>> params = checked_params({"gravity": [9.0, 10.0]}, defaults, 2, "Walk")
-    >>> params["gravity"].tolist(), params["body_mass"].shape
+    >>> params["gravity"].tolist(), with_defaults(params, defaults, 2)["body_mass"].shape
     ([9.0, 10.0], (2, 3))
 """
 
@@ -45,9 +45,9 @@ MUJOCO_FIELDS = (
 def checked_params(
     given: Any, defaults: Mapping[str, np.ndarray], num_envs: int, owner: str
 ) -> dict[str, np.ndarray]:
-    """Every declared parameter for ``num_envs`` sub-envs: ``given``'s values (a mapping of names to arrays
-    of shape ``(num_envs, *default.shape)``, numpy, torch or lists, cast to the default's dtype), the defaults
-    elsewhere. A clear error naming what was received and what was expected where ``given`` is not that:
+    """``given``'s values (a mapping of declared names to arrays of shape ``(num_envs, *default.shape)``,
+    numpy, torch or lists), each a fresh numpy array of the default's dtype: the names given only (the
+    others go back to their defaults, which the backend restores: ``with_defaults``). A clear error naming what was received and what was expected where ``given`` is not that:
     NotImplementedError where ``owner`` (the env's class name) declares no parameters, ValueError for an
     unknown name, a wrong shape or a value that is not finite, TypeError for one that is no number.
 
@@ -94,9 +94,16 @@ def checked_params(
                 f"params[{name!r}] holds values that are not finite (NaN or inf): give finite ones."
             )
         checked[name] = array.astype(default.dtype, copy=True)
-    # (the defaults of the names not given are read-only views: a backend copies what it keeps)
+    return checked
+
+
+def with_defaults(
+    params: Mapping[str, np.ndarray], defaults: Mapping[str, np.ndarray], num_envs: int
+) -> dict[str, np.ndarray]:
+    """Every declared parameter for ``num_envs`` sub-envs: ``params``' values, the defaults (read-only views:
+    copy what is kept) for the names not in it."""
     return {
-        name: checked[name] if name in checked else np.broadcast_to(default, (num_envs, *default.shape))
+        name: params[name] if name in params else np.broadcast_to(default, (num_envs, *default.shape))
         for name, default in defaults.items()
     }
 

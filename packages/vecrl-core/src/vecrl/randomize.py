@@ -27,7 +27,7 @@ import numpy as np
 
 from vecrl.arrays import convert_to_numpy
 from vecrl.checks import did_you_mean
-from vecrl.params import checked_params
+from vecrl.params import checked_params, with_defaults
 
 #: A sampler: ``(generator, defaults) -> params`` for one episode of one row.
 Sampler = Callable[[np.random.Generator, Mapping[str, np.ndarray]], Mapping[str, Any]]
@@ -120,7 +120,8 @@ def params_table(
             " vecrl.randomize.scale({'body_mass': (0.8, 1.2)})) or fixed params per row (a dict of name -> array"
             f" with a row each), got {type(randomize).__qualname__}."
         )
-    checked = checked_params(given, defaults, num_rows * num_episodes, owner)
+    size = num_rows * num_episodes
+    checked = with_defaults(checked_params(given, defaults, size, owner), defaults, size)
     return {name: value.reshape(num_rows, num_episodes, *value.shape[1:]) for name, value in checked.items()}
 
 

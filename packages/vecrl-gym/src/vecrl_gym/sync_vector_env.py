@@ -153,6 +153,7 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
         self._default_params = _shared_params(envs)
         self._params_writers: list[ParamsWriter] | None = None  # made on the first reset with params
         self._params_now: dict[str, np.ndarray] = {}  # each sub-env's params, as written
+        self._params_varied: set[str] = set()  # the names ever given (the others are at their defaults)
         self.metadata = {**getattr(envs[0], "metadata", {}), **autoreset_metadata(self._autoreset_mode)}
         self.render_mode = getattr(envs[0], "render_mode", None)
         self._env_steps = [env.step for env in envs]
@@ -208,8 +209,14 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
         writers = self._params_writers
         rows = np.arange(self.num_envs) if ids is None else ids
         written: set[int] = set()
-        # only the values that change are written (a randomization varies a few fields; the rest stay put)
-        for name, value in params.items():
+        # only the values that change are written (a randomization varies a few fields; the rest stay put),
+        # and of the names not given only those ever given go back to their defaults
+        self._params_varied.update(params)
+        for name in self._params_varied:
+            value = params.get(name)
+            if value is None:
+                default = self._default_params[name]
+                value = np.broadcast_to(default, (len(rows), *default.shape))
             now = self._params_now[name]
             before = now if ids is None else now[ids]
             changed = (value != before).reshape(len(rows), -1).any(axis=1)

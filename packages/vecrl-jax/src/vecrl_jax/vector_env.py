@@ -31,7 +31,7 @@ from vecrl.compat import FINAL_OBS_KEY, FINAL_OBS_MASK_KEY
 from vecrl.contract import EpisodeOptions
 from vecrl.episodes import acting_sub_envs
 from vecrl.host_vector_env import final_infos
-from vecrl.params import PARAMS_OPTION
+from vecrl.params import PARAMS_OPTION, with_defaults
 from vecrl.seeding import SeedRule, checked_seeds, is_seed
 from vecrl_jax import engine
 from vecrl_jax.compile_ahead import CompileAhead
@@ -258,6 +258,8 @@ class JaxVectorEnv(EpisodeVectorEnv):
         """
         mask, requested, rest = self._reset_request(seed, options, started=self._carry is not None)
         params = None if rest is None else rest.get(PARAMS_OPTION)
+        if params is not None:  # (the step carries every name: the others back to their defaults)
+            params = with_defaults(params, default_params(self.jax_env), self.num_envs)
         # (a full reset without params keeps the sub-envs' params)
         kept = None if self._carry is None or mask is not None or params is not None else self._carry.params
         chosen: int | np.ndarray = (
