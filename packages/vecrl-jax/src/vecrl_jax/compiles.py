@@ -4,8 +4,9 @@ params, another seed) compiles nothing new.
 Examples:
     >>> import jax, jax.numpy as jnp
     >>> double = jax.jit(lambda x: 2 * x)
+    >>> ones, zeros = jnp.ones(3), jnp.zeros(3)  # (making them may compile too)
     >>> with count_compiles() as compiled:
-    ...     _ = double(jnp.ones(3)); _ = double(jnp.zeros(3))
+    ...     _ = double(ones); _ = double(zeros)  # one program, for float32 arrays of 3
     >>> compiled
     [1]
 """
