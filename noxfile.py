@@ -57,6 +57,15 @@ TEST_EXTRAS = {name: tuple(package.get("test-extras")) for name, package in PACK
 # tests' conftest sets it too).
 RAY_LOCAL_ONLY = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 
+
+def jax_cache(session: nox.Session) -> dict[str, str]:
+    """jax's persistent compilation cache in the session's folder: a program compiled once (seconds to a
+    minute for a physics env on this CPU) is read back by every later test that compiles the same one, in
+    this run and in the next."""
+    folder = Path(session.virtualenv.location) / "jax-cache"
+    return {"JAX_COMPILATION_CACHE_DIR": str(folder), "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0.5"}
+
+
 nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
 
@@ -114,7 +123,7 @@ def tests(session: nox.Session) -> None:
         "--doctest-modules",
         "--durations=25",  # the slowest tests, where a slow day's time goes
         *targets,
-        env=RAY_LOCAL_ONLY,
+        env={**RAY_LOCAL_ONLY, **jax_cache(session)},
     )
 
 
@@ -165,7 +174,7 @@ def isolation(
         *test_paths(packages),
         "tests/test_install_isolation.py",
         CONFORMANCE,
-        env={"VECRL_ISOLATION": ",".join(installed)},
+        env={"VECRL_ISOLATION": ",".join(installed), **jax_cache(session)},
     )
 
 
@@ -246,7 +255,15 @@ def matrix(session: nox.Session, packages: tuple[str, ...], pins: tuple[str, ...
         "import gymnasium, numpy; print('gymnasium', gymnasium.__version__, 'numpy', numpy.__version__)",
     )
     version_tests = dict.fromkeys(test for p in packages for test in PACKAGES[p].get("matrix-tests"))
-    session.run("pytest", *NOT_SLOW, *session.posargs, *test_paths(packages), *version_tests, CONFORMANCE)
+    session.run(
+        "pytest",
+        *NOT_SLOW,
+        *session.posargs,
+        *test_paths(packages),
+        *version_tests,
+        CONFORMANCE,
+        env=jax_cache(session),
+    )
 
 
 @nox.session(python=PYTHON)
