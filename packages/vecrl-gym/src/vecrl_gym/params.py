@@ -6,12 +6,13 @@ Examples:
     >>> env = gymnasium.make("CartPole-v1")
     >>> sorted(default_params(env))
     ['force_mag', 'gravity', 'length', 'masscart', 'masspole', 'tau']
-    >>> writer = ParamsWriter(env); writer.write("masspole", 0.5); writer.derive(); env.unwrapped.total_mass
+    >>> ParamsWriter(env).write({"masspole": 0.5}); env.unwrapped.total_mass
     1.5
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -62,18 +63,16 @@ class ParamsWriter:
             self._arrays["gravity"] = model.opt.gravity
         self._cartpole = type(self._base).__name__ == "CartPoleEnv"
 
-    def write(self, name: str, value: Any) -> None:
-        """Write the parameter ``name``'s ``value`` (for this sub-env); then ``derive()``."""
-        target = self._arrays.get(name)
-        if target is None:
-            setattr(self._base, name, float(value))
-        else:
-            target[...] = value
-
-    def derive(self) -> None:
-        """Compute what the env derives from its parameters, after writing them (CartPole's constants, which
-        its ``__init__`` computes from the masses and length)."""
+    def write(self, values: Mapping[str, Any]) -> None:
+        """Write ``values`` (name -> this sub-env's value: a float for a constant, an array for a model
+        field), then what the env derives from them (CartPole's constants, which its ``__init__`` computes
+        from the masses and length)."""
+        base = self._base
+        if self._arrays:
+            for name, value in values.items():
+                self._arrays[name][...] = value
+        else:  # (the constants are plain attributes)
+            vars(base).update(values)
         if self._cartpole:
-            base = self._base
             base.total_mass = base.masspole + base.masscart
             base.polemass_length = base.masspole * base.length

@@ -152,7 +152,6 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
         self.envs: list[gymnasium.Env] = envs
         self._default_params = _shared_params(envs)
         self._params_writers: list[ParamsWriter] | None = None  # made on the first reset with params
-        self._params_now: dict[str, np.ndarray] = {}  # each sub-env's params, as written
         self._params_varied: set[str] = set()  # the names ever given (the others are at their defaults)
         self.metadata = {**getattr(envs[0], "metadata", {}), **autoreset_metadata(self._autoreset_mode)}
         self.render_mode = getattr(envs[0], "render_mode", None)
@@ -202,33 +201,18 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
     def _set_params(self, ids: np.ndarray | None, params: dict[str, np.ndarray]) -> None:
         if self._params_writers is None:
             self._params_writers = [ParamsWriter(env) for env in self.envs]
-            self._params_now = {
-                name: np.broadcast_to(value, (self.num_envs, *value.shape)).copy()
-                for name, value in self._default_params.items()
-            }
-        writers = self._params_writers
-        rows = np.arange(self.num_envs) if ids is None else ids
-        written: set[int] = set()
-        # only the values that change are written (a randomization varies a few fields; the rest stay put),
-        # and of the names not given only those ever given go back to their defaults
+        rows = range(self.num_envs) if ids is None else ids.tolist()
+        # of the names not given, only those ever given go back to their defaults (the others are there)
         self._params_varied.update(params)
+        columns: dict[str, list[Any]] = {}
         for name in self._params_varied:
             value = params.get(name)
             if value is None:
                 default = self._default_params[name]
                 value = np.broadcast_to(default, (len(rows), *default.shape))
-            now = self._params_now[name]
-            before = now if ids is None else now[ids]
-            changed = (value != before).reshape(len(rows), -1).any(axis=1)
-            if changed.any():
-                now[rows] = value
-                indices = rows[changed].tolist()
-                values = value[changed]
-                for index, one in zip(indices, values.tolist() if values.ndim == 1 else values, strict=True):
-                    writers[index].write(name, one)
-                written.update(indices)
-        for index in written:
-            writers[index].derive()
+            columns[name] = value.tolist() if value.ndim == 1 else list(value)  # (floats for constants)
+        for k, index in enumerate(rows):
+            self._params_writers[index].write({name: column[k] for name, column in columns.items()})
 
     def _reset_rows(
         self, ids: np.ndarray | None, seeds: list[Any] | None, options: dict[str, Any] | None
