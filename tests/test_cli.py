@@ -99,7 +99,7 @@ def test_bench_draws_a_progress_bar_on_a_terminal():
         ),
         (
             ["evaluate", "gym::FrozenLake-v1", "--randomize", "g=1:2"],
-            "--randomize: gym::FrozenLake-v1 lets no",
+            "--randomize: gym::FrozenLake-v1 lets no parameter vary per sub-env",
         ),
         (
             ["evaluate", "brax::fast", "--workers", "2"],

@@ -100,7 +100,7 @@ def test_mistakes_are_refused_before_anything_runs(randomize, error, words):
 def test_an_env_without_parameters_says_so():
     env = vecrl.make_vector_env("gym::FrozenLake-v1", num_envs=2)
     policy = Policy("Linear(16, 4)")
-    with pytest.raises(NotImplementedError, match="gym::FrozenLake-v1 lets none vary"):
+    with pytest.raises(NotImplementedError, match="gym::FrozenLake-v1 lets no parameter vary per sub-env"):
         evaluate(policy, env, population(policy, 2), randomize=scale({"g": (1, 2)}))
     env.close()
 

@@ -171,7 +171,7 @@ def test_a_run_writes_its_results_plot_and_a_champion_that_runs_on_its_own(tmp_p
         ),
         (
             ["gym::FrozenLake-v1", "--generations", "1", "--out", "{tmp}/a", "--randomize", "g=1:2"],
-            "cannot start the run: randomize= draws",
+            "cannot start the run: gym::FrozenLake-v1 lets no parameter vary",
         ),
     ],
 )

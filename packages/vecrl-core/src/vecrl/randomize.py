@@ -86,8 +86,13 @@ def params_table(
     ``randomize`` is a sampler, called for row ``r``'s episode ``e`` with a generator seeded by
     ``(row_seeds[r], e)`` alone; or fixed parameters per row (name -> array of shape ``(rows, *shape)``), the
     same for each of a row's episodes. The values pass ``vecrl.params.checked_params`` (``owner``: the env's
-    class name, for its errors) before the table is returned.
+    name, for its errors) before the table is returned; an env without params is a NotImplementedError.
     """
+    if not defaults:
+        raise NotImplementedError(
+            f"{owner} lets no parameter vary per sub-env (its default_params is empty), so there is nothing to"
+            " randomize: use a backend that does (gym's MuJoCo and classic-control envs, brax, playground, gymnax)."
+        )
     num_rows = len(row_seeds)
     if callable(randomize):
         drawn = [

@@ -248,13 +248,14 @@ def make_step(
     num_envs: int,
     num_episodes: int | None,
     mode: AutoresetModeName = "same_step",
+    apply_params: ParamsApplier = None,
 ) -> Step:
     """One step with ``mode`` autoreset, restarting from the pool (to be jitted), by the episode rules of
-    ``vecrl.episodes.step_ends``. ``packer`` packs the env's states."""
+    ``vecrl.episodes.step_ends``. ``packer`` packs the env's states; ``apply_params`` (``params_applier``'s)
+    gives restarted states their sub-env's params."""
     if mode == "disabled":
         return _make_disabled_step(env, packer)
     budget, same_step = num_episodes is not None, mode == "same_step"
-    apply_params = params_applier(env, packer)
 
     def step(carry: Carry, action: jax.Array, pool: Packed | None) -> tuple[Carry, StepOutput]:
         stepped_rows = packer.pack(env.step(packer.unpack(carry.state), action))
@@ -422,8 +423,8 @@ def make_packed(
     # states are packed in the step's dtypes (strongly typed), which the step is then fed
     packer = Packer(jax.eval_shape(env.step, state_shape, action_spec))
     start = make_start(num_envs, num_episodes, mode, default_params(env))
-    step = make_step(env, packer, num_envs, num_episodes, mode)
     apply_params = params_applier(env, packer)
+    step = make_step(env, packer, num_envs, num_episodes, mode, apply_params)
 
     def pool(a: Packed, b: Packed) -> Packed:
         return {name: jnp.concatenate([a[name], b[name]]) for name in packer.dtypes}

@@ -134,14 +134,9 @@ def checked_randomize(ranges: list[Any] | None, env: Any, env_name: str) -> scal
         return None
     sampler = scale(dict(ranges))
     defaults = getattr(env.unwrapped, "default_params", None) or {}
-    if not defaults:
-        raise CommandError(
-            f"--randomize: {env_name} lets no parameter vary per sub-env; gym's MuJoCo and"
-            " classic-control envs, brax, playground and gymnax do"
-        )
     try:
         params_table(sampler, defaults, [0], 1, env_name)
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, NotImplementedError) as error:
         raise CommandError(f"--randomize: {first_line(error)}") from error
     return sampler
 

@@ -117,12 +117,6 @@ def checked_plan(
     if randomize is not None:
         defaults = getattr(env.unwrapped, "default_params", None) or {}
         name = getattr(getattr(env, "recipe", None), "env_name", None) or type(env.unwrapped).__name__
-        if not defaults:
-            raise NotImplementedError(
-                f"randomize= draws the env's parameters per row and episode, but {name}"
-                " lets none vary (its default_params is empty): use a backend that does (gym's MuJoCo and classic"
-                " control envs, brax, playground, gymnax), or leave randomize out."
-            )
         if seeds is None:  # (the parameters of a row are drawn from its seed: it needs one)
             seeds = random_row_seeds(len(parameters))
         params = params_table(randomize, defaults, seeds, int(num_episodes), name)

@@ -143,7 +143,7 @@ class _RowLoop:
         # each row's env parameters per episode, set by the reset that starts the episode; without them, the
         # env's defaults, set once (evaluate's resets then keep them, whatever the env had before)
         self.params = params
-        self.defaults = dict(getattr(env.unwrapped, "default_params", None) or {})
+        self.has_params = bool(getattr(env.unwrapped, "default_params", None))
         self.num_episodes, self.discrete, self.flatten = (
             settings.num_episodes,
             settings.discrete,
@@ -342,11 +342,10 @@ class _RowLoop:
 
     def _params_option(self, mask: torch.Tensor | None) -> dict[str, Any] | None:
         """The ``params`` option of a reset (of the slots of ``mask``, None: all): each slot's row's params for
-        its next episode; the defaults at a full reset without them; None where the env has no params."""
+        its next episode; the defaults at a full reset without them (no name given: every one back to its
+        default); None where the env has no params."""
         if self.params is None:
-            if mask is not None or not self.defaults:
-                return None
-            return {PARAMS_OPTION: {n: np.stack([v] * self.num_slots) for n, v in self.defaults.items()}}
+            return {PARAMS_OPTION: {}} if mask is None and self.has_params else None
         rows = self.held.numpy()
         episodes = np.minimum(self.slot_episodes.numpy(), self.num_episodes - 1)
         return {PARAMS_OPTION: {name: value[rows, episodes] for name, value in self.params.items()}}
