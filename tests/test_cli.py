@@ -224,6 +224,65 @@ def test_the_handler_before_ctrl_c_exits_at_once_is_back_after_it():
     assert signal.getsignal(signal.SIGINT) is before
 
 
+#: A script whose Ctrl-C lands inside a finalizer, where Python reports the KeyboardInterrupt and drops it
+#: (as it did inside jax's garbage-collector callback, 2 runs of 25 of ``vecrl evolve``).
+CTRL_C_IN_A_FINALIZER = (
+    "import os, signal, time\n"
+    "class Dropping:\n"
+    "    def __del__(self):\n"
+    "        os.kill(os.getpid(), signal.SIGINT)\n"
+    "        time.sleep(0.5)  # the handler runs here: its KeyboardInterrupt is reported and dropped\n"
+    "def ctrl_c_dropped():\n"
+    "    Dropping()\n"
+)
+
+
+def test_a_ctrl_c_that_python_dropped_is_raised_again_by_the_loop_that_checks():
+    code = CTRL_C_IN_A_FINALIZER + (
+        "from vecrl.interrupts import ctrl_c_remembered, raise_if_ctrl_c_pressed\n"
+        "with ctrl_c_remembered():\n"
+        "    ctrl_c_dropped()\n"
+        "    print('dropped')\n"
+        "    try:\n"
+        "        raise_if_ctrl_c_pressed()\n"
+        "    except KeyboardInterrupt:\n"
+        "        print('raised again')\n"
+        "raise_if_ctrl_c_pressed()  # outside the block: forgotten\n"
+        "print('forgotten')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.stdout.split("\n") == ["dropped", "raised again", "forgotten", ""], result.stderr
+    assert "Exception ignored" in result.stderr and "KeyboardInterrupt" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["bench", "gym::CartPole-v1", "--num-envs", "2", "--steps", "1000000"],
+        ["evaluate", "gym::CartPole-v1", "--num-envs", "2", "--popsize", "100000"],
+    ],
+    ids=["bench", "evaluate"],
+)
+def test_a_command_stops_on_a_ctrl_c_that_python_dropped(command):
+    code = CTRL_C_IN_A_FINALIZER + (
+        "import sys, gymnasium.envs.classic_control\n"
+        "from vecrl.cli import main\n"
+        "step = gymnasium.envs.classic_control.CartPoleEnv.step\n"
+        "calls = [0]\n"
+        "def step_once_dropping(self, action):\n"
+        "    calls[0] += 1\n"
+        "    if calls[0] == 500:\n"
+        "        ctrl_c_dropped()\n"
+        "    return step(self, action)\n"
+        "gymnasium.envs.classic_control.CartPoleEnv.step = step_once_dropping\n"
+        f"sys.exit(main({command!r}))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 130, result.stderr[-3000:]
+    assert f"vecrl {command[0]}: interrupted" in result.stderr.splitlines()[-1]
+    assert "Exception ignored" in result.stderr
+
+
 def test_import_vecrl_alone_imports_neither_torch_nor_gymnasium():
     code = "import sys, vecrl; print(sorted({'torch', 'gymnasium'} & set(sys.modules)))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -85,6 +85,35 @@ def test_a_stopped_run_resumes_to_the_same_center_as_a_run_never_stopped(tmp_pat
     assert torch.equal(center, uninterrupted[0]) and rows == uninterrupted[1]
 
 
+def test_a_ctrl_c_that_python_dropped_stops_the_run_after_its_generation(tmp_path, uninterrupted):
+    # Python drops a KeyboardInterrupt raised in a garbage collector's callback (jax's: 2 runs in 25)
+    folder = tmp_path / "run"
+    script = (
+        "import gc, os, signal, sys, time\n"
+        "import vecrl_evotorch.evolve as evolve\n"
+        "def ctrl_c_while_collecting(phase, info):\n"
+        "    gc.callbacks.remove(ctrl_c_while_collecting)\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    time.sleep(0.5)\n"
+        "step = evolve.Evolution.step\n"
+        "def step_dropping_ctrl_c(self):\n"
+        "    if self.generation == 3:\n"
+        "        gc.callbacks.append(ctrl_c_while_collecting)\n"
+        "        gc.collect()\n"
+        "    step(self)\n"
+        "evolve.Evolution.step = step_dropping_ctrl_c\n"
+        "from vecrl.cli import main\n"
+        f"sys.exit(main({['evolve', *RUN, '--out', str(folder)]!r}))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 130, result.stderr[-3000:]
+    assert "Exception ignored" in result.stderr and saved_generations(folder) == 4
+    assert f"--resume {folder} goes on" in result.stderr.splitlines()[-1]
+    finished("evolve", "--resume", str(folder))
+    center, rows = outcome(folder)
+    assert torch.equal(center, uninterrupted[0]) and rows == uninterrupted[1]
+
+
 def test_sigkill_while_the_state_is_written_leaves_the_previous_state_whole(tmp_path, uninterrupted):
     folder = tmp_path / "run"
     # the run as the command runs it, killed halfway through writing generation 4's state

@@ -29,6 +29,7 @@ from vecrl.command import (
     seed_int,
     warm_up,
 )
+from vecrl.interrupts import ctrl_c_remembered, raise_if_ctrl_c_pressed
 from vecrl.registry import (
     DISABLE_AUTOLOAD_ENV,
     WELL_KNOWN_BACKENDS,
@@ -118,6 +119,7 @@ def _run_bench(args: argparse.Namespace) -> int:
         for step in range(args.steps):
             env.step(sample())
             bar.update(step + 1)
+            raise_if_ctrl_c_pressed()
         elapsed = time.perf_counter() - start
         bar.close()
     finally:
@@ -240,7 +242,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.run(args))
+        with ctrl_c_remembered():  # the commands' loops stop on a Ctrl-C that Python dropped
+            return int(args.run(args))
     except CommandError as error:
         print(f"vecrl {args.command}: error: {error}", file=sys.stderr)
         return 2

@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from vecrl.command import CommandError, first_line
+from vecrl.interrupts import raise_if_ctrl_c_pressed
 from vecrl.randomize import scale
 from vecrl_evotorch.problem import VecrlNE
 from vecrl_policy.runs import RunError, RunFolder, contradictions
@@ -288,6 +289,7 @@ def _evolve(run: Evolution) -> None:
         while not run.finished():
             run.step()
             print(run.progress(), flush=True)
+            raise_if_ctrl_c_pressed()
             if every and run.generation % every == 0:
                 _record_champion(run, f"videos/generation-{run.generation}.mp4")
     except KeyboardInterrupt:

@@ -16,6 +16,7 @@ import torch
 import vecrl
 from vecrl.cli import ProgressBar
 from vecrl.command import CommandError, first_line, make_env_or_fail, warm_up
+from vecrl.interrupts import raise_if_ctrl_c_pressed
 from vecrl.randomize import params_table, scale
 from vecrl_policy.evaluate_workers import checked_num_workers, workers_of
 from vecrl_policy.evaluation import EvaluationResult, evaluate
@@ -73,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
             def progress(rows: int) -> None:
                 done[0] = rows
                 bar.update(rows)
+                raise_if_ctrl_c_pressed()
 
             if getattr(env.unwrapped, "jax_env", None) is not None and executor is None:
                 print(
