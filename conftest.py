@@ -8,11 +8,25 @@
 - the Ctrl-C a test sends to a subprocess (a run interrupted, a worker pool stopped) reaches it even when
   the suite itself runs in the background, where the shell starts it with SIGINT ignored, which its
   subprocesses would inherit (they would then never stop).
+
+And, when pytest-xdist runs the tests in several processes (``nox -s tests`` does): each file's tests run in
+one process (its module fixtures are made once), and every Ray test in the same one, since the Ray tests of
+one file find the Ray another file started (``--dist loadgroup``; ``xdist_group`` below).
 """
 
 import os
 import signal
+from pathlib import Path
+
+import pytest
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MUJOCO_GL", "egl")
 signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        path = Path(item.path)
+        group = "ray" if "vecrl-ray" in path.parts else str(path)
+        item.add_marker(pytest.mark.xdist_group(group))

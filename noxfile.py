@@ -19,8 +19,8 @@ CI (.ci/run) runs tests, lint, typecheck, docs, gymnasium 0.29's matrix row (gym
 promise), and the sessions tagged `ci`: plugins and the isolation rows of
 the packages that declare `ci = true` (core, core+gym, core+policy, core+jax, core+jax+gymnax+policy) with the top
 README's (core+gym+policy):
-about 18 minutes on 2 cores on a quick day and 37 on a slow one (the same tests took 10 and 23 minutes), within
-CI's 45. Run the rest (the other dependency rows, the brax, sb3, envpool and playground isolation rows, `all`, TorchRL, vecrl-ray and vecrl-evotorch
+about 38 minutes on 2 cores on a quiet day when the tests ran in one process (22 of them the tests), within
+CI's 60; the tests session now runs a pytest process per core (16 minutes of tests). Run the rest (the other dependency rows, the brax, sb3, envpool and playground isolation rows, `all`, TorchRL, vecrl-ray and vecrl-evotorch
 alone) with `nox -s isolation matrix torchrl ray evotorch` (about 40 more minutes on a quick day).
 Every install goes through constraints.txt, which pins torch to the CPU wheel this machine ships.
 The packages, and what each adds to these sessions (extras, rows), are read from their own folders
@@ -50,7 +50,11 @@ ALL_PACKAGES = tuple(PACKAGES)
 # (`tests-session = false`; their tests run in their isolation rows).
 TOGETHER = tuple(name for name, package in PACKAGES.items() if package.get("tests-session", True))
 # pytest-timeout: every test has a time limit (pyproject.toml's [tool.pytest.ini_options]), so a hang fails fast
-TEST_TOOLS = ("pytest", "pytest-timeout", "hypothesis", "setuptools>=68")
+# pytest-xdist: the tests session runs its files in a process per core (conftest.py groups them).
+TEST_TOOLS = ("pytest", "pytest-timeout", "pytest-xdist", "hypothesis", "setuptools>=68")
+#: pytest-xdist's options: a process per core (4 at most: each holds its own jax compiles and torch), each
+#: file's tests in one of them.
+IN_PARALLEL = ("--numprocesses=auto", "--maxprocesses=4", "--dist=loadgroup")
 # What the tests of each package need beyond its own dependencies.
 TEST_EXTRAS = {name: tuple(package.get("test-extras")) for name, package in PACKAGES.items()}
 # Read by Ray when it is imported: a Ray that a test or a check starts listens on 127.0.0.1 only (the Ray
@@ -116,8 +120,8 @@ def tests(session: nox.Session) -> None:
     # matplotlib: the example's plot, smoke-tested here; moviepy: gymnasium's RecordVideo writes with it.
     install_packages(session, TOGETHER, "gymnasium-robotics", "matplotlib", "moviepy", editable=True)
     sources = [f"{path_of(p)}/src" for p in TOGETHER]  # the docstring examples run too
-    # words after `--` name what to run instead (a failed test's id, with `nox -R`: README.md)
-    targets = session.posargs or [*test_paths(TOGETHER), "tests", *sources]
+    # words after `--` name what to run instead, in this process (a failed test's id, with `nox -R`: README.md)
+    targets = session.posargs or [*IN_PARALLEL, *test_paths(TOGETHER), "tests", *sources]
     session.run(
         "pytest",
         "--doctest-modules",
