@@ -11,6 +11,7 @@ from packaging.version import Version
 
 import vecrl
 from vecrl.compat import GYMNASIUM_1, GYMNASIUM_VERSION
+from vecrl_gym import ProcessVectorEnv, SyncVectorEnv
 
 
 def record_episode_statistics() -> tuple[type, str]:
@@ -52,5 +53,40 @@ def test_record_episode_statistics_reports_each_episodes_length_and_return():
 
 def test_an_episode_budget_with_vector_wrappers_is_refused_saying_why():
     wrapper, _ = record_episode_statistics()
-    with pytest.raises(ValueError, match="RecordEpisodeStatistics would record a NaN episode per step"):
+    with pytest.raises(
+        ValueError, match="RecordEpisodeStatistics would record an empty or NaN episode per step"
+    ):
         vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, num_episodes=1, vector_wrappers=[wrapper])
+    env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, num_episodes=1)
+    with pytest.raises(ValueError, match="num_episodes=1 cannot be combined with vector_wrappers"):
+        vecrl.numpy_view.with_vector_wrappers(env, [wrapper])
+
+
+@pytest.mark.parametrize("num_workers", [None, 2], ids=["sync", "workers"])
+def test_gymnasium_s_wrapper_around_a_budget_env_made_by_hand_is_refused_at_its_reset(num_workers):
+    # it recorded an empty episode (return 0, length 0) on every step after the budget was spent
+    wrapper, mode = record_episode_statistics()
+    kwargs = {} if num_workers is None else {"num_workers": num_workers}
+    makers = [lambda: gym.make("CartPole-v1")] * 2
+    env = (SyncVectorEnv if num_workers is None else ProcessVectorEnv)(
+        makers, num_episodes=1, autoreset_mode=mode, **kwargs
+    )
+    wrapped = wrapper(env)
+    with pytest.raises(
+        ValueError, match=f"num_episodes=1 cannot be combined with gymnasium's {wrapper.__name__}"
+    ):
+        wrapped.reset(seed=0)
+    env.reset(seed=0)  # unwrapped, the budget works
+    for _ in range(600):
+        *_, terminated, truncated, _ = env.step(np.zeros(2, dtype=np.int64))
+    assert (terminated & truncated).all()  # both spent
+    env.close()
+    made = vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, num_episodes=1)  # through the TorchWrapper
+    with pytest.raises(
+        ValueError, match=f"num_episodes=1 cannot be combined with gymnasium's {wrapper.__name__}"
+    ):
+        wrapper(made).reset(seed=0)
+    made.close()
+    unbudgeted = wrapper(SyncVectorEnv(makers, autoreset_mode=mode))  # no budget: the wrapper counts
+    unbudgeted.reset(seed=0)
+    unbudgeted.close()

@@ -7,9 +7,12 @@ A backend subclasses ``EpisodeVectorEnv`` instead of ``BaseVectorEnv``, passes i
 
 from __future__ import annotations
 
+import sys
+import types
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+import gymnasium
 import numpy as np
 from gymnasium.spaces import Space
 
@@ -22,7 +25,9 @@ from vecrl.autoreset import (
 )
 from vecrl.base_vector_env import BaseVectorEnv
 from vecrl.checks import closed_env_error, failed_env_error
+from vecrl.compat import VECTOR_WRAPPER_BASE
 from vecrl.contract import EpisodeOptions
+from vecrl.episodes import budget_under_wrappers_error
 from vecrl.params import PARAMS_OPTION, checked_params
 from vecrl.seeding import SeedRule, checked_seeds, is_seed, sub_env_seeds
 
@@ -160,6 +165,15 @@ class EpisodeVectorEnv(BaseVectorEnv):
         refused reset leaves the pending seed in place."""
         if self.closed:
             raise closed_env_error("reset", self)
+        if self._num_episodes is not None:
+            wrapper = _calling_gymnasium_wrapper(self)
+            if wrapper is not None:
+                raise budget_under_wrappers_error(
+                    self._num_episodes,
+                    f"gymnasium's {type(wrapper).__name__} around it",
+                    "Make the env without num_episodes (the wrapper counts episodes itself), or step it"
+                    " without the wrapper.",
+                )
         mask, rest = self._reset_options(options, started)
         seeds = self._pending_seeds if seed is None else self._checked_seeds(seed)
         request = ResetRequest(mask, seeds, rest)
@@ -232,3 +246,20 @@ class EpisodeVectorEnv(BaseVectorEnv):
                 " not been reset yet (or an error left it without a state). Call reset() without a mask first."
             )
         return mask, rest or None
+
+
+def _calling_gymnasium_wrapper(env: EpisodeVectorEnv) -> Any:
+    """The gymnasium wrapper whose method called a method of ``env`` (its ``reset``), directly or through
+    vecrl's own wrappers (``TorchWrapper``), or None: gymnasium's wrappers give the env they wrap no other
+    sign of being there."""
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None:  # up through env's own methods and vecrl's wrappers' to the first other caller
+        caller = frame.f_locals.get("self")
+        if caller is not env and not type(caller).__module__.startswith("vecrl"):
+            break
+        frame = frame.f_back
+    caller = None if frame is None else frame.f_locals.get("self")
+    wrappers = (gymnasium.Wrapper, VECTOR_WRAPPER_BASE)  # (0.29's RecordEpisodeStatistics is a Wrapper)
+    if isinstance(caller, wrappers) and type(caller).__module__.startswith("gymnasium."):
+        return caller
+    return None

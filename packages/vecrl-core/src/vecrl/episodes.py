@@ -64,6 +64,22 @@ def checked_episode_budget(num_episodes: Any, autoreset_mode: Any) -> tuple[int 
     return (None if num_episodes is None else int(num_episodes)), mode
 
 
+def budget_under_wrappers_error(num_episodes: int, wrappers: str, fix: str) -> ValueError:
+    """The error of an episode budget under gymnasium's wrappers (``wrappers`` names them, ``fix`` says what
+    to do instead): they see every row of every step, a spent sub-env's included.
+
+    Examples:
+        >>> print(budget_under_wrappers_error(1, "vector_wrappers", "Drop one."))
+        num_episodes=1 cannot be combined with vector_wrappers: gymnasium's vector wrappers see every row of every step, so the sub-envs of a spent budget (NaN observation and reward, both flags True) would enter them: RecordEpisodeStatistics would record an empty or NaN episode per step, NormalizeObservation's mean would turn NaN. Drop one.
+    """
+    return ValueError(
+        f"num_episodes={num_episodes!r} cannot be combined with {wrappers}: gymnasium's vector wrappers see every"
+        " row of every step, so the sub-envs of a spent budget (NaN observation and reward, both flags True)"
+        " would enter them: RecordEpisodeStatistics would record an empty or NaN episode per step,"
+        f" NormalizeObservation's mean would turn NaN. {fix}"
+    )
+
+
 def count_episode_ends(episodes_left: ArrayT, ended: ArrayT) -> tuple[ArrayT, ArrayT]:
     """The budget after a step: ``episodes_left`` (an int per sub-env, 0 once its budget is spent) less the
     episodes that ``ended`` (a bool per sub-env, True only where episodes were left), and where an episode

@@ -10,6 +10,7 @@ from typing import Any, Literal, overload
 
 from vecrl.arrays import ARRAY_TYPES, ArrayType
 from vecrl.backend import COMMON_KEYWORDS, OPTIONAL_KEYWORDS, Backend
+from vecrl.episodes import budget_under_wrappers_error
 from vecrl.errors import UnknownKeywordError
 from vecrl.numpy_view import JaxView, NumpyView, VectorWrapperMaker, with_vector_wrappers
 from vecrl.registry import WELL_KNOWN_BACKENDS, backend_prefixes, get_backend
@@ -166,12 +167,10 @@ def make_vector_env(
         )
     budget = own.get("num_episodes", kwargs.get("num_episodes"))
     if vector_wrappers and budget is not None:
-        raise ValueError(
-            f"num_episodes={budget!r} cannot be combined with vector_wrappers: gymnasium's vector wrappers see"
-            " every row of every step, so the sub-envs of a spent budget (NaN observation and reward, both"
-            " flags True) would enter them: RecordEpisodeStatistics would record a NaN episode per step,"
-            " NormalizeObservation's mean would turn NaN. Drop num_episodes (wrappers count episodes"
-            " themselves), or drop vector_wrappers."
+        raise budget_under_wrappers_error(
+            budget,
+            "vector_wrappers",
+            "Drop num_episodes (wrappers count episodes themselves), or drop vector_wrappers.",
         )
     backend = get_backend(prefix)
     backend.check_keywords(f"make_vector_env({env_name!r})", {**kwargs, **own})

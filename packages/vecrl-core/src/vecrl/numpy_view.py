@@ -21,6 +21,7 @@ from vecrl.arrays import ArrayType, tree_from_torch
 from vecrl.autoreset import declared_autoreset_mode
 from vecrl.checks import checked_callables
 from vecrl.compat import GYMNASIUM_VERSION, VECTOR_WRAPPER_BASE
+from vecrl.episodes import budget_under_wrappers_error
 from vecrl.torch_wrapper import SubEnvAccess, TorchWrapper
 
 VectorWrapperMaker = Callable[[Any], Any]
@@ -94,6 +95,13 @@ def with_vector_wrappers(
         raise ValueError(
             f"vector_wrappers wrap a vector env, but the env made is {env!r}, a single env. Pass num_envs=<number"
             " of copies>, or wrap the single env with gymnasium's wrappers yourself."
+        )
+    budget = getattr(env.unwrapped, "num_episodes", None)
+    if budget is not None:
+        raise budget_under_wrappers_error(
+            budget,
+            "vector_wrappers",
+            "Make the env without num_episodes (wrappers count episodes themselves).",
         )
     hint = (
         "Give gymnasium vector wrapper classes or functions taking a vector env, e.g. [RecordEpisodeStatistics,"
