@@ -88,6 +88,12 @@ def test_the_vec_env_surface_reaches_the_sub_envs():
     assert env.env_method("get_wrapper_attr", "gravity", indices=[0, 1]) == [9.8, 1.6]
     assert env.env_is_wrapped(Monitor) == [True, True, True]
     assert env.env_is_wrapped(gym.wrappers.FlattenObservation, indices=2) == [False]
+    assert [type(sub_env).__name__ for sub_env in env.envs] == ["Monitor"] * 3  # as DummyVecEnv.envs
+    assert env.envs[1].get_wrapper_attr("gravity") == 1.6
+    workers = SB3VecEnv(vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, num_workers=2))
+    with pytest.raises(AttributeError, match="keeps no sub-env objects in this process.*get_attr"):
+        _ = workers.envs
+    workers.close()
 
 
 def test_mistakes_are_errors_that_say_how_to_fix_them():

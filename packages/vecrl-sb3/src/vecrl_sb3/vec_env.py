@@ -146,6 +146,18 @@ class SB3VecEnv(VecEnv):
         frames: Any = self.env.render()
         return list(frames) if isinstance(frames, (tuple, list)) else [frames]
 
+    @property
+    def envs(self) -> list[gymnasium.Env]:
+        """The sub-env objects, as ``DummyVecEnv.envs`` holds them, where the backend keeps them in this
+        process (the gym backend without worker processes); an AttributeError otherwise."""
+        sub_envs = getattr(self.env.unwrapped, "envs", None)
+        if sub_envs is None:
+            raise AttributeError(
+                f"This SB3VecEnv's {type(self.env.unwrapped).__name__} keeps no sub-env objects in this process,"
+                " so it has no envs list. Reach the sub-envs with get_attr, set_attr and env_method."
+            )
+        return list(sub_envs)
+
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         """The attribute ``attr_name`` of the sub-envs ``indices`` (of the one batched env where the backend
         has no sub-env objects)."""
@@ -183,8 +195,9 @@ class SB3VecEnv(VecEnv):
             raise IndexError(
                 f"indices {outside} name no sub-env: this VecEnv has {self.num_envs} (0 to {self.num_envs - 1})."
             )
-        sub_envs = getattr(self.env.unwrapped, "envs", None)
-        if sub_envs is None:
+        try:
+            sub_envs = self.envs
+        except AttributeError:
             return [self.env.unwrapped for _ in chosen]
         return [sub_envs[index] for index in chosen]
 
