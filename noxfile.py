@@ -44,7 +44,8 @@ PYTHON = "3.11"  # the only Python with the pinned torch wheel on this machine
 TORCH = "torch==2.13.0"
 
 # The packages the sessions below name; the others are only ever read from PACKAGES.
-CORE, GYM, BRAX, POLICY, EVOTORCH = "vecrl-core", "vecrl-gym", "vecrl-brax", "vecrl-policy", "vecrl-evotorch"
+CORE, GYM, JAX, BRAX = "vecrl-core", "vecrl-gym", "vecrl-jax", "vecrl-brax"
+POLICY, EVOTORCH = "vecrl-policy", "vecrl-evotorch"
 ALL_PACKAGES = tuple(PACKAGES)
 # What `tests` and `bench` install together: every package but those whose dependencies would hold the others back
 # (`tests-session = false`; their tests run in their isolation rows).
@@ -186,7 +187,7 @@ def isolation(
 def torchrl(session: nox.Session) -> None:
     """TorchRL's GymWrapper on gym (classic control, MuJoCo) and brax envs; torchrl is a test-only
     dependency, installed here only."""
-    install_packages(session, (CORE, GYM, BRAX), "torchrl", editable=True)
+    install_packages(session, (CORE, GYM, JAX, BRAX), "torchrl", editable=True)
     session.run("pytest", *session.posargs, "tests/test_torchrl.py")
 
 

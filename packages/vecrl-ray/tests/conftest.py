@@ -22,3 +22,14 @@ def bounded_in_time() -> Iterator[None]:
     faulthandler.dump_traceback_later(TEST_TIMEOUT_S, exit=True)
     yield
     faulthandler.cancel_dump_traceback_later()
+
+
+@pytest.fixture(autouse=True)
+def patient_executor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The executor's waits for actors to start and CPUs to come free stretched to most of a test's time: on
+    a busy machine (the tests run a process per core) Ray's actors took over its 120 s to start, in a test
+    that passes alone in 37 s. What a test waits for still fails it with the executor's own message."""
+    from vecrl_ray import executor
+
+    monkeypatch.setattr(executor, "START_TIMEOUT_S", 0.9 * TEST_TIMEOUT_S)
+    monkeypatch.setattr(executor, "FREE_WAIT_S", 15.0)
