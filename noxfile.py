@@ -29,7 +29,12 @@ The packages, and what each adds to these sessions (extras, rows), are read from
 
 from __future__ import annotations
 
+import contextlib
+import os
+import resource
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import nox
@@ -123,12 +128,28 @@ def tests(session: nox.Session) -> None:
     sources = [f"{path_of(p)}/src" for p in TOGETHER]  # the docstring examples run too
     # words after `--` name what to run instead, in this process (a failed test's id, with `nox -R`: README.md)
     targets = session.posargs or [*IN_PARALLEL, *test_paths(TOGETHER), "tests", *sources]
-    session.run(
-        "pytest",
-        "--doctest-modules",
-        "--durations=25",  # the slowest tests, where a slow day's time goes
-        *targets,
-        env={**RAY_LOCAL_ONLY, **jax_cache(session)},
+    with cpu_floor(session):
+        session.run(
+            "pytest",
+            "--doctest-modules",
+            "--durations=25",  # the slowest tests, where a slow day's time goes
+            *targets,
+            env={**RAY_LOCAL_ONLY, **jax_cache(session)},
+        )
+
+
+@contextlib.contextmanager
+def cpu_floor(session: nox.Session) -> Iterator[None]:
+    """Log the block's wall time beside its processes' CPU time over this machine's cores: the least wall time
+    the tests could take here, however they were spread."""
+    start, before = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    yield
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    cores = len(os.sched_getaffinity(0))
+    session.log(
+        f"pytest took {time.monotonic() - start:.0f} s for {cpu:.0f} CPU-seconds: at least {cpu / cores:.0f} s"
+        f" on this machine's {cores} cores"
     )
 
 
