@@ -19,8 +19,8 @@ CI (.ci/run) runs tests, lint, typecheck, docs, gymnasium 0.29's matrix row (gym
 promise), and the sessions tagged `ci`: plugins and the isolation rows of
 the packages that declare `ci = true` (core, core+gym, core+policy, core+jax, core+jax+gymnax+policy) with the top
 README's (core+gym+policy):
-about 38 minutes on 2 cores on a quiet day when the tests ran in one process (22 of them the tests), within
-CI's 60; the tests session now runs a pytest process per core (16 minutes of tests). Run the rest (the other dependency rows, the brax, sb3, envpool and playground isolation rows, `all`, TorchRL, vecrl-ray and vecrl-evotorch
+about 35 minutes on 2 cores (20 of them the tests session, a pytest process per core: 17 minutes of tests), within
+CI's 60. Run the rest (the other dependency rows, the brax, sb3, envpool and playground isolation rows, `all`, TorchRL, vecrl-ray and vecrl-evotorch
 alone) with `nox -s isolation matrix torchrl ray evotorch` (about 40 more minutes on a quick day).
 Every install goes through constraints.txt, which pins torch to the CPU wheel this machine ships.
 The packages, and what each adds to these sessions (extras, rows), are read from their own folders
