@@ -253,12 +253,12 @@ def _calling_gymnasium_wrapper(env: EpisodeVectorEnv) -> Any:
     vecrl's own wrappers (``TorchWrapper``), or None: gymnasium's wrappers give the env they wrap no other
     sign of being there."""
     frame: types.FrameType | None = sys._getframe(1)
+    caller = None
     while frame is not None:  # up through env's own methods and vecrl's wrappers' to the first other caller
         caller = frame.f_locals.get("self")
         if caller is not env and not type(caller).__module__.startswith("vecrl"):
             break
         frame = frame.f_back
-    caller = None if frame is None else frame.f_locals.get("self")
     wrappers = (gymnasium.Wrapper, VECTOR_WRAPPER_BASE)  # (0.29's RecordEpisodeStatistics is a Wrapper)
     if isinstance(caller, wrappers) and type(caller).__module__.startswith("gymnasium."):
         return caller

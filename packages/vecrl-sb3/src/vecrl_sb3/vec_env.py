@@ -150,13 +150,17 @@ class SB3VecEnv(VecEnv):
     def envs(self) -> list[gymnasium.Env]:
         """The sub-env objects, as ``DummyVecEnv.envs`` holds them, where the backend keeps them in this
         process (the gym backend without worker processes); an AttributeError otherwise."""
-        sub_envs = getattr(self.env.unwrapped, "envs", None)
+        sub_envs = self._local_sub_envs()
         if sub_envs is None:
             raise AttributeError(
                 f"This SB3VecEnv's {type(self.env.unwrapped).__name__} keeps no sub-env objects in this process,"
                 " so it has no envs list. Reach the sub-envs with get_attr, set_attr and env_method."
             )
         return list(sub_envs)
+
+    def _local_sub_envs(self) -> list[gymnasium.Env] | None:
+        """The backend's sub-env objects in this process, or None (a batched env, or worker processes)."""
+        return getattr(self.env.unwrapped, "envs", None)
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         """The attribute ``attr_name`` of the sub-envs ``indices`` (of the one batched env where the backend
@@ -195,9 +199,8 @@ class SB3VecEnv(VecEnv):
             raise IndexError(
                 f"indices {outside} name no sub-env: this VecEnv has {self.num_envs} (0 to {self.num_envs - 1})."
             )
-        try:
-            sub_envs = self.envs
-        except AttributeError:
+        sub_envs = self._local_sub_envs()
+        if sub_envs is None:
             return [self.env.unwrapped for _ in chosen]
         return [sub_envs[index] for index in chosen]
 
