@@ -46,7 +46,7 @@ from vecrl_policy.layer_table import why_not_fused
 from vecrl_policy.normalization import Normalize
 from vecrl_policy.policy import Policy
 from vecrl_policy.randomness import RowSeeds, action_noise, episode_seed, random_row_seeds
-from vecrl_policy.rollout import episode_ends, normalized
+from vecrl_policy.rollout import add_to_rows, episode_ends, normalized, refilled, started
 from vecrl_policy.row_loop import RowSettings
 from vecrl_policy.shaping import Shaping
 from vecrl_policy.statistics import Moments
@@ -382,9 +382,6 @@ def _rollout(
     def of_rows(values: Any, held: Any) -> Any:
         return values[held] if refills else values
 
-    def add_to_rows(totals: Any, values: Any, held: Any) -> Any:
-        return totals.at[held].add(values) if refills else totals + values
-
     def body(c: dict[str, Any]) -> dict[str, Any]:
         c = dict(c)
         x, counting, held = c["observation"], c["counting"], c["held"]
@@ -397,7 +394,8 @@ def _rollout(
             noise = action_noise(of_rows(seeds, held), of_rows(c["steps"], held), math.prod(action.shape[1:]))
             action = action + (shaping.action_noise_stdev * noise).reshape(action.shape)
         finite = jnp.isfinite(action.reshape(width, -1)).all(axis=1)
-        c["non_finite"] = add_to_rows(c["non_finite"], (counting & ~finite).astype(jnp.int32), held)
+        rows = held if refills else None
+        c["non_finite"] = add_to_rows(c["non_finite"], (~finite).astype(jnp.int32), rows, counting)
         if settings.discrete:  # as the stepped loop: the first of the highest scores
             action = jnp.argmax(action, axis=-1).astype(jnp.int32)
         state = episodes.step(c["state"], action)
@@ -407,25 +405,23 @@ def _rollout(
         t = c["t"] + 1
         if shaping.changes_rewards:
             reward = shaping.shaped(reward, t.astype(reward.dtype), jnp.where)
-        c["total"] = add_to_rows(c["total"], jnp.where(counting, reward, 0.0), held)
-        c["steps"] = add_to_rows(c["steps"], counting.astype(jnp.int32), held)
+        c["total"] = add_to_rows(c["total"], reward, rows, counting)
+        c["steps"] = add_to_rows(c["steps"], counting.astype(jnp.int32), rows, counting)
         c["t"] = jnp.where(done, 0, t)
         ended = done & counting
         slot_episodes, finished, continuing = episode_ends(ended, c["slot_episodes"], settings.num_episodes)
-        c["episodes"] = add_to_rows(c["episodes"], ended.astype(jnp.int32), held)
+        c["episodes"] = add_to_rows(c["episodes"], ended.astype(jnp.int32), rows, counting)
         c["counting"] = counting & ~finished
         c["slot_episodes"] = slot_episodes
-        refilled = restarting = continuing
-        if refills:
-            new_row = c["next_row"] + jnp.cumsum(finished) - 1
-            refilled = finished & (new_row < runs)
-            c["next_row"] = jnp.minimum(c["next_row"] + finished.sum(dtype=jnp.int32), runs)
-            c["counting"] = c["counting"] | refilled
-            held = jnp.where(refilled, new_row, held)
+        took = restarting = continuing
+        if refills:  # the next rows, in order
+            next_row = c["next_row"]
+            took, held = refilled(finished, held, next_row + jnp.arange(width), runs - next_row)
+            c["next_row"] = next_row + took.sum(dtype=jnp.int32)
+            c["counting"] = c["counting"] | took
             c["held"] = held
-            c["slot_episodes"] = jnp.where(refilled, 0, slot_episodes)
-            c["t"] = jnp.where(refilled, 0, c["t"])
-            restarting = refilled | continuing
+            c["slot_episodes"], c["t"] = started(took, slot_episodes, c["t"])
+            restarting = took | continuing
 
         def restart(parts: tuple[Any, ...]) -> tuple[Any, ...]:
             state, observation, parameters, hidden = parts
@@ -437,7 +433,7 @@ def _rollout(
             state = _where_rows(restarting, fresh, state)
             observation = jnp.where(restarting[:, None], fresh_observation, observation)
             if refills:
-                parameters = _where_rows(refilled, take(held), parameters)
+                parameters = _where_rows(took, take(held), parameters)
             hidden = _where_rows(restarting, jax_layers.initial_states(specs, parameters), hidden)
             return state, observation, parameters, hidden
 

@@ -31,7 +31,7 @@ from vecrl_policy.normalization import Normalize
 from vecrl_policy.observations import Flattener
 from vecrl_policy.policy import Policy
 from vecrl_policy.randomness import RowSeeds, action_noise, episode_seed, random_row_seeds
-from vecrl_policy.rollout import episode_ends
+from vecrl_policy.rollout import add_to_rows, episode_ends, refilled, started
 from vecrl_policy.shaping import Shaping
 from vecrl_policy.statistics import Moments
 
@@ -165,6 +165,7 @@ class _RowLoop:
         )
         self.held = torch.zeros(self.num_slots, dtype=torch.int64)  # the row each slot runs (or ran last)
         self.counting = torch.zeros(self.num_slots, dtype=torch.bool)  # slots whose row is not done
+        self.idle: torch.Tensor | None = None  # (see _set_counting)
         # held where counting, else -1 (replaced, never changed in place)
         self.owner = torch.full((self.num_slots,), -1)
         self.slot_episodes = torch.zeros(self.num_slots, dtype=torch.int64)
@@ -220,7 +221,7 @@ class _RowLoop:
                     torch.where(resetting, -1, self.owner) if self.next_step else self.owner
                 )
                 self.resetting = self.no_slots
-                features = self._features(observation, self.counting & ~done, "step()")
+                features = self._features(observation, "step()", self.counting, done)
                 ended = done & self.counting
                 if ended.any():
                     features = self._episodes_ended(ended, features)
@@ -231,8 +232,8 @@ class _RowLoop:
                 elif self.refills and self.source.arrived():
                     features = self._restart(features)
                 if len(self.fold.rewards) == FOLD_STEPS:
-                    self.fold(self.total, self.steps)
-        self.fold(self.total, self.steps)
+                    self.total, self.steps = self.fold(self.total, self.steps)
+        self.total, self.steps = self.fold(self.total, self.steps)
         if progress is not None:
             progress(self.num_rows)
         device = self.rows.device
@@ -243,7 +244,7 @@ class _RowLoop:
         """Count the episodes that ended; a row done with its episodes frees its slot for the next row.
         Returns the features the policy sees next (new rows' first observations where rows started)."""
         self.slot_episodes, finished, continuing = episode_ends(ended, self.slot_episodes, self.num_episodes)
-        self.episodes[self.held[ended]] += 1
+        self.episodes = add_to_rows(self.episodes, ended.long(), self.held, ended)
         again = None
         if continuing.any():  # their recurrent state starts afresh with the next episode
             self.policy.reset(continuing if self.live is None else continuing[self.live])
@@ -285,7 +286,7 @@ class _RowLoop:
         seeds = self._reset_seeds()
         options = self._params_option(None)
         observation, _ = self.env.reset(seed=seeds, options=options)
-        return self._features(observation, self.counting, "reset()")
+        return self._features(observation, "reset()", self.counting)
 
     def _restart(
         self, features: torch.Tensor, *, again: torch.Tensor | None = None, wait: bool = False
@@ -296,37 +297,40 @@ class _RowLoop:
         when nothing starts)."""
         mask = self.no_slots if again is None else again
         if not self.source.done:  # (the tail, where the policy dropped done rows, comes after)
-            free = (~self.counting).nonzero().flatten()
-            new = torch.tensor(self.source.take(len(free), wait=wait), dtype=torch.int64)
+            free = ~self.counting
+            new = torch.tensor(self.source.take(int(free.sum()), wait=wait), dtype=torch.int64)
             if len(new):
-                slots = free[: len(new)]
-                held = self.held.clone()
-                held[slots] = new
-                self.held = held
-                counting = self.counting.clone()
-                counting[slots] = True
-                self._set_counting(counting)
-                self.slot_episodes[slots] = 0
-                self.t[slots] = 0
-                self.row_steps[slots] = 0
-                self.policy.set_parameters(self._rows_of(new), slots)  # their state cleared
-                mask = mask.clone()
-                mask[slots] = True
+                took, self.held = refilled(free, self.held, new, len(new))
+                self._set_counting(self.counting | took)
+                self.slot_episodes, self.t, self.row_steps = started(
+                    took, self.slot_episodes, self.t, self.row_steps
+                )
+                self.policy.set_parameters(
+                    self._rows_of(new), took.nonzero().flatten()
+                )  # their state cleared
+                mask = mask | took
         if mask is self.no_slots:
             return features
         seeds = self._reset_seeds()  # the unmasked slots' seeds are not used
         options = {"reset_mask": mask, **(self._params_option(mask) or {})}
         observation, _ = self.env.reset(seed=seeds, options=options)
-        return self._features(observation, mask, "reset()")
+        return self._features(observation, "reset()", mask)
 
-    def _features(self, observation: Any, live: torch.Tensor, during: str) -> torch.Tensor:
-        """The flat features of ``observation``, with the rows of slots that are not ``live`` (NaN where a
-        spent sub-env reports it) zeroed; a SubEnvError naming the sub-env (and so the row) where a live
-        slot's observation holds NaN or inf, which the policy would otherwise turn into a score."""
+    def _features(
+        self, observation: Any, during: str, live: torch.Tensor, done: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """The flat features of ``observation``: the rows of slots that hold no row zeroed (a spent sub-env
+        reports NaN), and those of the other slots not ``live`` (or ``done``) too where they are not finite; a
+        SubEnvError naming the sub-env (and so the row) where a live slot's observation holds NaN or inf,
+        which the policy would otherwise turn into a score."""
         features = self.flatten(observation)
-        finite = torch.isfinite(features).all(dim=1)
-        if bool(finite.all()):
+        if self.idle is not None:
+            features = features.masked_fill(self.idle, 0.0)
+        # one sum tells whether every value is finite (a finite sum that overflows only takes the long way)
+        if math.isfinite(features.sum()):
             return features
+        finite = torch.isfinite(features).all(dim=1)
+        live = live if done is None else live & ~done
         broken = (~finite & live.to(finite.device)).nonzero().flatten().tolist()
         if broken:
             slot = broken[0]
@@ -378,6 +382,8 @@ class _RowLoop:
     def _set_counting(self, counting: torch.Tensor) -> None:
         self.counting = counting
         self.owner = torch.where(counting, self.held, -1)
+        # the slots holding no row, whose features nothing reads (None: none)
+        self.idle = None if bool(counting.all()) else (~counting)[:, None].to(self.rows.device)
 
     def _drop_done_rows(self) -> None:
         """Drop the rows of done slots from the policy once they are a quarter of what it holds, unless a
@@ -406,24 +412,23 @@ class _Fold:
         self.observed: list[torch.Tensor] = []
         self.moments = Moments.zero()
 
-    def __call__(self, total: torch.Tensor, steps: torch.Tensor) -> None:
-        """Add each kept reward to its row's ``total`` in step order (one row's sum is the same whichever
-        slots and steps it shared a fold with), count the steps, add the observations counted to the
-        statistics, and empty the lists. (Rewards counted for no row, NaN under a spent budget, are left
-        out.)"""
+    def __call__(self, total: torch.Tensor, steps: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``total`` and ``steps`` with the kept rewards and steps added to their rows, in step order; the
+        observations counted added to the statistics; the lists emptied. (Rewards counted for no row, NaN
+        under a spent budget, are left out.)"""
         if not self.rewards:
-            return
+            return total, steps
         owners = torch.stack(self.owners)
         counted = owners >= 0
-        rows = owners[counted]  # step by step, in the order the steps came
-        total.index_add_(0, rows, torch.stack(self.rewards)[counted])
-        steps += torch.bincount(rows, minlength=self.num_rows)
+        total = add_to_rows(total, torch.stack(self.rewards), owners, counted)
+        steps = add_to_rows(steps, counted.long(), owners, counted)
         if self.observed:
             observed = torch.stack(self.observed).to(torch.float64)
             self.moments = self.moments.added(observed, counted.to(observed.device), axis=(0, 1))
         self.rewards.clear()
         self.owners.clear()
         self.observed.clear()
+        return total, steps
 
     def statistics(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The observations counted so far: ``(count, sum, sum of squares)``, one row each."""
