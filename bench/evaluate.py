@@ -12,6 +12,11 @@
                 rows as are still stepping: the most any evaluate with this network could reach, were
                 every other cost of its loop (observations and actions batched, episode ends, rewards
                 summed) zero
+  (d) least glue  (c) + resets + policy with the least any loop must add to them: the rows taken into
+                the policy, each round the stepping rows' observations stacked into one array for it
+                (torch.from_numpy), its actions back to each env, each reward added to its row; no
+                checks, no seeds, no refills: the most a Python loop with this network reaches, the
+                bound of evaluate's stepped loop on this machine
 
 Every way evaluates the same parameter rows, timed from its first step to its last (making and closing
 envs and policies left out); episode lengths differ a little between ways (the envs
@@ -176,6 +181,37 @@ def run_env_loop(
     return elapsed, sum(LAST_STEPS)
 
 
+def run_least_glue(task: Task, rows: torch.Tensor, seed: int) -> tuple[float, int]:
+    """(d): each row's env stepped for the steps vecrl's evaluate took on it, by a policy reading the real
+    observations, with nothing but the glue every loop needs (see the module's docstring)."""
+    envs = made("least glue", lambda: [gym.make(task.env_id) for _ in rows])
+    policy = made("policy alone", lambda: Policy(task.network()))
+    left = list(LAST_STEPS)
+    totals = [0.0] * len(rows)
+    Clock.start()
+    policy.set_parameters(rows)  # (on the clock: every evaluate takes its rows into its policy)
+    observations = [env.reset(seed=seed + index)[0] for index, env in enumerate(envs)]
+    stepping = list(range(len(rows)))
+    with torch.no_grad():
+        while stepping:
+            output = policy(torch.from_numpy(np.stack(observations).astype(np.float32)))
+            # (Python ints step a Discrete env faster than numpy's)
+            actions = output.argmax(dim=-1).tolist() if task.discrete else output.numpy()
+            kept, observations = [], []
+            for slot, index in enumerate(stepping):
+                observation, reward, _, _, _ = envs[index].step(actions[slot])
+                totals[index] += reward
+                left[index] -= 1
+                if left[index]:
+                    kept.append(slot)
+                    observations.append(observation)
+            if len(kept) < len(stepping):
+                policy.keep_rows(torch.tensor(kept, dtype=torch.int64))
+                stepping = [stepping[slot] for slot in kept]
+    elapsed = Clock.stop()
+    return elapsed, sum(LAST_STEPS)
+
+
 def run_user_loop(task: Task, rows: torch.Tensor, seed: int) -> tuple[float, int]:
     """gymnasium's SyncVectorEnv, one nn.Module per row, until each row has finished one episode."""
     template = Policy(task.network())
@@ -260,6 +296,7 @@ def measure(task: Task, repeats: int) -> dict[str, float]:
         "(c) env loop (floor)": run_env_loop,  # right after vecrl: it steps as long as vecrl's rows took
         "(c) + seeded resets": functools.partial(run_env_loop, resets_on_clock=True),
         "(c) + resets + policy": functools.partial(run_env_loop, resets_on_clock=True, policy_on_clock=True),
+        "(d) least glue": run_least_glue,
         "(a) user loop": run_user_loop,
         "(b) evotorch 0.6.1": run_evotorch,
     }
