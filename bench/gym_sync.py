@@ -143,6 +143,8 @@ def measure_resets(env_id: str, num_envs: int, resets: int, repeats: int) -> dic
     into the sub-envs (an attribute or a model array each, nothing checked), what any per-sub-env
     parameters cost at least."""
     env = vecrl.make_vector_env(f"gym::{env_id}", num_envs=num_envs)
+    # (an env of its own for the two: one that was given every param puts each back to its default later)
+    env_of_two = vecrl.make_vector_env(f"gym::{env_id}", num_envs=num_envs)
     defaults = env.unwrapped.default_params
     some = SOME_PARAMS[env_id.split("-")[0] if env_id.startswith("Hopper") else env_id]
     generator = np.random.default_rng(0)
@@ -170,7 +172,7 @@ def measure_resets(env_id: str, num_envs: int, resets: int, repeats: int) -> dic
     modes: dict[str, Callable[[int], object]] = {
         "plain": lambda k: env.reset(seed=k),
         "every param": lambda k: env.reset(seed=k, options={"params": every[k % 8]}),
-        "two params": lambda k: env.reset(seed=k, options={"params": two[k % 8]}),
+        "two params": lambda k: env_of_two.reset(seed=k, options={"params": two[k % 8]}),
         "floor": lambda k: (bare_writes(two[k % 8]), env.reset(seed=k)),
     }
     best = dict.fromkeys(modes, 0.0)
@@ -181,6 +183,7 @@ def measure_resets(env_id: str, num_envs: int, resets: int, repeats: int) -> dic
                 reset(k)
             best[name] = max(best[name], resets / (time.process_time() - start))
     env.close()
+    env_of_two.close()
     return best
 
 

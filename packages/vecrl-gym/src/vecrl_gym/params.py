@@ -6,13 +6,13 @@ Examples:
     >>> env = gymnasium.make("CartPole-v1")
     >>> sorted(default_params(env))
     ['force_mag', 'gravity', 'length', 'masscart', 'masspole', 'tau']
-    >>> ParamsWriter(env).write({"masspole": 0.5}); env.unwrapped.total_mass
+    >>> ParamsWriter([env]).write([0], {"masspole": [0.5]}); env.unwrapped.total_mass
     1.5
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -50,29 +50,36 @@ def default_params(env: Any) -> dict[str, np.ndarray]:
 
 
 class ParamsWriter:
-    """Writes parameters (names of ``default_params``) into one sub-env: a MuJoCo env's model arrays, looked up
-    once (MuJoCo hands out views of the model's memory), so that a reset with params costs a copy per field;
-    a classic-control env's attributes, and the constants its ``__init__`` derives from them."""
+    """Writes parameters (names of ``default_params``) into sub-envs of one kind, a name at a time: a MuJoCo
+    env's model arrays, looked up once (MuJoCo hands out views of the model's memory), so that a reset with
+    params costs a copy per field and sub-env; a classic-control env's attributes, and the constants its
+    ``__init__`` derives from them."""
 
-    def __init__(self, env: Any) -> None:
-        self._base = env.unwrapped
-        model = getattr(self._base, "model", None)
-        self._arrays: dict[str, np.ndarray] = {}
+    def __init__(self, envs: Sequence[Any]) -> None:
+        self._bases = [env.unwrapped for env in envs]
+        model = getattr(self._bases[0], "model", None)
+        self._arrays: dict[str, list[np.ndarray]] = {}
         if model is not None and hasattr(model, "body_mass") and hasattr(model, "opt"):
-            self._arrays = {name: getattr(model, name) for name in MUJOCO_FIELDS}
-            self._arrays["gravity"] = model.opt.gravity
-        self._cartpole = type(self._base).__name__ == "CartPoleEnv"
+            models = [base.model for base in self._bases]
+            self._arrays = {name: [getattr(model, name) for model in models] for name in MUJOCO_FIELDS}
+            self._arrays["gravity"] = [model.opt.gravity for model in models]
+        self._cartpole = type(self._bases[0]).__name__ == "CartPoleEnv"
 
-    def write(self, values: Mapping[str, Any]) -> None:
-        """Write ``values`` (name -> this sub-env's value: a float for a constant, an array for a model
-        field), then what the env derives from them (CartPole's constants, which its ``__init__`` computes
-        from the masses and length)."""
-        base = self._base
-        if self._arrays:
-            for name, value in values.items():
-                self._arrays[name][...] = value
-        else:  # (the constants are plain attributes)
-            vars(base).update(values)
+    def write(self, rows: Sequence[int], columns: Mapping[str, Sequence[Any]]) -> None:
+        """Write each name's ``columns[name][k]`` into sub-env ``rows[k]`` (a float for a constant, an array
+        for a model field), then what the env derives from them (CartPole's constants, which its
+        ``__init__`` computes from the masses and length)."""
+        bases = self._bases
+        for name, column in columns.items():
+            if self._arrays:
+                arrays = self._arrays[name]
+                for index, value in zip(rows, column, strict=True):
+                    arrays[index][...] = value
+            else:  # (the constants are plain attributes)
+                for index, value in zip(rows, column, strict=True):
+                    setattr(bases[index], name, value)
         if self._cartpole:
-            base.total_mass = base.masspole + base.masscart
-            base.polemass_length = base.masspole * base.length
+            for index in rows:
+                base = bases[index]
+                base.total_mass = base.masspole + base.masscart
+                base.polemass_length = base.masspole * base.length

@@ -151,7 +151,7 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
 
         self.envs: list[gymnasium.Env] = envs
         self._default_params = _shared_params(envs)
-        self._params_writers: list[ParamsWriter] | None = None  # made on the first reset with params
+        self._params_writer: ParamsWriter | None = None  # made on the first reset with params
         self._params_varied: set[str] = set()  # the names ever given (the others are at their defaults)
         self.metadata = {**getattr(envs[0], "metadata", {}), **autoreset_metadata(self._autoreset_mode)}
         self.render_mode = getattr(envs[0], "render_mode", None)
@@ -199,8 +199,8 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
         return self._default_params
 
     def _set_params(self, ids: np.ndarray | None, params: dict[str, np.ndarray]) -> None:
-        if self._params_writers is None:
-            self._params_writers = [ParamsWriter(env) for env in self.envs]
+        if self._params_writer is None:
+            self._params_writer = ParamsWriter(self.envs)
         rows = range(self.num_envs) if ids is None else ids.tolist()
         # of the names not given, only those ever given go back to their defaults (the others are there)
         self._params_varied.update(params)
@@ -211,8 +211,7 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
                 default = self._default_params[name]
                 value = np.broadcast_to(default, (len(rows), *default.shape))
             columns[name] = value.tolist() if value.ndim == 1 else list(value)  # (floats for constants)
-        for k, index in enumerate(rows):
-            self._params_writers[index].write({name: column[k] for name, column in columns.items()})
+        self._params_writer.write(rows, columns)
 
     def _reset_rows(
         self, ids: np.ndarray | None, seeds: list[Any] | None, options: dict[str, Any] | None
