@@ -305,9 +305,8 @@ class _RowLoop:
                 self.slot_episodes, self.t, self.row_steps = started(
                     took, self.slot_episodes, self.t, self.row_steps
                 )
-                self.policy.set_parameters(
-                    self._rows_of(new), took.nonzero().flatten()
-                )  # their state cleared
+                # (in slot order, as refilled gave them out; their recurrent state cleared)
+                self.policy.set_parameters(self._rows_of(new), took.nonzero().flatten())
                 mask = mask | took
         if mask is self.no_slots:
             return features
