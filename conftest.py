@@ -8,6 +8,8 @@
 - the Ctrl-C a test sends to a subprocess (a run interrupted, a worker pool stopped) reaches it even when
   the suite itself runs in the background, where the shell starts it with SIGINT ignored, which its
   subprocesses would inherit (they would then never stop).
+- stable-baselines3's models write their logs in pytest's temporary folder (``SB3_LOGDIR``), not in a new
+  folder of the system's that nothing removes (one for each model trained).
 
 And, when pytest-xdist runs the tests in several processes (``nox -s tests`` does): each file's tests run in
 one process (its module fixtures are made once), and every Ray test in the same one, since the Ray tests of
@@ -16,6 +18,7 @@ one file find the Ray another file started (``--dist loadgroup``; ``xdist_group`
 
 import os
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,3 +33,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         path = Path(item.path)
         group = "ray" if "vecrl-ray" in path.parts else str(path)
         item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def sb3_logs_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3-logs")))
+        yield
