@@ -195,7 +195,7 @@ def run_least_glue(task: Task, rows: torch.Tensor, seed: int) -> tuple[float, in
     with torch.no_grad():
         while stepping:
             output = policy(torch.from_numpy(np.stack(observations).astype(np.float32)))
-            # (Python ints step a Discrete env faster than numpy's)
+            # (a list: each env's action read without making a numpy scalar of it)
             actions = output.argmax(dim=-1).tolist() if task.discrete else output.numpy()
             kept, observations = [], []
             for slot, index in enumerate(stepping):

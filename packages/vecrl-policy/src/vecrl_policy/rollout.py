@@ -36,9 +36,9 @@ def episode_ends(ended: Any, slot_episodes: Any, num_episodes: int) -> tuple[Any
 
 def add_to_rows(totals: Any, values: Any, held: Any, counting: Any) -> Any:
     """``totals`` (one per row) with each value of ``values`` added to the row its slot holds (``held``)
-    where the slot is ``counting`` (``held`` None: slot ``i`` holds row ``i``). On torch ``values``, ``held`` and ``counting`` may
-    carry a leading axis of steps, added in order: a row's sum is the same whichever slots and steps it
-    shared.
+    where the slot is ``counting`` (``held`` None: slot ``i`` holds row ``i``). On torch ``values``,
+    ``held`` and ``counting`` may carry a leading axis of steps, added in order: a row's sum is the same
+    whichever slots and steps it shared.
 
     Examples:
         >>> import torch
