@@ -41,8 +41,9 @@ from vecrl_gym import ProcessVectorEnv, SyncVectorEnv
 from vecrl_policy import Policy, evaluate
 from vecrl_policy.evaluate_workers import STARTED_SHARE
 from vecrl_policy.observations import observation_flattener
+from vecrl_policy.options import RowSettings
 from vecrl_policy.randomness import row_seeds
-from vecrl_policy.row_loop import RowSettings, run_rows
+from vecrl_policy.row_loop import run_rows
 from vecrl_policy.shaping import Shaping
 from vecrl_policy.threads import one_torch_thread
 

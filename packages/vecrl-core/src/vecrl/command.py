@@ -104,6 +104,17 @@ def add_randomize_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def finite_float(text: str) -> float:
+    """argparse type: a finite number (``nan`` and ``inf`` are refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
 def finite_positive_float(text: str) -> float:
     """argparse type: a finite number > 0 (``nan`` and ``inf`` are refused)."""
     try:

@@ -14,7 +14,7 @@ envpool's backend stand on it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import partial
 from typing import Any, NoReturn
 
@@ -22,23 +22,19 @@ import numpy as np
 from gymnasium.spaces import Space
 
 from vecrl.action_checks import ActionCheck
-from vecrl.arrays import convert_to_numpy
 from vecrl.checks import checked_flag, closed_env_error, failed_env_error
 from vecrl.compat import (
-    FINAL_INFO_KEY,
-    FINAL_INFO_MASK_KEY,
-    FINAL_INFOS_BATCHED_ONCE,
     FINAL_OBS_KEY,
     FINAL_OBS_MASK_KEY,
 )
 from vecrl.contract import EpisodeOptions
 from vecrl.episode_vector_env import EpisodeVectorEnv
 from vecrl.episodes import EpisodeBudget, StepEnds, acting_sub_envs, spent_results, step_ends
+from vecrl.final_observations import final_infos, is_row_array
 from vecrl.params import PARAMS_OPTION, params_rows
 from vecrl.spaces import ARRAY_SPACES, check_supported_space, copy_batch, map_batch, write_rows
 
 #: gymnasium's ``VectorEnv._add_info(infos, info, index)``: ``infos`` with the sub-env ``index``'s ``info``.
-AddInfo = Callable[[dict[str, Any], dict[str, Any], int], dict[str, Any]]
 #: What ``_step_rows`` returns: observations (an array, or for a Tuple or Dict space tuples and dicts of
 #: arrays nested like it), rewards, terminated, truncated (one row per sub-env stepped) and info (arrays
 #: with one row per sub-env stepped, other values as they are; with ``infos_per_sub_env``, a list of
@@ -423,54 +419,6 @@ class HostVectorEnv(EpisodeVectorEnv):
         return batched
 
 
-def final_infos(info: Any, ended: Any, add_info: AddInfo, *, per_sub_env: bool = False) -> dict[str, Any]:
-    """``info[FINAL_INFO_KEY]`` and its ``"_"`` mask for a step whose episodes ``ended`` (a bool per sub-env,
-    of the env's array type: the masks are it), from the step's ``info`` before any restart, in the layout of
-    gymnasium's same_step vector envs of the installed version (``add_info``: the env's ``_add_info``).
-
-    ``info`` is batched (arrays with a row per sub-env, other values as they are; no keys where it is
-    empty) or, with ``per_sub_env``, every sub-env's info dict (a list, or ``{}`` for none), as gymnasium's
-    SyncVectorEnv has them. From gymnasium 1.1 on, a dict of the ended sub-envs' info values, each with its
-    ``"_<key>"`` mask (for batched info: the step's arrays, the ``ended`` rows being the final ones, not
-    zeroed elsewhere as gymnasium's are, which would cost every step that ends an episode); before, each
-    ended sub-env's info went through ``add_info`` as ``{"final_info": info}``.
-
-    Examples:
-        >>> import gymnasium
-        >>> add_info = gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 2)._add_info
-        >>> finals = final_infos({"elapsed": np.array([5, 7])}, np.array([False, True]), add_info)
-        >>> finals["_final_info"].tolist()
-        [False, True]
-    """
-    if not info and FINAL_INFOS_BATCHED_ONCE:  # (no sub-env gave an info: gymnasium gives only the mask)
-        return {FINAL_INFO_KEY: {}, FINAL_INFO_MASK_KEY: ended}
-    if FINAL_INFOS_BATCHED_ONCE and not per_sub_env:
-        batched: dict[str, Any] = {}
-        for key, value in info.items():
-            batched[key], batched[f"_{key}"] = value, ended
-        return {FINAL_INFO_KEY: batched, FINAL_INFO_MASK_KEY: ended}
-    num_envs, indices = len(ended), convert_to_numpy(ended).nonzero()[0].tolist()
-    if per_sub_env:
-        ended_infos = [info[index] if info else {} for index in indices]
-    else:
-        rows = {key: _as_rows(value, num_envs) for key, value in (info or {}).items()}
-        ended_infos = [
-            {key: value[index] if is_row_array(value, num_envs) else value for key, value in rows.items()}
-            for index in indices
-        ]
-    finals: dict[str, Any] = {}
-    if not FINAL_INFOS_BATCHED_ONCE:
-        for index, ended_info in zip(indices, ended_infos, strict=True):
-            finals = add_info(finals, {FINAL_INFO_KEY: ended_info}, index)
-        if finals:  # (gymnasium's _add_info made the mask numpy: it is ``ended``, of the env's array type)
-            finals[FINAL_INFO_MASK_KEY] = ended
-        return finals
-    for index, ended_info in zip(indices, ended_infos, strict=True):
-        if ended_info:  # gymnasium adds nothing for an empty info but its mask
-            finals = add_info(finals, ended_info, index)
-    return {FINAL_INFO_KEY: finals, FINAL_INFO_MASK_KEY: ended}
-
-
 def with_rows(
     info: dict[str, Any], part: Mapping[str, Any], ids: np.ndarray, num_envs: int, *, copy: bool = False
 ) -> dict[str, Any]:
@@ -495,21 +443,3 @@ def with_rows(
             value = full
         info[key] = value
     return info
-
-
-def _as_rows(value: Any, num_rows: int) -> Any:
-    """An info value with a row per sub-env (numpy, torch or jax) as numpy, for gymnasium's per-row layout."""
-    if not isinstance(value, np.ndarray) and len(getattr(value, "shape", ())) > 0 and len(value) == num_rows:
-        return convert_to_numpy(value)
-    return value
-
-
-def is_row_array(value: Any, num_rows: int) -> bool:
-    """Whether the info ``value`` of a set of ``num_rows`` sub-envs holds one row per sub-env (a numpy array
-    of that length): the values ``with_rows`` writes into rows, and those a backend puts in its rows' order.
-
-    Examples:
-        >>> is_row_array(np.array([5, 7]), 2), is_row_array(np.float32(1.0), 2)
-        (True, False)
-    """
-    return isinstance(value, np.ndarray) and value.ndim > 0 and len(value) == num_rows

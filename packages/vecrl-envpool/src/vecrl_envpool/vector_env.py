@@ -24,7 +24,8 @@ from vecrl.checks import (
     checked_num_envs,
 )
 from vecrl.contract import Capabilities, EpisodeOptions
-from vecrl.host_vector_env import HostVectorEnv, StepRows, is_row_array
+from vecrl.final_observations import is_row_array
+from vecrl.host_vector_env import HostVectorEnv, StepRows
 from vecrl.seeding import SeedRule, checked_seeds, is_int
 from vecrl_envpool.envpool_ids import checked_env_id, import_envpool
 

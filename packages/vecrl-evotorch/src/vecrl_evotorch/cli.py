@@ -9,17 +9,10 @@ from __future__ import annotations
 import argparse
 
 import vecrl
-from vecrl.command import (
-    Command,
-    CommandError,
-    add_randomize_argument,
-    finite_positive_float,
-    positive_int,
-    seed_int,
-)
+from vecrl.command import Command, CommandError, finite_positive_float, positive_int, seed_int
+from vecrl_policy.cli import add_evaluate_options
 
 ALGORITHMS = ("pgpe", "snes", "cem", "cmaes")
-THIS_MACHINE = ""  # --ray without an address
 
 
 def _evolve_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,53 +29,13 @@ def _evolve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--popsize", type=positive_int, help="solutions per generation (default: 64)")
     parser.add_argument("--generations", type=positive_int, help="stop after this many generations")
     parser.add_argument("--until", type=float, metavar="RETURN", help="stop once the center scores RETURN")
-    parser.add_argument(
-        "--workers",
-        type=positive_int,
-        help="evaluation processes, this one included (gym); with --ray, Ray actors",
-    )
-    parser.add_argument(
-        "--ray", nargs="?", const=THIS_MACHINE, metavar="ADDRESS", help="evaluate on Ray actors (vecrl-ray)"
-    )
-    parser.add_argument("--num-envs", type=positive_int, help="sub-envs (default: popsize, at most 256)")
-    parser.add_argument("--episodes", type=positive_int, help="episodes per solution (default: 1)")
     parser.add_argument("--obs-norm", action="store_true", default=None, help="normalize observations")
-    parser.add_argument("--decrease-rewards-by", type=float, metavar="X", help="subtract X from each reward")
-    parser.add_argument(
-        "--action-noise", type=finite_positive_float, metavar="STD", help="Gaussian action noise"
-    )
-    parser.add_argument(
-        "--alive-bonus-schedule",
-        type=_schedule,
-        metavar="T,B or T0,T1,B",
-        help="add bonus B to each reward from step T on (ramped in from T0 to T1), as VecGymNE's",
-    )
-    parser.add_argument(
-        "--common-random-numbers",
-        action="store_true",
-        default=None,
-        help="score every solution from the same starts and noise, as evosax does",
-    )
-    add_randomize_argument(parser)
+    add_evaluate_options(parser, defaults=False)
     parser.add_argument(
         "--stdev-init", type=finite_positive_float, help="the search's first stdev (default: 0.1)"
     )
-    parser.add_argument("--seed", type=seed_int, help="seed of the searcher and the envs (default: 0)")
     parser.add_argument("--video", action="store_true", default=None, help="record the champion at the end")
     parser.add_argument("--video-every", type=positive_int, metavar="N", help="and every N generations")
-
-
-def _schedule(text: str) -> list[float]:
-    """argparse type: an alive-bonus schedule, ``T,B`` or ``T0,T1,B`` (steps, then the bonus)."""
-    try:
-        values = [float(part) for part in text.split(",")]
-    except ValueError:
-        values = []
-    if len(values) not in (2, 3) or any(value < 0 for value in values[:-1]):
-        raise argparse.ArgumentTypeError(
-            f"expected T,B or T0,T1,B (steps >= 0, then the bonus), got {text!r}"
-        )
-    return [int(value) for value in values[:-1]] + [values[-1]]
 
 
 def _record_arguments(parser: argparse.ArgumentParser) -> None:

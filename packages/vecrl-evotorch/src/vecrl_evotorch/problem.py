@@ -6,6 +6,7 @@ import copy
 import math
 import pickle
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from numbers import Integral, Real
 from pathlib import Path
@@ -22,13 +23,12 @@ from vecrl.checks import checked_num_envs
 from vecrl.randomize import Sampler
 from vecrl_evotorch import vecgymne
 from vecrl_policy import ObsNorm, Policy, evaluate
+from vecrl_policy.evaluation import evaluated
 from vecrl_policy.executor import Executor
 from vecrl_policy.normalization import NormalizedNet
-from vecrl_policy.plan import checked_plan, executor_error
-from vecrl_policy.shaping import Shaping
+from vecrl_policy.options import EvaluateOptions, default_num_envs, executor_error
+from vecrl_policy.plan import checked_plan
 
-#: Sub-envs made when ``num_envs`` is not given: the population size, at most this many.
-MAX_DEFAULT_NUM_ENVS = 256
 #: The network made where none is given: one Tanh layer, wider for continuous actions (EvoTorch's examples).
 DEFAULT_NETWORKS = {
     "discrete": "Linear(obs_length, 16) >> Tanh() >> Linear(16, act_length)",
@@ -148,7 +148,6 @@ class VecrlNE(BaseNEProblem):
                 f" vecrl.randomize.scale({{'body_mass': (0.8, 1.2)}})), got {type(randomize).__qualname__}: fixed"
                 " params per row are for evaluate(), whose rows a caller knows."
             )
-        self._randomize: Sampler | None = randomize
         if seed is not None and not (isinstance(seed, Integral) and 0 <= seed < 2**63):
             raise ValueError(
                 f"seed must be None or an int >= 0 and below 2**63 (EvoTorch seeds torch with it), got {seed!r}."
@@ -157,7 +156,6 @@ class VecrlNE(BaseNEProblem):
         self._env_config: dict[str, Any] = _checked_env_config(env_config)
         self._num_envs: int | None = None if num_envs is None else int(num_envs)
         self._num_episodes: int = num_episodes  # checked by the env made below, then by checked_plan
-        self._num_workers: int | None = num_workers
         self._executor: Executor | None = executor
         self._env_seed: int | None = seed
         self._evaluations: int = 0
@@ -182,21 +180,22 @@ class VecrlNE(BaseNEProblem):
             self.obs_norm: ObsNorm | None = (
                 ObsNorm(flatdim(self._observation_space)) if observation_normalization else None
             )
-            # evaluate's own checks, on the settings every generation passes to it (no worker starts here)
-            plan = checked_plan(
-                self._policy,
-                probe,
-                torch.zeros(1, self._policy.parameter_length),
+            # evaluate's own checks, on the options every generation passes to it (no worker starts here)
+            options = EvaluateOptions(
                 num_episodes=num_episodes,
                 seed=seed,
                 num_workers=num_workers,
-                executor=executor,
-                obs_norm=self.obs_norm,
                 decrease_rewards_by=decrease_rewards_by,
                 alive_bonus_schedule=alive_bonus_schedule,
                 action_noise_stdev=action_noise_stdev,
                 common_random_numbers=common_random_numbers,
                 randomize=randomize,
+            )
+            checked_plan(
+                self._policy,
+                probe,
+                torch.zeros(1, self._policy.parameter_length),
+                replace(options, executor=executor, obs_norm=self.obs_norm),
                 start_workers=False,
             )
         except BaseException:
@@ -206,9 +205,8 @@ class VecrlNE(BaseNEProblem):
             probe.close()
         else:
             self._env = probe
-        self._shaping: Shaping = plan.settings.shaping
-        self._num_episodes = plan.settings.num_episodes
-        self._common_random_numbers: bool = bool(common_random_numbers)
+        self._options: EvaluateOptions = options  # (without the executor and statistics, which can change)
+        self._num_episodes = options.num_episodes
         self._network: Any = network
         super().__init__(
             objective_sense="max",
@@ -229,10 +227,9 @@ class VecrlNE(BaseNEProblem):
 
     def _env_for(self, popsize: int) -> Any:
         """The env, made on first use (and again after unpickling): ``num_envs`` sub-envs, or the
-        population size up to MAX_DEFAULT_NUM_ENVS."""
+        population size up to ``vecrl_policy.options.MAX_DEFAULT_NUM_ENVS`` (or ``max_num_envs``)."""
         if self._env is None:
-            cap = self._max_num_envs or MAX_DEFAULT_NUM_ENVS
-            self._env = self._make_env(self._num_envs or min(popsize, cap))
+            self._env = self._make_env(self._num_envs or default_num_envs(popsize, self._max_num_envs))
         return self._env
 
     @property
@@ -244,7 +241,7 @@ class VecrlNE(BaseNEProblem):
         the problem."""
         if executor is not None and not isinstance(executor, Executor):
             raise TypeError(executor_error(executor))
-        self._executor, self._num_workers = executor, None
+        self._executor, self._options = executor, replace(self._options, num_workers=None)
         return self
 
     # -- evaluation ---------------------------------------------------------------------------------
@@ -254,21 +251,8 @@ class VecrlNE(BaseNEProblem):
         if self._device is not None:
             parameters = parameters.to(self._device)
         seed = None if self._env_seed is None else self._env_seed + self._evaluations
-        result = evaluate(
-            self._policy,
-            self._env_for(len(parameters)),
-            parameters,
-            num_episodes=self._num_episodes,
-            seed=seed,
-            num_workers=self._num_workers,
-            executor=self._executor,
-            obs_norm=self.obs_norm,
-            decrease_rewards_by=self._shaping.decrease_rewards_by,
-            alive_bonus_schedule=self._shaping.alive_bonus_schedule,
-            action_noise_stdev=self._shaping.action_noise_stdev,
-            common_random_numbers=self._common_random_numbers,
-            randomize=self._randomize,
-        )
+        options = replace(self._options, seed=seed, executor=self._executor, obs_norm=self.obs_norm)
+        result = evaluated(self._policy, self._env_for(len(parameters)), parameters, options)
         self._evaluations += 1
         self._interaction_count += int(result.steps.sum())
         self._episode_count += int(result.episodes.sum())
@@ -417,10 +401,10 @@ class VecrlNE(BaseNEProblem):
             self._env_for(len(rows)),
             rows,
             seed=seed,
-            num_workers=self._num_workers,
+            num_workers=self._options.num_workers,
             executor=self._executor,
             obs_norm=None if self.obs_norm is None else copy.deepcopy(self.obs_norm),
-            randomize=self._randomize,  # (the parameters it is evolved under)
+            randomize=self._options.randomize,  # (the parameters it is evolved under)
         )
         return float(result.mean_return.mean())
 

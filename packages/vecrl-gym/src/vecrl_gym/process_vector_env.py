@@ -18,7 +18,7 @@ from vecrl.action_checks import ActionCheck
 from vecrl.autoreset import autoreset_metadata
 from vecrl.checks import SubEnvError, closed_env_error, failed_env_error
 from vecrl.compat import FINAL_OBS_KEY, FINAL_OBS_MASK_KEY
-from vecrl.host_vector_env import AddInfo, final_infos
+from vecrl.final_observations import AddInfo, final_infos
 from vecrl.params import PARAMS_OPTION, params_rows
 from vecrl.processes import SPAWN, RemoteFailure, WorkerProcess, pickled
 from vecrl.seeding import SeedRule
@@ -519,7 +519,7 @@ class _Spaces:
 def _finals(ended: list[EndedEpisode], observations: Any, num_envs: int, add_info: AddInfo) -> dict[str, Any]:
     """The info keys of a step whose ``ended`` episodes the blocks recorded, as ``SyncVectorEnv`` gives them:
     the final observations (``observations`` with the ended rows replaced: ``vecrl.final_observations``)
-    and infos (``vecrl.host_vector_env.final_infos``), each with its mask."""
+    and infos (``vecrl.final_observations.final_infos``), each with its mask."""
     mask = np.zeros(num_envs, np.bool_)
     final_observations = copy_batch(observations)
     sub_env_infos: list[dict[str, Any]] = [{}] * num_envs

@@ -30,7 +30,7 @@ from vecrl.checks import (
 from vecrl.compat import FINAL_OBS_KEY, FINAL_OBS_MASK_KEY
 from vecrl.contract import EpisodeOptions
 from vecrl.episodes import acting_sub_envs
-from vecrl.host_vector_env import final_infos
+from vecrl.final_observations import final_infos
 from vecrl.params import PARAMS_OPTION, with_defaults
 from vecrl.seeding import SeedRule, checked_seeds, is_seed
 from vecrl_jax import engine
@@ -380,7 +380,7 @@ class JaxVectorEnv(EpisodeVectorEnv):
     def _finals(self, final_observation: Any, ended: Any, info: dict[str, Any]) -> dict[str, Any]:
         """The same_step info keys of the episodes that ``ended``: their last observations and their last
         infos (the step's ``info``, which the outcome of the states before their restarts gave), each with
-        its mask, as the host backends give them (``vecrl.host_vector_env.final_infos``)."""
+        its mask, as the host backends give them (``vecrl.final_observations.final_infos``)."""
         finals = {FINAL_OBS_KEY: final_observation, FINAL_OBS_MASK_KEY: ended}
         return {**finals, **final_infos(info, ended, self._add_info)}
 

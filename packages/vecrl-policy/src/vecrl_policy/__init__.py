@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from vecrl_policy.evaluation import EvaluationResult, evaluate
     from vecrl_policy.layers import GRU, LSTM, RNN, Bin, Clip, Round, Slice
     from vecrl_policy.normalization import ObsNorm
+    from vecrl_policy.options import EvaluateOptions
     from vecrl_policy.parser import NetParsingError, str_to_net
     from vecrl_policy.policy import Policy
     from vecrl_policy.runs import RunFolder
@@ -35,6 +36,7 @@ __all__ = [
     "Bin",
     "Chain",
     "Clip",
+    "EvaluateOptions",
     "EvaluationResult",
     "NetParsingError",
     "ObsNorm",
@@ -49,6 +51,7 @@ __all__ = [
 
 _LAZY = {
     "Chain": "vecrl_policy.chain",
+    "EvaluateOptions": "vecrl_policy.options",
     "EvaluationResult": "vecrl_policy.evaluation",
     "GRU": "vecrl_policy.layers",
     "LSTM": "vecrl_policy.layers",

@@ -8,6 +8,7 @@ import csv
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,18 +19,22 @@ from vecrl.cli import ProgressBar
 from vecrl.command import CommandError, first_line, make_env_or_fail, warm_up
 from vecrl.interrupts import raise_if_ctrl_c_pressed
 from vecrl.randomize import params_table, scale
+from vecrl_policy.cli import evaluate_options
 from vecrl_policy.evaluate_workers import checked_num_workers, workers_of
-from vecrl_policy.evaluation import EvaluationResult, evaluate
+from vecrl_policy.evaluation import EvaluationResult, evaluated
+from vecrl_policy.executor import executor_named
 from vecrl_policy.normalization import ObsNorm, checked_obs_norm
 from vecrl_policy.observations import flat_observation_length
+from vecrl_policy.options import EvaluateOptions, default_num_envs
 from vecrl_policy.parser import NetParsingError
+from vecrl_policy.plan import PolicyMismatch, checked_plan
 from vecrl_policy.policy import Policy
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``vecrl evaluate`` with the parsed ``args``; its exit status."""
     obs_norm = None if args.obs_norm is None else _load_obs_norm(args.obs_norm)
-    num_envs = args.num_envs or min(args.popsize, 256)
+    num_envs = args.num_envs or default_num_envs(args.popsize)
     env = make_env_or_fail(vecrl.make_vector_env, args.env, num_envs=num_envs, num_episodes=args.episodes)
     try:
         obs_length = flat_observation_length(env.single_observation_space)
@@ -58,13 +63,21 @@ def run(args: argparse.Namespace) -> int:
             )
         randomize = checked_randomize(args.randomize, env, args.env)
         executor, num_workers = None, args.workers
-        if args.ray is not None:
-            executor, num_workers = ray_executor(args.ray or None, args.workers), None
-        elif num_workers is not None and num_workers > 1:
+        if num_workers is not None and num_workers > 1 and args.ray is None:
             try:
                 checked_num_workers(num_workers, env)
             except ValueError as error:
                 raise CommandError(f"--workers {num_workers}: {str(error).splitlines()[0]}") from error
+        try:
+            options = EvaluateOptions(**evaluate_options(vars(args)), obs_norm=obs_norm, randomize=randomize)
+            checked_plan(policy, env, population, options, start_workers=False)
+        except PolicyMismatch as error:
+            raise CommandError(f"bad --policy for {args.env}: {first_line(error)}") from error
+        except (TypeError, ValueError) as error:
+            raise CommandError(f"{args.env}: {first_line(error)}") from error
+        if args.ray is not None:
+            executor, num_workers = ray_executor(args.ray or None, args.workers), None
+        options = replace(options, executor=executor, num_workers=num_workers)
         try:
             warm_up(env, args.env, args.seed)  # the first reset and step may compile (jax): not timed
             if num_workers is not None and num_workers > 1:
@@ -84,20 +97,9 @@ def run(args: argparse.Namespace) -> int:
                 )
             start = time.perf_counter()
             try:
-                result = evaluate(
-                    policy,
-                    env,
-                    population,
-                    num_episodes=args.episodes,
-                    seed=args.seed,
-                    num_workers=num_workers,
-                    executor=executor,
-                    obs_norm=obs_norm,
-                    progress=progress,
-                    randomize=randomize,
-                )
-            except ValueError as error:  # a network that does not fit the env
-                raise CommandError(f"bad --policy for {args.env}: {str(error).splitlines()[0]}") from error
+                result = evaluated(policy, env, population, options, progress)
+            except ValueError as error:  # (what the rows do: non-finite actions, say)
+                raise CommandError(f"{args.env}: {first_line(error)}") from error
             except KeyboardInterrupt:
                 raise KeyboardInterrupt(
                     f"after {done[0]} of {args.popsize} rows; nothing was saved"
@@ -190,17 +192,15 @@ def _write_results(result: EvaluationResult, path: Path) -> None:
 
 
 def ray_executor(address: str | None, num_actors: int | None) -> Any:
-    """A ``vecrl_ray.RayExecutor`` on the cluster at ``address`` (None: Ray started here), or a
-    CommandError saying what went wrong."""
+    """The executor registered as ``ray`` (vecrl-ray's ``RayExecutor``) on the cluster at ``address`` (None:
+    Ray started here), or a CommandError saying what went wrong."""
     try:
-        from vecrl_ray import RayExecutor
-    except ImportError as error:
-        raise CommandError(
-            "--ray needs the vecrl-ray package: pip install -c constraints.txt packages/vecrl-ray"
-        ) from error
+        make = executor_named("ray")
+    except LookupError as error:
+        raise CommandError(f"--ray: {first_line(error)}") from error
     where = f"joining the Ray cluster at {address}" if address else "starting Ray on this machine"
     print(f"{where} and starting its actors (a few seconds) ...", flush=True)
     try:
-        return RayExecutor(num_actors, address=address)
+        return make(num_actors, address=address)
     except (ValueError, ConnectionError, TimeoutError) as error:
         raise CommandError(f"--ray: {str(error).splitlines()[0]}") from error

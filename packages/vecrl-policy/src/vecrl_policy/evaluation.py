@@ -13,6 +13,7 @@ from vecrl.randomize import Sampler
 from vecrl_policy.executor import Evaluation, Executor, split_population
 from vecrl_policy.fused import compile_seconds
 from vecrl_policy.normalization import ObsNorm
+from vecrl_policy.options import EvaluateOptions
 from vecrl_policy.plan import checked_plan
 from vecrl_policy.policy import Policy
 from vecrl_policy.runners import InThisProcess, run_part
@@ -58,11 +59,12 @@ def evaluate(
     decrease_rewards_by: float | None = None,
     alive_bonus_schedule: tuple[int, float] | tuple[int, int, float] | None = None,
     action_noise_stdev: float | None = None,
-    progress: Callable[[int], None] | None = None,
     fused: bool | None = None,
     common_random_numbers: bool = False,
     devices: Sequence[Any] | None = None,
     randomize: Sampler | Mapping[str, Any] | None = None,
+    options: EvaluateOptions | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> EvaluationResult:
     """Run every row of ``parameters`` for ``num_episodes`` episodes, ``env.num_envs`` rows at a time, in
     one vectorized loop; no loop over rows.
@@ -131,6 +133,10 @@ def evaluate(
     The loop runs on one torch thread (see :func:`vecrl_policy.threads.one_torch_thread` for why); the
     count is restored when the call returns.
 
+    The options can come as one value instead, ``options=vecrl_policy.EvaluateOptions(...)`` (the same
+    names; checked once, when made: a caller that evaluates many populations alike makes it once), and then
+    no option is given as a keyword.
+
     ``progress``, if given, is called with the number of rows done so far: every few dozen steps in one
     process, once all parts are back with an executor or once the fused program is done.
 
@@ -140,10 +146,7 @@ def evaluate(
         >>> evaluate(policy, env, torch.randn(256, policy.parameter_length)).mean_return.shape  # doctest: +SKIP
         torch.Size([256])
     """
-    plan = checked_plan(
-        policy,
-        env,
-        parameters,
+    given = EvaluateOptions(
         num_episodes=num_episodes,
         seed=seed,
         num_workers=num_workers,
@@ -157,6 +160,27 @@ def evaluate(
         devices=devices,
         randomize=randomize,
     )
+    if options is None:
+        options = given
+    elif not isinstance(options, EvaluateOptions):
+        raise TypeError(f"options must be a vecrl_policy.EvaluateOptions, got {type(options).__qualname__}.")
+    elif given != EvaluateOptions():
+        raise TypeError(
+            "evaluate() got options= and options as keywords too; give them all in one place:"
+            " dataclasses.replace(options, name=value) changes some of an options value."
+        )
+    return evaluated(policy, env, parameters, options, progress)
+
+
+def evaluated(
+    policy: Policy,
+    env: Any,
+    parameters: torch.Tensor,
+    options: EvaluateOptions,
+    progress: Callable[[int], None] | None = None,
+) -> EvaluationResult:
+    """What ``evaluate(policy, env, parameters, options=options, progress=progress)`` returns."""
+    plan = checked_plan(policy, env, parameters, options)
     compiled_before = compile_seconds()
     runner = InThisProcess(progress) if plan.executor is None else plan.executor
     parts = split_population(env, len(parameters), plan.seeds, runner.num_parts, plan.params)

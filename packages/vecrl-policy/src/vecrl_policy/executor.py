@@ -11,6 +11,7 @@ the next part. Nothing crosses per step.
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -223,3 +224,30 @@ class PartRunner:
         if self._env is not None:
             env, self._env = self._env, None
             env.close()
+
+
+#: The entry-point group under which packages register executors by name (vecrl-ray: ``ray``).
+EXECUTORS_GROUP = "vecrl.executors"
+#: The executors vecrl ships, by name: the package whose install registers each.
+SHIPPED_EXECUTORS = {"ray": "vecrl-ray"}
+
+
+def executor_named(name: str) -> Callable[..., Executor]:
+    """What makes the executor registered as ``name`` in the ``vecrl.executors`` entry-point group (vecrl-ray
+    registers ``ray``, its ``RayExecutor``), loaded only now: vecrl-policy imports no executor's package. A
+    LookupError names the installed ones and, for one vecrl ships, the package to install.
+
+    Examples:
+        >>> executor_named("ray")(num_actors=2)  # doctest: +SKIP
+    """
+    found = importlib.metadata.entry_points(group=EXECUTORS_GROUP, name=name)
+    if found:
+        return next(iter(found)).load()
+    installed = sorted(entry.name for entry in importlib.metadata.entry_points(group=EXECUTORS_GROUP))
+    package = SHIPPED_EXECUTORS.get(name)
+    fix = (
+        f"install {package}: pip install -c constraints.txt packages/{package}"
+        if package
+        else f"installed: {', '.join(installed) or 'none'}"
+    )
+    raise LookupError(f"No executor named {name!r} is installed ({fix}).")

@@ -44,10 +44,10 @@ from vecrl.checks import listed
 from vecrl_policy.layer_specs import LayerSpec
 from vecrl_policy.layer_table import why_not_fused
 from vecrl_policy.normalization import Normalize
+from vecrl_policy.options import RowSettings
 from vecrl_policy.policy import Policy
 from vecrl_policy.randomness import RowSeeds, action_noise, episode_seed, random_row_seeds
 from vecrl_policy.rollout import add_to_rows, episode_ends, normalized, refilled, started
-from vecrl_policy.row_loop import RowSettings
 from vecrl_policy.shaping import Shaping
 from vecrl_policy.statistics import Moments
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -15,7 +14,7 @@ import torch
 from gymnasium.spaces import Box, Discrete, flatdim
 from torch import nn
 
-from vecrl.checks import checked_flag, checked_seed, closed_env_error, listed
+from vecrl.checks import closed_env_error, listed
 from vecrl.numpy_view import NumpyView
 from vecrl.randomize import params_table
 from vecrl_policy.evaluate_workers import checked_num_workers, workers_of
@@ -23,10 +22,9 @@ from vecrl_policy.executor import Executor
 from vecrl_policy.fused import fused_episodes
 from vecrl_policy.normalization import ObsNorm, checked_obs_norm
 from vecrl_policy.observations import observation_flattener
+from vecrl_policy.options import EvaluateOptions, RowSettings
 from vecrl_policy.policy import Policy
 from vecrl_policy.randomness import RowSeeds, random_row_seeds, row_seeds
-from vecrl_policy.row_loop import RowSettings
-from vecrl_policy.shaping import Shaping
 
 
 @dataclass(frozen=True)
@@ -48,35 +46,19 @@ class Plan:
 
 
 def checked_plan(
-    policy: Any,
-    env: Any,
-    parameters: Any,
-    *,
-    num_episodes: Any = 1,
-    seed: Any = None,
-    num_workers: Any = None,
-    executor: Any = None,
-    obs_norm: Any = None,
-    decrease_rewards_by: Any = None,
-    alive_bonus_schedule: Any = None,
-    action_noise_stdev: Any = None,
-    fused: Any = None,
-    common_random_numbers: Any = False,
-    devices: Any = None,
-    randomize: Any = None,
-    start_workers: bool = True,
+    policy: Any, env: Any, parameters: Any, options: EvaluateOptions, *, start_workers: bool = True
 ) -> Plan:
-    """The plan of ``evaluate(policy, env, parameters, ...)`` with the same arguments; a TypeError or
-    ValueError saying what to change for the first argument that does not fit (nothing has run then).
-    The worker processes of ``num_workers`` are started last (with ``start_workers=False``, not at all:
-    the plan then runs in this process; ``VecrlNE`` checks its settings so)."""
+    """The plan of ``evaluate(policy, env, parameters, ...)`` with ``options`` (checked in themselves when
+    made); a TypeError or ValueError saying what to change for the first argument that does not fit the
+    others (nothing has run then). The worker processes of ``options.num_workers`` are started last (with
+    ``start_workers=False``, not at all: the plan then runs in this process; ``VecrlNE`` checks its
+    options so)."""
     if not isinstance(policy, Policy):
         raise TypeError(
             f"evaluate() takes a vecrl_policy.Policy, got {type(policy).__qualname__}; wrap the network in one:"
             " Policy(net), where net is an nn.Module, a callable making one, or a network string."
         )
-    if isinstance(num_episodes, bool) or not isinstance(num_episodes, Integral) or num_episodes < 1:
-        raise ValueError(f"num_episodes must be a positive int, got {num_episodes!r}.")
+    num_episodes = options.num_episodes
     num_envs = getattr(env, "num_envs", None)
     if num_envs is None:
         raise TypeError(
@@ -110,16 +92,14 @@ def checked_plan(
             f" {parameters.shape[1]}."
         )
     _check_values(parameters)
-    seeds = _seeds(
-        checked_seed(seed), len(parameters), checked_flag(common_random_numbers, "common_random_numbers")
-    )
+    seeds = _seeds(options.seed, len(parameters), options.common_random_numbers)
     params = None
-    if randomize is not None:
+    if options.randomize is not None:
         defaults = getattr(env.unwrapped, "default_params", None) or {}
         name = getattr(getattr(env, "recipe", None), "env_name", None) or type(env.unwrapped).__name__
         if seeds is None:  # (the parameters of a row are drawn from its seed: it needs one)
             seeds = random_row_seeds(len(parameters))
-        params = params_table(randomize, defaults, seeds, int(num_episodes), name)
+        params = params_table(options.randomize, defaults, seeds, num_episodes, name)
     budget = getattr(env.unwrapped, "num_episodes", None)
     if budget is not None and budget < num_episodes:
         raise ValueError(
@@ -135,18 +115,14 @@ def checked_plan(
             " (make_vector_env(..., wrappers=[...]))."
         )
     flatten = observation_flattener(env.single_observation_space, parameters.dtype, parameters.device)
-    shaping = Shaping.checked(
-        decrease_rewards_by=decrease_rewards_by,
-        alive_bonus_schedule=alive_bonus_schedule,
-        action_noise_stdev=action_noise_stdev,
-    )
+    shaping = options.shaping
     if discrete and shaping.action_noise_stdev is not None:
         raise ValueError(
-            f"action_noise_stdev={action_noise_stdev!r} adds noise to continuous actions, but this env's actions"
+            f"action_noise_stdev={options.action_noise_stdev!r} adds noise to continuous actions, but this env's actions"
             f" are {env.single_action_space} (the argmax of the policy's scores): leave it out."
         )
     obs_length = flatdim(env.single_observation_space)
-    obs_norm = checked_obs_norm(obs_norm, obs_length)
+    obs_norm = checked_obs_norm(options.obs_norm, obs_length)
     checked_obs_norm(policy.obs_norm, obs_length)
     if obs_norm is not None and policy.obs_norm is not None:
         raise ValueError(
@@ -156,22 +132,17 @@ def checked_plan(
         )
     _check_policy_fits_env(policy, env, parameters[:1])
     settings = RowSettings(
-        int(num_episodes),
+        num_episodes,
         discrete,
         flatten,
         shaping,
         None if obs_norm is None else obs_norm.normalizer(parameters.dtype, parameters.device),
-        None if fused is None else checked_flag(fused, "fused"),
-        _checked_devices(devices),
+        options.fused,
+        None if options.devices is None else tuple(options.devices),
     )
-    if num_workers is not None and executor is not None:
-        raise ValueError(
-            f"Give num_workers={num_workers!r} or executor={executor!r}, not both: the executor says where the"
-            " parts of the population run."
-        )
-    if executor is not None and not isinstance(executor, Executor):
-        raise TypeError(executor_error(executor))
-    workers = num_workers is not None and checked_num_workers(num_workers, env) > 1
+    executor, num_workers, devices = options.executor, options.num_workers, options.devices
+    num_processes = 1 if num_workers is None else checked_num_workers(num_workers, env)
+    workers = num_processes > 1
     if devices is not None and (executor is not None or workers):
         raise ValueError(
             "devices= splits this process's compiled program over its jax devices; with an executor or worker"
@@ -187,33 +158,14 @@ def checked_plan(
         )
     path = _path(policy, env, parameters, settings, workers)
     if devices is not None and path != "fused":
-        why = "fused=False" if fused is False else fused_episodes(policy, env, parameters, settings)
+        why = "fused=False" if options.fused is False else fused_episodes(policy, env, parameters, settings)
         raise ValueError(
             f"devices= splits the rows of the compiled jax program over jax devices, but this call steps the env"
             f" from Python ({why}): leave devices out."
         )
     if workers and start_workers:
-        executor = workers_of(env, min(int(num_workers), len(parameters)))  # never a process without rows
+        executor = workers_of(env, min(num_processes, len(parameters)))  # never a process without rows
     return Plan(policy, env, parameters, seeds, settings, obs_norm, executor, path, params)
-
-
-def _checked_devices(devices: Any) -> tuple[Any, ...] | None:
-    """``devices`` as a tuple of jax devices of one platform (None stays None: every local device); a
-    TypeError or ValueError otherwise."""
-    if devices is None:
-        return None
-    if isinstance(devices, (str, bytes)) or not hasattr(devices, "__iter__"):
-        raise TypeError(f"devices must be a list of jax devices (e.g. jax.local_devices()), got {devices!r}.")
-    devices = tuple(devices)
-    kinds = {getattr(device, "platform", None) for device in devices}
-    if not devices or None in kinds or len(kinds) > 1:
-        raise ValueError(
-            f"devices must be a non-empty list of jax devices of one platform (e.g. jax.local_devices()), got"
-            f" {list(devices)!r}."
-        )
-    if len(set(devices)) < len(devices):
-        raise ValueError(f"devices names a device twice: {list(devices)!r}; name each once.")
-    return devices
 
 
 def _seeds(seed: int | None, num_rows: int, common: bool) -> RowSeeds | None:
@@ -224,14 +176,6 @@ def _seeds(seed: int | None, num_rows: int, common: bool) -> RowSeeds | None:
     first = random_row_seeds(1) if seed is None else row_seeds(seed, 1)
     assert first is not None
     return np.repeat(first, num_rows)
-
-
-def executor_error(executor: Any) -> str:
-    """The words for an ``executor=`` that is no :class:`vecrl_policy.executor.Executor`."""
-    return (
-        "executor must be a vecrl_policy Executor (with num_parts, run(evaluation, parts) and close()), such as"
-        f" vecrl_ray.RayExecutor(num_actors=2); got {executor!r}."
-    )
 
 
 def _path(policy: Policy, env: Any, parameters: torch.Tensor, settings: RowSettings, workers: bool) -> str:
@@ -274,13 +218,17 @@ def _check_values(parameters: torch.Tensor) -> None:
         )
 
 
+class PolicyMismatch(ValueError):
+    """The policy's network does not fit the env's observations or actions."""
+
+
 def _check_policy_fits_env(policy: Policy, env: Any, row: torch.Tensor) -> None:
-    """Run the network once on a zero observation: a ValueError says what does not fit, before any step.
+    """Run the network once on a zero observation: a PolicyMismatch says what does not fit, before any step.
     (The loop's first set_parameters clears the state this leaves.)"""
     observation_space, action_space = env.single_observation_space, env.single_action_space
     batch_norms = [m for m in policy.wrapped_module.modules() if isinstance(m, _BATCH_NORMS)]
     if batch_norms:
-        raise ValueError(
+        raise PolicyMismatch(
             f"The policy's network holds {type(batch_norms[0]).__name__}, which normalizes across a batch, but"
             " each parameter row is its own network and sees one observation at a time. Normalize"
             " observations with evaluate(..., obs_norm=vecrl_policy.ObsNorm()), or use LayerNorm."
@@ -292,7 +240,7 @@ def _check_policy_fits_env(policy: Policy, env: Any, row: torch.Tensor) -> None:
         with torch.no_grad():
             output = policy(torch.zeros(1, obs_length, dtype=row.dtype, device=row.device))
     except (RuntimeError, IndexError, ValueError) as error:  # what torch raises for shapes and dims
-        raise ValueError(
+        raise PolicyMismatch(
             f"The policy's network cannot read this env's observations: they reach it as vectors of length"
             f" {obs_length} (flattened from {_short(observation_space)}), and it raised: {str(error).splitlines()[0]}"
             f" Its first layer must take {obs_length} inputs (gymnasium.spaces.flatdim(env.single_observation_space)),"
@@ -300,7 +248,7 @@ def _check_policy_fits_env(policy: Policy, env: Any, row: torch.Tensor) -> None:
         ) from error
     if tuple(output.shape[1:]) != expected:
         what = "one score per discrete action" if isinstance(action_space, Discrete) else "one action"
-        raise ValueError(
+        raise PolicyMismatch(
             f"The policy's network gives outputs of shape {tuple(output.shape[1:])} per row, but the env's action"
             f" space {_short(action_space)} needs {what} of shape {expected}. Make its output {math.prod(expected)} wide."
         )

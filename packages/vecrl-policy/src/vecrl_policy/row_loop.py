@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -27,12 +26,10 @@ from vecrl.autoreset import declared_autoreset_mode
 from vecrl.checks import SubEnvError
 from vecrl.contract import capabilities_of
 from vecrl.params import PARAMS_OPTION
-from vecrl_policy.normalization import Normalize
-from vecrl_policy.observations import Flattener
+from vecrl_policy.options import RowSettings
 from vecrl_policy.policy import Policy
 from vecrl_policy.randomness import RowSeeds, action_noise, episode_seed, random_row_seeds
 from vecrl_policy.rollout import add_to_rows, episode_ends, refilled, started
-from vecrl_policy.shaping import Shaping
 from vecrl_policy.statistics import Moments
 
 #: The rewards of this many steps are kept, then added to their rows at once (see ``_Fold``).
@@ -81,22 +78,6 @@ class InOrder:
     @property
     def done(self) -> bool:
         return self._next == self._stop
-
-
-@dataclass(frozen=True)
-class RowSettings:
-    """What every row of one ``evaluate`` call is run with: ``num_episodes`` each, argmax actions where
-    ``discrete``, observations through ``flatten`` (then ``normalize``, if given), and ``shaping``;
-    ``fused`` says whether rows run as one compiled program (None: where they can), and ``devices`` the
-    jax devices that program splits them over (None: every local one)."""
-
-    num_episodes: int
-    discrete: bool
-    flatten: Flattener
-    shaping: Shaping
-    normalize: Normalize | None
-    fused: bool | None = None
-    devices: tuple[Any, ...] | None = None
 
 
 def run_rows(

@@ -14,9 +14,10 @@ import torch
 
 from vecrl_policy.executor import Evaluation, Part
 from vecrl_policy.fused import fused_episodes, run_fused
+from vecrl_policy.options import RowSettings
 from vecrl_policy.policy import Policy
 from vecrl_policy.randomness import RowSeeds
-from vecrl_policy.row_loop import RowSettings, RowSource, run_rows
+from vecrl_policy.row_loop import RowSource, run_rows
 from vecrl_policy.threads import one_torch_thread
 
 
