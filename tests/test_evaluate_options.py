@@ -34,7 +34,9 @@ def test_one_options_value_gives_what_its_keywords_give():
     by_value = evaluate(policy, env, rows, options=EvaluateOptions(**keywords))
     assert torch.equal(by_keywords.total_return, by_value.total_return)
     assert torch.equal(by_keywords.steps, by_value.steps)
-    assert torch.equal(evaluated(policy, env, rows, EvaluateOptions(**keywords)).total_return, by_value.total_return)
+    assert torch.equal(
+        evaluated(policy, env, rows, EvaluateOptions(**keywords)).total_return, by_value.total_return
+    )
 
 
 def test_options_and_keywords_together_are_refused():
@@ -95,5 +97,7 @@ def test_vecrl_evolve_and_evaluate_take_the_shared_options():
 
     parser = build_parser()
     for command in ("evaluate", "evolve"):
-        args = parser.parse_args([command, "gym::CartPole-v1", "--decrease-rewards-by", "1", "--episodes", "2"])
+        args = parser.parse_args(
+            [command, "gym::CartPole-v1", "--decrease-rewards-by", "1", "--episodes", "2"]
+        )
         assert (args.decrease_rewards_by, args.episodes) == (1.0, 2)

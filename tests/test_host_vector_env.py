@@ -28,9 +28,9 @@ class RandomWalk(HostVectorEnv):
         self.rngs = [np.random.default_rng() for _ in range(num_envs)]
         self.position = np.zeros(num_envs, np.float32)
         self.time = np.zeros(num_envs, np.int64)
-        self.stepped: list[list[int]] = []  # the sub-envs of each _step_rows call
+        self.stepped: list[list[int]] = []  # the sub-envs of each step_rows call
 
-    def _reset_rows(self, ids, seeds, options):
+    def reset_rows(self, ids, seeds, options):
         ids = np.arange(self.num_envs) if ids is None else ids
         for k, i in enumerate(ids):
             if seeds is not None and seeds[k] is not None:
@@ -39,7 +39,7 @@ class RandomWalk(HostVectorEnv):
             self.time[i] = 0
         return self._observe(ids), {"time": self.time[ids].copy()}
 
-    def _step_rows(self, actions, ids):
+    def step_rows(self, actions, ids):
         ids = np.arange(self.num_envs) if ids is None else ids
         self.stepped.append(ids.tolist())
         for k, i in enumerate(ids):
@@ -64,15 +64,15 @@ class RandomWalk(HostVectorEnv):
 
 class IntoWalk(RandomWalk):
     """The random walk writing each sub-env's results of a reset or step of some sub-envs straight into the
-    engine's arrays (``_reset_rows_into``, ``_step_rows_into``), as vecrl-gym does."""
+    engine's arrays (``reset_rows_into``, ``step_rows_into``), as vecrl-gym does."""
 
-    def _reset_rows_into(self, ids, seeds, options, out):
-        observations, info = self._reset_rows(ids, seeds, options)
+    def reset_rows_into(self, ids, seeds, options, out):
+        observations, info = self.reset_rows(ids, seeds, options)
         for k, i in enumerate(ids.tolist()):
             out[i] = observations[k]
         return info
 
-    def _step_rows_into(self, actions, ids, out):
+    def step_rows_into(self, actions, ids, out):
         observations, rewards, terminated, truncated = out
         self.stepped.append(ids.tolist())
         for k, i in enumerate(ids.tolist()):
@@ -218,12 +218,12 @@ class ListInfoWalk(RandomWalk):
 
     capabilities = Capabilities(infos_per_sub_env=True)
 
-    def _reset_rows(self, ids, seeds, options):
-        observation, info = super()._reset_rows(ids, seeds, options)
+    def reset_rows(self, ids, seeds, options):
+        observation, info = super().reset_rows(ids, seeds, options)
         return observation, [{"time": int(time)} for time in info["time"]]
 
-    def _step_rows(self, actions, ids):
-        *results, info = super()._step_rows(actions, ids)
+    def step_rows(self, actions, ids):
+        *results, info = super().step_rows(actions, ids)
         return (*results, [{"time": int(time)} for time in info["time"]])
 
 
@@ -254,8 +254,8 @@ class FailingWalk(RandomWalk):
 
     fail = False
 
-    def _step_rows(self, actions, ids):
-        results = super()._step_rows(actions, ids)
+    def step_rows(self, actions, ids):
+        results = super().step_rows(actions, ids)
         if self.fail:
             raise ValueError("the simulator diverged")
         return results
@@ -263,7 +263,7 @@ class FailingWalk(RandomWalk):
 
 @pytest.mark.parametrize("mode", ["same_step", "next_step"])
 def test_a_backend_writing_into_the_engines_arrays_steps_as_one_returning_its_own(mode):
-    """``_reset_rows_into`` and ``_step_rows_into`` (restarts, masked resets, every step of a budget once a
+    """``reset_rows_into`` and ``step_rows_into`` (restarts, masked resets, every step of a budget once a
     sub-env is spent, next_step's resets) change nothing seen."""
     returned = RandomWalk(4, time_limit=6, num_episodes=2, autoreset_mode=mode)
     written = IntoWalk(4, time_limit=6, num_episodes=2, autoreset_mode=mode)
@@ -319,3 +319,40 @@ def test_episode_options_are_checked_when_made_and_must_be_an_episode_options_va
     env = RandomWalk(2, num_episodes=3, autoreset_mode="next_step", seed_rule="gymnasium")
     assert env.episode_options == EpisodeOptions(3, "next_step", "gymnasium")
     assert (env.num_episodes, env.seed_rule) == (3, "gymnasium")
+
+
+def test_a_backend_written_with_the_hooks_old_private_names_still_runs_warned():
+    """The hooks became public names (reset_rows, step_rows, ...): a backend written before keeps working
+    for a release, each old name taken as its new one with a DeprecationWarning naming both."""
+    with pytest.warns(DeprecationWarning) as warned:
+
+        class OldNames(HostVectorEnv):
+            def __init__(self, num_envs):
+                super().__init__(num_envs, RandomWalk.OBSERVATION_SPACE, Discrete(2))
+                self.walk = RandomWalk(num_envs)
+
+            def _reset_rows(self, ids, seeds, options):
+                return self.walk.reset_rows(ids, seeds, options)
+
+            def _step_rows(self, actions, ids):
+                if self._empty_info:
+                    raise AssertionError("made without empty_info")
+                return self.walk.step_rows(actions, ids)
+
+    messages = [str(w.message) for w in warned]
+    assert len(messages) == 2, messages
+    for old, new in (("_reset_rows", "reset_rows"), ("_step_rows", "step_rows")):
+        assert any(
+            f"OldNames.{old} is the old name of HostVectorEnv's hook {new}: rename it" in m for m in messages
+        )
+    old, new = OldNames(3), RandomWalk(3)
+    for env in (old, new):
+        env.reset(seed=[1, 2, 3])
+    with pytest.warns(DeprecationWarning, match="_empty_info is now empty_info"):
+        for _ in range(6):
+            for result, expected in zip(
+                old.step(np.array([1, 0, 1]))[:4], new.step(np.array([1, 0, 1]))[:4], strict=True
+            ):
+                np.testing.assert_array_equal(result, expected)
+    with pytest.warns(DeprecationWarning, match="_failure is now failure"):
+        assert old._failure is None

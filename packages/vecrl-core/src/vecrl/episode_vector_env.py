@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import types
+import warnings
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -97,9 +98,20 @@ class EpisodeVectorEnv(BaseVectorEnv):
         # with autoreset disabled: the sub-envs whose episode ended and that no reset has restarted (None: none)
         self._finished: np.ndarray | None = None
         # why step() is refused (an error left the sub-envs out of step; a full reset clears it), or None
-        self._failure: str | None = None
+        self.failure: str | None = None
         self.metadata = {**type(self).metadata, **autoreset_metadata(self._autoreset_mode)}
         super().__init__(num_envs, single_observation_space, single_action_space, reward_dtype=reward_dtype)
+
+    @property
+    def _failure(self) -> str | None:
+        """The old name of ``failure``, for backends written before the contract's names were public."""
+        warnings.warn("EpisodeVectorEnv._failure is now failure.", DeprecationWarning, stacklevel=2)
+        return self.failure
+
+    @_failure.setter
+    def _failure(self, reason: str | None) -> None:
+        warnings.warn("EpisodeVectorEnv._failure is now failure.", DeprecationWarning, stacklevel=2)
+        self.failure = reason
 
     @property
     def default_params(self) -> dict[str, np.ndarray]:
@@ -185,9 +197,9 @@ class EpisodeVectorEnv(BaseVectorEnv):
         """Refuse ``request`` if this env cannot do it (a ValueError or RuntimeError saying why); a backend
         with refusals of its own extends this. Here: a masked reset with seeds, where
         ``capabilities.seeded_masked_reset`` is False, and a masked reset (which keeps the other rows) while an error has left the sub-envs out of
-        step (``_failure``)."""
-        if self._failure is not None and request.mask is not None:
-            raise failed_env_error(self._failure)
+        step (``failure``)."""
+        if self.failure is not None and request.mask is not None:
+            raise failed_env_error(self.failure)
         if (
             request.mask is not None
             and request.seeds is not None

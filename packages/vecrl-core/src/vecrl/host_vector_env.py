@@ -1,7 +1,7 @@
 """HostVectorEnv: the step half of the episode engine, for sub-envs whose results are numpy arrays.
 
 A backend whose sub-envs step on the host subclasses ``HostVectorEnv`` and writes how to reset and how to
-step a set of its sub-envs (``_reset_rows`` and ``_step_rows``); ``reset()`` and ``step()`` are the
+step a set of its sub-envs (``reset_rows`` and ``step_rows``); ``reset()`` and ``step()`` are the
 engine's, and with them every episode rule: the three autoreset modes, the episode budget and the NaN
 rows of a spent budget (``vecrl.episodes``), masked resets that keep the other rows, the final
 observations and infos of ``vecrl.final_observations`` (the restarted sub-envs' reset infos in the rows,
@@ -14,6 +14,7 @@ envpool's backend stand on it.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from functools import partial
 from typing import Any, NoReturn
@@ -35,11 +36,22 @@ from vecrl.params import PARAMS_OPTION, params_rows
 from vecrl.spaces import ARRAY_SPACES, check_supported_space, copy_batch, map_batch, write_rows
 
 #: gymnasium's ``VectorEnv._add_info(infos, info, index)``: ``infos`` with the sub-env ``index``'s ``info``.
-#: What ``_step_rows`` returns: observations (an array, or for a Tuple or Dict space tuples and dicts of
+#: What ``step_rows`` returns: observations (an array, or for a Tuple or Dict space tuples and dicts of
 #: arrays nested like it), rewards, terminated, truncated (one row per sub-env stepped) and info (arrays
 #: with one row per sub-env stepped, other values as they are; with ``infos_per_sub_env``, a list of
 #: their info dicts).
 StepRows = tuple[Any, np.ndarray, np.ndarray, np.ndarray, Any]
+#: The hooks' names before they were public (old -> new); a subclass that writes an old one still works, warned.
+RENAMED_HOOKS = {
+    "_reset_rows": "reset_rows",
+    "_step_rows": "step_rows",
+    "_reset_rows_into": "reset_rows_into",
+    "_step_rows_into": "step_rows_into",
+    "_set_params": "set_params",
+    "_results": "results_of",
+    "_reset_returned": "reset_returned",
+    "_step_returned": "step_returned",
+}
 
 
 class HostVectorEnv(EpisodeVectorEnv):
@@ -51,36 +63,36 @@ class HostVectorEnv(EpisodeVectorEnv):
     batches densely (``vecrl.spaces``: Box, Discrete, MultiDiscrete, MultiBinary, and Tuple and Dict spaces
     of them, whose observations are tuples and dicts of arrays nested like the space), and writes:
 
-    - ``_reset_rows(ids, seeds, options)``: reset the sub-envs ``ids`` (an int array in ascending order;
+    - ``reset_rows(ids, seeds, options)``: reset the sub-envs ``ids`` (an int array in ascending order;
       None for every sub-env) with ``seeds`` (one per sub-env reset, None entries unseeded; None: no seeds)
       and the reset ``options`` other than ``reset_mask`` (None: none); return their observations and
       info, one row per sub-env in the order of ``ids``.
-    - ``_step_rows(actions, ids)``: step the sub-envs ``ids`` (None: all) with ``actions`` (one row per
+    - ``step_rows(actions, ids)``: step the sub-envs ``ids`` (None: all) with ``actions`` (one row per
       sub-env stepped); return ``(observations, rewards, terminated, truncated, info)``, one row per
       sub-env stepped, in the order of ``ids``, the rewards in ``reward_dtype`` (else they are cast), in
       arrays of its own (fresh each call: the engine writes restarted rows into them and gives them out).
       The engine never steps a sub-env whose budget is spent,
       resets the sub-envs whose episode ended (by the autoreset mode) and refuses bad actions first.
-    - Optionally, for speed, ``_reset_rows_into(ids, seeds, options, out)`` and ``_step_rows_into(actions,
+    - Optionally, for speed, ``reset_rows_into(ids, seeds, options, out)`` and ``step_rows_into(actions,
       ids, out)``: a reset or step of some sub-envs (restarts, masked resets, budget steps) that writes
       their results into their rows of the engine's arrays ``out`` (the observations; for a step also the
       rewards, terminated and truncated, the flags False in those rows) and returns their info as
-      ``_reset_rows`` and ``_step_rows`` do. The defaults write what those return; vecrl-gym's, which steps
+      ``reset_rows`` and ``step_rows`` do. The defaults write what those return; vecrl-gym's, which steps
       one sub-env at a time, write each sub-env's row where it goes instead of into arrays of their own.
 
     A backend declares what more it can do in ``capabilities`` (``vecrl.Capabilities``): with
     ``steps_reset_next`` the engine leaves next_step mode's resets to the backend's own step; with
-    ``infos_per_sub_env``, ``_reset_rows`` and ``_step_rows`` return as their info a list of the sub-envs'
+    ``infos_per_sub_env``, ``reset_rows`` and ``step_rows`` return as their info a list of the sub-envs'
     info dicts in the order of ``ids`` (or ``{}`` when none has any), which the engine batches once per
     step with gymnasium's ``_add_info`` in sub-env order, the restarted sub-envs' being their reset's, and
     gives the ended episodes' in ``info["final_info"]`` exactly as gymnasium's SyncVectorEnv of the
     installed version does; with ``resets_spent_sub_envs`` same_step mode resets a spent sub-env too.
     ``empty_info=True`` makes every info ``{}`` (no final observations either; the backend may skip its
-    info work too, reading ``self._empty_info``). ``_results(array)`` turns the numpy results into what the
+    info work too, reading ``self.empty_info``). ``results_of(array)`` turns the numpy results into what the
     env returns (the arrays themselves here; torch tensors for a backend that returns them); a backend that
-    returns its own kind of results overrides ``_reset_returned`` and ``_step_returned`` instead. A
-    backend whose ``_step_rows`` or ``_reset_rows`` raises leaves the env refusing ``step()`` until a full
-    ``reset()`` (``_failure`` says why; the backend may set it first, naming the sub-env), since some
+    returns its own kind of results overrides ``reset_returned`` and ``step_returned`` instead. A
+    backend whose ``step_rows`` or ``reset_rows`` raises leaves the env refusing ``step()`` until a full
+    ``reset()`` (``failure`` says why; the backend may set it first, naming the sub-env), since some
     sub-envs may have moved on.
 
     Examples:
@@ -91,11 +103,11 @@ class HostVectorEnv(EpisodeVectorEnv):
         ...         options = EpisodeOptions(**episode_options)
         ...         super().__init__(num_envs, Box(0.0, 3.0, (1,), np.float32), Discrete(2), episode_options=options)
         ...         self.time = np.zeros(num_envs, np.float32)
-        ...     def _reset_rows(self, ids, seeds, options):
+        ...     def reset_rows(self, ids, seeds, options):
         ...         ids = slice(None) if ids is None else ids
         ...         self.time[ids] = 0.0
         ...         return self.time[ids, None].copy(), {}
-        ...     def _step_rows(self, actions, ids):
+        ...     def step_rows(self, actions, ids):
         ...         ids = slice(None) if ids is None else ids
         ...         self.time[ids] += 1.0
         ...         time = self.time[ids]
@@ -107,6 +119,26 @@ class HostVectorEnv(EpisodeVectorEnv):
         >>> observation.tolist(), reward.tolist(), terminated.tolist()
         ([[nan], [nan]], [nan, nan], [True, True])
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A backend written against the hooks' old private names (``_reset_rows``, ...) keeps working for one
+        release: each is taken as the public hook it became, with a DeprecationWarning."""
+        super().__init_subclass__(**kwargs)
+        for old, new in RENAMED_HOOKS.items():
+            if old in cls.__dict__ and new not in cls.__dict__:
+                warnings.warn(
+                    f"{cls.__qualname__}.{old} is the old name of HostVectorEnv's hook {new}: rename it (the old"
+                    " name works until the next release).",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
+                setattr(cls, new, cls.__dict__[old])
+
+    @property
+    def _empty_info(self) -> bool:
+        """The old name of ``empty_info``, for backends written before the hooks were public."""
+        warnings.warn("HostVectorEnv._empty_info is now empty_info.", DeprecationWarning, stacklevel=2)
+        return self.empty_info
 
     def __init__(
         self,
@@ -126,7 +158,7 @@ class HostVectorEnv(EpisodeVectorEnv):
             episode_options=episode_options,
             reward_dtype=reward_dtype,
         )
-        self._empty_info = checked_flag(empty_info, "empty_info")
+        self.empty_info = checked_flag(empty_info, "empty_info")
         self._check_action = ActionCheck(action_space, num_envs, type(self).__name__)
         self._reward_dtype = np.dtype(reward_dtype)
         self._budget: EpisodeBudget | None = None
@@ -141,25 +173,25 @@ class HostVectorEnv(EpisodeVectorEnv):
         self._next_step = self._autoreset_mode == "next_step"
         self._no_ends = bytes(num_envs)  # the bytes of a bool flag per sub-env, all False
         self._last_observation: Any = None  # for masked resets, which keep the other rows
-        # what the env returns for a batch of observations: ``_results`` of the array, or of each of its leaves
+        # what the env returns for a batch of observations: ``results_of`` of the array, or of each of its leaves
         self._tree_observations = not isinstance(observation_space, ARRAY_SPACES)
         self._tree_actions = not isinstance(action_space, ARRAY_SPACES)
         self._calling = "step()"  # what the env is doing ("reset()" within a reset), for a failure's message
         self._observation_results = (
-            partial(map_batch, self._results) if self._tree_observations else self._results
+            partial(map_batch, self.results_of) if self._tree_observations else self.results_of
         )
 
-    def _reset_rows(
+    def reset_rows(
         self, ids: np.ndarray | None, seeds: list[Any] | None, options: dict[str, Any] | None
     ) -> Any:
         """Reset the sub-envs ``ids`` (None: all); their ``(observations, info)`` (see the class)."""
         raise NotImplementedError
 
-    def _step_rows(self, actions: np.ndarray, ids: np.ndarray | None) -> StepRows:
+    def step_rows(self, actions: np.ndarray, ids: np.ndarray | None) -> StepRows:
         """Step the sub-envs ``ids`` (None: all) with ``actions``; their results (see the class)."""
         raise NotImplementedError
 
-    def _set_params(self, ids: np.ndarray | None, params: dict[str, np.ndarray]) -> None:
+    def set_params(self, ids: np.ndarray | None, params: dict[str, np.ndarray]) -> None:
         """Give the sub-envs ``ids`` (None: all) the parameters ``params`` (the names given, one row per sub-env
         of ``ids``) and the defaults of every other name of ``default_params``, before the reset that starts
         their next episode. A backend that declares ``default_params`` writes it; the engine has checked the
@@ -168,26 +200,26 @@ class HostVectorEnv(EpisodeVectorEnv):
             f"{type(self).__name__} declares parameters but does not say how to set them."
         )
 
-    def _reset_rows_into(
+    def reset_rows_into(
         self, ids: np.ndarray, seeds: list[Any] | None, options: dict[str, Any] | None, out: Any
     ) -> Any:
         """Reset the sub-envs ``ids``, writing their observations into their rows of ``out``; their info (see
         the class)."""
-        observation, info = self._reset_rows(ids, seeds, options)
+        observation, info = self.reset_rows(ids, seeds, options)
         write_rows(out, ids, observation)
         return info
 
-    def _step_rows_into(self, actions: Any, ids: np.ndarray, out: tuple[Any, ...]) -> Any:
+    def step_rows_into(self, actions: Any, ids: np.ndarray, out: tuple[Any, ...]) -> Any:
         """Step the sub-envs ``ids`` with ``actions``, writing their results into their rows of ``out``; their
         info (see the class)."""
-        observation, reward, terminated, truncated, info = self._step_rows(actions, ids)
+        observation, reward, terminated, truncated, info = self.step_rows(actions, ids)
         write_rows(out[0], ids, observation)
         out[1][ids] = reward
         if np.count_nonzero(terminated) or np.count_nonzero(truncated):  # (else False already)
             out[2][ids], out[3][ids] = terminated, truncated
         return info
 
-    def _results(self, array: np.ndarray) -> Any:
+    def results_of(self, array: np.ndarray) -> Any:
         """What the env returns for the numpy ``array`` of a result (the array itself)."""
         return array
 
@@ -207,19 +239,19 @@ class HostVectorEnv(EpisodeVectorEnv):
         try:
             if params is not None:
                 ids_set = None if mask is None else np.flatnonzero(mask)
-                self._set_params(ids_set, params_rows(params, ids_set))
+                self.set_params(ids_set, params_rows(params, ids_set))
             if mask is None:
-                observation, info = self._reset_rows(None, seeds, rest)
+                observation, info = self.reset_rows(None, seeds, rest)
                 info = self._batched_info(info)
                 self._resetting[:] = False
-                self._failure = None
+                self.failure = None
             else:
                 # (a masked reset before the first reset was refused)
                 assert self._last_observation is not None
                 ids = np.flatnonzero(mask)
                 observation = copy_batch(self._last_observation)
                 some_seeds = None if seeds is None else [seeds[i] for i in ids]
-                part = self._reset_rows_into(ids, some_seeds, rest, observation)
+                part = self.reset_rows_into(ids, some_seeds, rest, observation)
                 info = self._batched_info(self._info_with_rows({}, part, ids))
                 self._resetting[ids] = False
         except BaseException as error:
@@ -229,13 +261,13 @@ class HostVectorEnv(EpisodeVectorEnv):
         self._calling = "step()"
         self._note_reset(mask)
         self._last_observation = observation
-        return self._reset_returned(observation, info)
+        return self.reset_returned(observation, info)
 
     def step(self, action: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         """Step every live sub-env with its row of ``action`` (shape ``(num_envs, *action_shape)``); returns
         ``(observation, reward, terminated, truncated, info)``. A bad action is a ValueError before anything
         steps."""
-        if self._last_observation is None or self._failure is not None:
+        if self._last_observation is None or self.failure is not None:
             self._refuse_step()
         if self._finished is not None:  # (autoreset disabled)
             self._refuse_finished()
@@ -246,7 +278,7 @@ class HostVectorEnv(EpisodeVectorEnv):
         actions = self._check_action(action, rows)
         try:
             if ids is None and (resetting is None or self.capabilities.steps_reset_next):
-                observation, reward, terminated, truncated, info = self._step_rows(actions, None)
+                observation, reward, terminated, truncated, info = self.step_rows(actions, None)
                 if reward.dtype is not self._reward_dtype and reward.dtype != self._reward_dtype:
                     reward = reward.astype(self._reward_dtype)
             else:
@@ -275,17 +307,17 @@ class HostVectorEnv(EpisodeVectorEnv):
         if self._autoreset_mode == "disabled":
             self._note_ended(terminated | truncated)
         self._last_observation = observation
-        return self._step_returned(observation, reward, terminated, truncated, info)
+        return self.step_returned(observation, reward, terminated, truncated, info)
 
-    def _reset_returned(self, observation: Any, info: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    def reset_returned(self, observation: Any, info: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         """What ``reset()`` returns for the numpy ``observation`` and batched ``info``."""
         return self._observation_results(observation), info
 
-    def _step_returned(
+    def step_returned(
         self, observation: Any, reward: np.ndarray, terminated: np.ndarray, truncated: np.ndarray, info: Any
     ) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         """What ``step()`` returns for its numpy results and batched ``info``."""
-        out = self._results
+        out = self.results_of
         return self._observation_results(observation), out(reward), out(terminated), out(truncated), info
 
     def acting_rows(self) -> list[int] | None:
@@ -316,15 +348,15 @@ class HostVectorEnv(EpisodeVectorEnv):
         reset."""
         if self.closed:
             raise closed_env_error("step", self)
-        if self._failure is not None:
-            raise failed_env_error(self._failure)
+        if self.failure is not None:
+            raise failed_env_error(self.failure)
         raise RuntimeError("step() was called before reset(); call reset() first.")
 
     def _fail(self, error: BaseException) -> NoReturn:
         """Refuse ``step()`` from now on (until a full reset): the backend raised ``error`` mid-way, so some
         sub-envs may have moved on; raise it again."""
-        if self._failure is None:
-            self._failure = f"{type(self).__name__}.{self._calling} raised {type(error).__qualname__}"
+        if self.failure is None:
+            self.failure = f"{type(self).__name__}.{self._calling} raised {type(error).__qualname__}"
         raise error
 
     def _step_some(
@@ -343,10 +375,10 @@ class HostVectorEnv(EpisodeVectorEnv):
         info: dict[str, Any] = {}
         if len(ids):
             rows = map_batch(lambda leaf: leaf[ids], actions) if self._tree_actions else actions[ids]
-            part = self._step_rows_into(rows, ids, (observation, reward, terminated, truncated))
+            part = self.step_rows_into(rows, ids, (observation, reward, terminated, truncated))
             info = self._info_with_rows(info, part, ids)
         if restarting is not None and len(restarting):
-            part = self._reset_rows_into(restarting, None, None, observation)
+            part = self.reset_rows_into(restarting, None, None, observation)
             info = self._info_with_rows(info, part, restarting)
         return observation, reward, terminated, truncated, info
 
@@ -363,16 +395,16 @@ class HostVectorEnv(EpisodeVectorEnv):
         if self._autoreset_mode != "same_step":
             return observation, info
         finals: dict[str, Any] = {}
-        if not self._empty_info:  # the final observations: the step's, before the restarts written below
+        if not self.empty_info:  # the final observations: the step's, before the restarts written below
             finals = self._finals(copy_batch(observation) if len(ids) else observation, info, done)
         if (
             self.capabilities.resets_spent_sub_envs and restart is not done
         ):  # (their rows keep the step's results)
             spent = (done & ~restart).nonzero()[0]
             if len(spent):
-                self._reset_rows_into(spent, None, None, copy_batch(observation))
+                self.reset_rows_into(spent, None, None, copy_batch(observation))
         if len(ids):  # (in place: the step's arrays are fresh each step)
-            part = self._reset_rows_into(ids, None, None, observation)
+            part = self.reset_rows_into(ids, None, None, observation)
             if part or info:  # (into copies: the final infos hold the step's arrays)
                 info = self._info_with_rows(info, part, ids, copy=True)
         if finals:
@@ -383,7 +415,7 @@ class HostVectorEnv(EpisodeVectorEnv):
         """The info keys of the episodes that ``ended`` at a same_step step: their last observations (the
         step's ``observation`` before any restart, ``vecrl.final_observations``) and infos (``final_infos``),
         each with its mask."""
-        mask = self._results(ended)
+        mask = self.results_of(ended)
         finals = {FINAL_OBS_KEY: self._observation_results(observation), FINAL_OBS_MASK_KEY: mask}
         finals.update(
             final_infos(info, mask, self._add_info, per_sub_env=self.capabilities.infos_per_sub_env)
@@ -394,7 +426,7 @@ class HostVectorEnv(EpisodeVectorEnv):
         """A step's ``info`` with the info ``part`` of the sub-envs ``ids`` in their rows (``with_rows``); for a
         backend with ``infos_per_sub_env``, a list of every sub-env's info dict with those of ``ids`` replaced
         (``{}``: none yet)."""
-        if self._empty_info:
+        if self.empty_info:
             return {}
         if not self.capabilities.infos_per_sub_env:
             return with_rows(info, part, ids, self.num_envs, copy=copy)
@@ -408,7 +440,7 @@ class HostVectorEnv(EpisodeVectorEnv):
     def _batched_info(self, info: Any) -> dict[str, Any]:
         """The info a step or reset returns: ``info`` itself, or for a backend with ``infos_per_sub_env``
         its sub-envs' dicts batched by gymnasium's ``_add_info`` in sub-env order."""
-        if self._empty_info:
+        if self.empty_info:
             return {}
         if isinstance(info, dict):
             return info

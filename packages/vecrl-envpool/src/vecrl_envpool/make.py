@@ -8,6 +8,7 @@ from typing import Any
 import torch
 
 import vecrl
+from vecrl.contract import EpisodeOptions
 from vecrl.seeding import SeedRule
 from vecrl.single_env import SingleEnv, one_or_batched
 from vecrl_envpool.vector_env import EnvpoolVectorEnv
@@ -32,7 +33,7 @@ def make_envpool_vector_env(
     *,
     num_envs: int | None = None,
     num_episodes: int | None = None,
-    autoreset_mode: Any = "same_step",
+    autoreset_mode: Any = EpisodeOptions.autoreset_mode,
     device: str | torch.device | None = None,
     seed_rule: SeedRule = "gymnasium",
     **kwargs: Any,

@@ -143,7 +143,7 @@ class EnvpoolVectorEnv(HostVectorEnv):
         *,
         num_envs: int,
         num_episodes: int | None = None,
-        autoreset_mode: Any = "same_step",
+        autoreset_mode: Any = EpisodeOptions.autoreset_mode,
         array_type: Literal["numpy", "torch"] = "numpy",
         seed_rule: SeedRule = "gymnasium",
         device: str | torch.device | None = None,
@@ -276,12 +276,12 @@ class EnvpoolVectorEnv(HostVectorEnv):
         """
         return super().reset(seed=seed, options=options)
 
-    def _reset_rows(
+    def reset_rows(
         self, ids: np.ndarray | None, seeds: list[Any] | None, options: dict[str, Any] | None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Reset every sub-env, building the pool again where there are seeds (or no pool yet); the engine
-        resets some with ``_reset_rows_into``."""
-        assert ids is None, "a reset of some sub-envs is _reset_rows_into's"
+        resets some with ``reset_rows_into``."""
+        assert ids is None, "a reset of some sub-envs is reset_rows_into's"
         if seeds is not None or self._pool is None:
             self._build(
                 self.sub_env_seeds(int(self._seed_source.integers(0, 2**32))) if seeds is None else seeds
@@ -289,7 +289,7 @@ class EnvpoolVectorEnv(HostVectorEnv):
         observation, info = self._pool.reset()
         return self._in_space_dtype(observation), _own_info(info)
 
-    def _reset_rows_into(
+    def reset_rows_into(
         self, ids: np.ndarray, seeds: list[Any] | None, options: dict[str, Any] | None, out: np.ndarray
     ) -> dict[str, Any]:
         """Reset the sub-envs ``ids`` (a masked reset or a restart: no seeds, ``seeded_masked_reset``),
@@ -326,14 +326,14 @@ class EnvpoolVectorEnv(HostVectorEnv):
         """
         return super().step(action)
 
-    def _step_rows(self, actions: np.ndarray, ids: np.ndarray | None) -> StepRows:
+    def step_rows(self, actions: np.ndarray, ids: np.ndarray | None) -> StepRows:
         """Step every sub-env (the engine steps some, those of a budget not yet spent, with
-        ``_step_rows_into``)."""
-        assert ids is None, "a step of some sub-envs is _step_rows_into's"
+        ``step_rows_into``)."""
+        assert ids is None, "a step of some sub-envs is step_rows_into's"
         observation, reward, terminated, truncated, info = self._pool.step(actions)
         return self._in_space_dtype(observation), reward, terminated, truncated, _own_info(info)
 
-    def _step_rows_into(self, actions: np.ndarray, ids: np.ndarray, out: tuple[Any, ...]) -> dict[str, Any]:
+    def step_rows_into(self, actions: np.ndarray, ids: np.ndarray, out: tuple[Any, ...]) -> dict[str, Any]:
         """Step the sub-envs ``ids`` with ``actions`` (a row each, in the order of ``ids``), writing their
         results into their rows of ``out`` (the engine's arrays); their info."""
         some = ids.astype(np.int32)
@@ -348,7 +348,7 @@ class EnvpoolVectorEnv(HostVectorEnv):
         dtype = self.single_observation_space.dtype
         return observation if observation.dtype == dtype else observation.astype(dtype)
 
-    def _results(self, x: np.ndarray) -> Any:
+    def results_of(self, x: np.ndarray) -> Any:
         if self.array_type == "numpy":
             return x
         tensor = torch.from_numpy(x)

@@ -12,6 +12,7 @@ import torch
 
 import vecrl
 from vecrl.checks import checked_callables, did_you_mean
+from vecrl.contract import EpisodeOptions
 from vecrl.errors import UnknownEnvError
 from vecrl.seeding import SeedRule
 from vecrl.single_env import check_vector_only_options
@@ -45,7 +46,7 @@ def make_gym_vector_env(
     empty_info: bool = False,
     num_episodes: int | None = None,
     device: str | torch.device | None = None,
-    autoreset_mode: Any = "same_step",
+    autoreset_mode: Any = EpisodeOptions.autoreset_mode,
     seed_rule: SeedRule = "evotorch",
     observation_mode: ObservationMode = "same",
     wrappers: Sequence[EnvWrapper] | None = None,

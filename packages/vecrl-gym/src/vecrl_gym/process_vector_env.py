@@ -18,6 +18,7 @@ from vecrl.action_checks import ActionCheck
 from vecrl.autoreset import autoreset_metadata
 from vecrl.checks import SubEnvError, closed_env_error, failed_env_error
 from vecrl.compat import FINAL_OBS_KEY, FINAL_OBS_MASK_KEY
+from vecrl.contract import EpisodeOptions
 from vecrl.final_observations import AddInfo, final_infos
 from vecrl.params import PARAMS_OPTION, params_rows
 from vecrl.processes import SPAWN, RemoteFailure, WorkerProcess, pickled
@@ -88,7 +89,7 @@ class ProcessVectorEnv(GymVectorEnv):
         empty_info: bool = False,
         num_episodes: int | None = None,
         device: str | torch.device | None = None,
-        autoreset_mode: Any = "same_step",
+        autoreset_mode: Any = EpisodeOptions.autoreset_mode,
         seed_rule: SeedRule = "evotorch",
         observation_mode: ObservationMode = "same",
     ) -> None:
@@ -193,7 +194,7 @@ class ProcessVectorEnv(GymVectorEnv):
             return (None if all(s is None for s in block_seeds) else block_seeds), block_options
 
         infos = self._run_everywhere("reset", block_arguments, "reset()", self._reset_own)
-        self._failure, self._reset_once = None, True
+        self.failure, self._reset_once = None, True
         self._note_reset(mask)
         return self._results(infos, None)
 
@@ -215,8 +216,8 @@ class ProcessVectorEnv(GymVectorEnv):
         """
         if self.closed:
             raise closed_env_error("step", self)
-        if self._failure is not None:
-            raise failed_env_error(self._failure)
+        if self.failure is not None:
+            raise failed_env_error(self.failure)
         self._refuse_finished()  # before anything is sent to a worker
         actions = self._check_actions(actions, self._acting)
         write_rows(self._views.actions, actions, 0, self.num_envs)
@@ -307,7 +308,7 @@ class ProcessVectorEnv(GymVectorEnv):
                 self.close()
             raise
         if faults:
-            self._failure = _failure_reason(faults[0])
+            self.failure = _failure_reason(faults[0])
             raise faults[0]
         return results
 

@@ -15,6 +15,7 @@ from gymnasium.vector.utils import iterate
 from vecrl.autoreset import autoreset_metadata
 from vecrl.checks import SubEnvError, check_fits_in_memory
 from vecrl.compat import GYMNASIUM_1
+from vecrl.contract import EpisodeOptions
 from vecrl.host_vector_env import HostVectorEnv, StepRows
 from vecrl.seeding import SeedRule
 from vecrl.spaces import check_supported_space
@@ -120,7 +121,7 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
         empty_info: bool = False,
         num_episodes: int | None = None,
         device: str | torch.device | None = None,
-        autoreset_mode: Any = "same_step",
+        autoreset_mode: Any = EpisodeOptions.autoreset_mode,
         seed_rule: SeedRule = "evotorch",
         observation_mode: ObservationMode = "same",
     ) -> None:
@@ -158,7 +159,7 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
         self._env_steps = [env.step for env in envs]
         self._env_resets = [env.reset for env in envs]
         # On the CPU, the results of a step of every sub-env are rows of tensors made many at a time
-        # (TensorRows): _step_rows writes the row's arrays and _step_returned returns its tensors.
+        # (TensorRows): step_rows writes the row's arrays and step_returned returns its tensors.
         self._result_rows: TensorRows | None = None
         if self._device is not None and self._device.type == "cpu" and not self._tree_observations:
             self._result_rows = TensorRows(self._no_results)
@@ -198,7 +199,7 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
         made with; none where the sub-envs differ in them."""
         return self._default_params
 
-    def _set_params(self, ids: np.ndarray | None, params: dict[str, np.ndarray]) -> None:
+    def set_params(self, ids: np.ndarray | None, params: dict[str, np.ndarray]) -> None:
         if self._params_writer is None:
             self._params_writer = ParamsWriter(self.envs)
         rows = range(self.num_envs) if ids is None else ids.tolist()
@@ -213,16 +214,16 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
             columns[name] = value.tolist() if value.ndim == 1 else list(value)  # (floats for constants)
         self._params_writer.write(rows, columns)
 
-    def _reset_rows(
+    def reset_rows(
         self, ids: np.ndarray | None, seeds: list[Any] | None, options: dict[str, Any] | None
     ) -> tuple[Any, Any]:
-        """Reset every sub-env (the engine resets some with ``_reset_rows_into``), one after the other; their
+        """Reset every sub-env (the engine resets some with ``reset_rows_into``), one after the other; their
         observations and info dicts."""
-        assert ids is None, "a reset of some sub-envs is _reset_rows_into's"
+        assert ids is None, "a reset of some sub-envs is reset_rows_into's"
         observations = self._new_observations()
         return observations, self._reset_each(range(self.num_envs), seeds, options, observations)
 
-    def _reset_rows_into(
+    def reset_rows_into(
         self, ids: np.ndarray, seeds: list[Any] | None, options: dict[str, Any] | None, out: Any
     ) -> Any:
         """Reset the sub-envs ``ids``, one after the other, writing each one's observation straight into its
@@ -237,7 +238,7 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
         has one)."""
         rows = TreeRows(out) if self._tree_observations else out
         infos: list[dict[str, Any]] | None = None
-        env_resets, empty_info = self._env_resets, self._empty_info
+        env_resets, empty_info = self._env_resets, self.empty_info
         position = -1
         try:
             for position, index in enumerate(indices):
@@ -254,10 +255,10 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
             self._fail_in(indices[max(position, 0)], error)
         return infos or {}
 
-    def _step_rows(self, actions: Any, ids: np.ndarray | None) -> StepRows:
-        """Step every sub-env (the engine steps some with ``_step_rows_into``), one after the other, each with
+    def step_rows(self, actions: Any, ids: np.ndarray | None) -> StepRows:
+        """Step every sub-env (the engine steps some with ``step_rows_into``), one after the other, each with
         its row of ``actions``."""
-        assert ids is None, "a step of some sub-envs is _step_rows_into's"
+        assert ids is None, "a step of some sub-envs is step_rows_into's"
         if self._result_rows is not None:
             self._row = row = self._result_rows.next_row()
             results = row[0]
@@ -267,7 +268,7 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
         info = self._step_each(range(self.num_envs), self._env_steps, actions, results)
         return observations, rewards, terminated, truncated, info
 
-    def _step_rows_into(self, actions: Any, ids: np.ndarray, out: tuple[Any, ...]) -> Any:
+    def step_rows_into(self, actions: Any, ids: np.ndarray, out: tuple[Any, ...]) -> Any:
         """Step the sub-envs ``ids``, one after the other, each with its row of ``actions``, writing each
         one's results straight into its rows of ``out`` (the engine's arrays)."""
         if ids is not self._some_ids:  # (the budget's live ids stay one array from one spend to the next)
@@ -290,7 +291,7 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
         observations, rewards, terminated, truncated = out
         rows = TreeRows(observations) if self._tree_observations else observations
         infos: list[dict[str, Any]] | None = None
-        empty_info = self._empty_info
+        empty_info = self.empty_info
         index = -1
         try:
             for index, env_step, action in zip(indices, env_steps, actions):  # noqa: B905 (equal lengths)
@@ -326,13 +327,13 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
         # (np.empty directly: gymnasium's create_empty_array takes 6 times as long)
         return np.empty((self.num_envs, *self._observation_shape), self._observation_dtype)
 
-    def _reset_returned(self, observation: Any, info: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    def reset_returned(self, observation: Any, info: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         device = self._device
         if device is None:
             return observation, info
         return observations_to_torch(observation, device), info_to_device(info, device)
 
-    def _step_returned(
+    def step_returned(
         self, observation: Any, reward: np.ndarray, terminated: np.ndarray, truncated: np.ndarray, info: Any
     ) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         device = self._device
@@ -365,7 +366,7 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
         """Refuse step() from now on (until a full reset) and raise: a SubEnvError naming sub-env ``index``
         and chaining ``error``, or ``error`` itself when it is no Exception (Ctrl-C)."""
         during = self._calling
-        self._failure = f"sub-env {index} raised {type(error).__qualname__} in {during}"
+        self.failure = f"sub-env {index} raised {type(error).__qualname__} in {during}"
         if not isinstance(error, Exception):
             raise error
         raise SubEnvError(index, during, error) from error

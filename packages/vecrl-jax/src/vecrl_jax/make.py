@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from vecrl.contract import EpisodeOptions
 from vecrl.single_env import SingleEnv, one_or_batched
 from vecrl_jax.vector_env import JaxVectorEnv
 
@@ -18,7 +19,7 @@ def make_jax_vector_env(
     *,
     num_envs: int | None = None,
     num_episodes: int | None = None,
-    autoreset_mode: Any = "same_step",
+    autoreset_mode: Any = EpisodeOptions.autoreset_mode,
     **kwargs: Any,
 ) -> JaxEnvClass | SingleEnv:
     """``env_class`` (a ``JaxVectorEnv`` subclass, serving ``prefix``) with ``num_envs`` sub-envs, speaking

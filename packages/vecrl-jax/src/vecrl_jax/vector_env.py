@@ -162,7 +162,7 @@ class JaxVectorEnv(EpisodeVectorEnv):
         num_envs: int,
         num_episodes: int | None = None,
         array_type: Literal["jax", "torch"] = "jax",
-        autoreset_mode: Any = "same_step",
+        autoreset_mode: Any = EpisodeOptions.autoreset_mode,
         seed_rule: SeedRule | None = None,
         **env_kwargs: Any,
     ) -> None:
