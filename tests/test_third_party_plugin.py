@@ -278,3 +278,39 @@ def test_a_plugin_listing_another_prefix_than_its_entry_point_is_refused_whateve
     command = run_vecrl("backends", site=dup_site)
     assert command.returncode == 0 and "Traceback" not in command.stderr
     assert any(line.startswith("dup ") and "broken" in line for line in command.stdout.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("site", "env", "obs_length", "act_length"),
+    [("count", "count::counter", 1, 2), ("drift", "drift::point", 1, 1)],
+)
+def test_third_party_backends_that_draw_are_recorded_by_vecrl_record(
+    request, tmp_path, site, env, obs_length, act_length
+):
+    """The rendering member of the contract (vecrl.rendering): a host backend's render_snapshot (vecrl-count) and a
+    JaxEnv's render(states) (vecrl-drift) are all vecrl record needs."""
+    pytest.importorskip("vecrl_evotorch")
+    sites = {"count": "count_site", "drift": "drift_site"}
+    champion = tmp_path / "champion.pickle"
+    import pickle
+
+    import torch
+
+    with open(champion, "wb") as file:
+        pickle.dump({"policy": torch.nn.Linear(obs_length, act_length)}, file)
+    video = tmp_path / "video.gif"
+    result = run_python(
+        f"""
+        import sys
+        from vecrl.cli import main
+        sys.exit(main(["record", "{env}", "--policy", r"{champion}", "--out", r"{video}", "--max-steps", "6"]))
+        """,
+        request.getfixturevalue(sites[site]),
+    )
+    assert result.returncode == 0, result.stderr
+    frames = int(result.stdout.split()[0])
+    import imageio.v3 as imageio
+
+    decoded = list(imageio.imiter(video))
+    assert 2 <= frames <= 7 and len(decoded) == frames and decoded[0].shape == (16, 64, 3)
+    assert any(frame.max() == 255 for frame in decoded)  # (the backend drew, not a blank canvas)

@@ -251,21 +251,13 @@ def test_record_reads_a_saved_policy_and_refuses_what_is_none(tmp_path, capsys):
         main(["record", "gym::CartPole-v1", "--policy", str(folder / "results.csv"), "--out", str(video)])
         == 2
     )
-    assert (
-        main(
-            [
-                "record",
-                "envpool::CartPole-v1",
-                "--policy",
-                str(folder / "champion.pickle"),
-                "--out",
-                str(video),
-            ]
-        )
-        == 2
-    )
     errors = capsys.readouterr().err.splitlines()
-    assert "cannot read it" in errors[0] and "envpool's pools render no frames" in errors[1]
+    assert "cannot read it" in errors[0]
+    pytest.importorskip("vecrl_envpool")
+    envpool_video = tmp_path / "envpool.gif"  # (envpool's pools draw too: the contract's rendering member)
+    champion = str(folder / "champion.pickle")
+    assert main(["record", "envpool::CartPole-v1", "--policy", champion, "--out", str(envpool_video)]) == 0
+    assert envpool_video.stat().st_size > 0
 
 
 @pytest.mark.slow

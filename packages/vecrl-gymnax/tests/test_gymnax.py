@@ -210,3 +210,19 @@ def test_gymnasium_1_3s_episode_statistics_are_refused_where_they_would_miscount
             lengths += info["episode"]["l"][info["_episode"]].tolist()
     assert lengths and all(8 <= length <= 30 for length in lengths)  # whole episodes of a pushed pole
     env.close()
+
+
+def test_an_episode_is_drawn_by_gymnax_s_visualizer_through_the_rendering_member():
+    """vecrl.rendering: the engine keeps sub-env 1's states and gymnax's Visualizer draws them; an env made
+    without render_mode="rgb_array" says how to make it draw."""
+    env = vecrl.make_vector_env("gymnax::Catch-bsuite", num_envs=2, render_mode="rgb_array")
+    env.reset(seed=0)
+    snapshots = [env.unwrapped.render_snapshot(1)]
+    for _ in range(3):
+        env.step(torch.zeros(2, dtype=torch.int64))
+        snapshots.append(env.unwrapped.render_snapshot(1))
+    frames = env.unwrapped.render_frames(snapshots)
+    assert len(frames) == 4 and frames[0].ndim == 3 and frames[0].shape[-1] == 3
+    assert any(not np.array_equal(frames[0], frame) for frame in frames[1:])  # (the ball fell: frames differ)
+    with pytest.raises(vecrl.NoFrames, match="render_mode='rgb_array'"):
+        vecrl.make_vector_env("gymnax::Catch-bsuite", num_envs=2).unwrapped.render_snapshot(0)

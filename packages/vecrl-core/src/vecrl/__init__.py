@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         register_plugin,
         unregister_plugin,
     )
+    from vecrl.rendering import NoFrames
     from vecrl.torch_wrapper import TorchWrapper
 
 __version__ = "0.1.0"
@@ -60,6 +61,7 @@ __all__ = [
     "EpisodeVectorEnv",
     "GoalEnvWrapper",
     "HostVectorEnv",
+    "NoFrames",
     "SubEnvError",
     "TorchWrapper",
     "UnknownEnvError",
@@ -93,6 +95,7 @@ _LAZY = {
     "EpisodeVectorEnv": "vecrl.episode_vector_env",
     "GoalEnvWrapper": "vecrl.goal",
     "HostVectorEnv": "vecrl.host_vector_env",
+    "NoFrames": "vecrl.rendering",
     "SubEnvError": "vecrl.checks",
     "TorchWrapper": "vecrl.torch_wrapper",
     "UnknownEnvError": "vecrl.errors",

@@ -7,11 +7,14 @@ jax array only looks the class up in ``sys.modules`` (as array-api-compat does).
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, Literal, TypeAlias
 
 import numpy as np
+import optree
 import torch
+
+from vecrl.nests import map_batch
 
 ArrayType: TypeAlias = Literal["jax", "torch", "numpy"]
 ARRAY_TYPES: tuple[ArrayType, ...] = ("jax", "torch", "numpy")
@@ -161,48 +164,27 @@ def convert_to_numpy(x: Any) -> np.ndarray:
 
 
 def tree_to_torch(x: Any) -> Any:
-    """``x`` (an array, or tuples and mappings of arrays, nested) with every array as a torch tensor, each
-    through ``convert_to_torch``; mappings become dicts.
+    """``x`` (an array, or tuples and dicts of arrays, nested: ``vecrl.nests``) with every array as a torch
+    tensor, each through ``convert_to_torch``.
 
     Examples:
         >>> tree_to_torch((np.zeros(2), {"a": np.ones(1)}))
         (tensor([0., 0.], dtype=torch.float64), {'a': tensor([1.], dtype=torch.float64)})
     """
-    if isinstance(x, tuple):
-        return tuple(tree_to_torch(item) for item in x)
-    if isinstance(x, Mapping):
-        return {key: tree_to_torch(value) for key, value in x.items()}
-    return convert_to_torch(x)
+    return map_batch(convert_to_torch, x)
 
 
 def tree_from_torch(x: Any, array_type: ArrayType) -> Any:
-    """``x`` (a tensor, or tuples and mappings of tensors, nested) with every tensor turned into an array
+    """``x`` (a tensor, or tuples and dicts of tensors, nested: ``vecrl.nests``) with every tensor turned into an array
     of ``array_type`` through ``convert_from_torch``; other leaves (numpy arrays, lists) are left alone.
 
     Examples:
         >>> tree_from_torch({"a": torch.ones(2), "b": (torch.zeros(1),)}, "numpy")
         {'a': array([1., 1.], dtype=float32), 'b': (array([0.], dtype=float32),)}
     """
-    if isinstance(x, torch.Tensor):
-        return convert_from_torch(x, array_type)
-    if isinstance(x, tuple):
-        return tuple(tree_from_torch(item, array_type) for item in x)
-    if isinstance(x, Mapping):
-        return {key: tree_from_torch(value, array_type) for key, value in x.items()}
-    return x
-
-
-def first_leaf(x: Any) -> Any:
-    """The first array of ``x`` (an array, or tuples and mappings of arrays, nested); ``x`` itself when it
-    holds none.
-
-    Examples:
-        >>> first_leaf(({"a": np.zeros(1)}, np.ones(2)))
-        array([0.])
-    """
-    while isinstance(x, (tuple, Mapping)) and x:
-        x = x[0] if isinstance(x, tuple) else next(iter(x.values()))
-    return x
+    return map_batch(
+        lambda leaf: convert_from_torch(leaf, array_type) if isinstance(leaf, torch.Tensor) else leaf, x
+    )
 
 
 def convert_to_torch_bool(x: Any) -> torch.Tensor:
@@ -225,7 +207,7 @@ def convert_to_torch_bool(x: Any) -> torch.Tensor:
 def reset_tensors(x: Any, indices: MaskOrIndices) -> None:
     """Zero, in place, the rows ``indices`` selects in ``x``.
 
-    ``x`` is a tensor or any nesting of lists, tuples and mappings of tensors (strings and bytes are
+    ``x`` is a tensor or any nesting of lists, tuples and dicts of tensors (strings and bytes are
     left alone); ``indices`` is a list or tensor of row indices, or a boolean mask over the rows.
 
     Examples:
@@ -234,16 +216,9 @@ def reset_tensors(x: Any, indices: MaskOrIndices) -> None:
         >>> h[1]["c"]
         tensor([0., 1., 0.])
     """
-    if isinstance(x, torch.Tensor):
-        x[_as_row_index(indices, x.device)] = 0
-    elif isinstance(x, (str, bytes, bytearray)):
-        return
-    elif isinstance(x, Mapping):
-        for value in x.values():
-            reset_tensors(value, indices)
-    elif isinstance(x, Iterable):
-        for value in x:
-            reset_tensors(value, indices)
+    for leaf in optree.tree_leaves(x, none_is_leaf=True):  # (strings, bytes and other values are leaves)
+        if isinstance(leaf, torch.Tensor):
+            leaf[_as_row_index(indices, leaf.device)] = 0
 
 
 def _as_row_index(indices: MaskOrIndices, device: torch.device) -> Any:

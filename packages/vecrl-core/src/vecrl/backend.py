@@ -27,6 +27,7 @@ OPTIONAL_KEYWORDS = (
     "num_episodes",
     "num_workers",
     "observation_mode",
+    "render_mode",
     "seed_rule",
     "wrappers",
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 import types
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import gymnasium
@@ -30,6 +30,7 @@ from vecrl.compat import VECTOR_WRAPPER_BASE
 from vecrl.contract import EpisodeOptions
 from vecrl.episodes import budget_under_wrappers_error
 from vecrl.params import PARAMS_OPTION, checked_params
+from vecrl.rendering import NoFrames
 from vecrl.seeding import SeedRule, checked_seeds, is_seed, sub_env_seeds
 
 
@@ -101,6 +102,18 @@ class EpisodeVectorEnv(BaseVectorEnv):
         self.failure: str | None = None
         self.metadata = {**type(self).metadata, **autoreset_metadata(self._autoreset_mode)}
         super().__init__(num_envs, single_observation_space, single_action_space, reward_dtype=reward_dtype)
+
+    def render_snapshot(self, index: int) -> Any:
+        """What sub-env ``index`` shows now, for ``render_frames`` (the contract's rendering member:
+        ``vecrl.rendering``); a backend that draws writes it, the others raise ``NoFrames``."""
+        raise NoFrames(
+            f"{type(self).__name__} draws no frames: its backend does not write render_snapshot (vecrl.rendering)"
+        )
+
+    def render_frames(self, snapshots: Sequence[Any]) -> list[Any]:
+        """The RGB frames of ``snapshots`` (``render_snapshot``'s), in order: the snapshots themselves here,
+        where they are frames already."""
+        return list(snapshots)
 
     @property
     def _failure(self) -> str | None:

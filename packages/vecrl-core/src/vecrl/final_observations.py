@@ -41,6 +41,7 @@ from vecrl.compat import (
     FINAL_OBS_KEY,
     FINAL_OBS_MASK_KEY,
 )
+from vecrl.nests import first_leaf, map_batch
 
 #: A vector env's ``_add_info``: ``(infos, info of one sub-env, its index) -> infos``, as gymnasium's.
 AddInfo = Callable[[dict[str, Any], dict[str, Any], int], dict[str, Any]]
@@ -66,7 +67,7 @@ def observations_before_restart(observation: Any, info: Any) -> Any:
     finals = info.get(FINAL_OBS_KEY) if isinstance(info, Mapping) else None
     if finals is None:
         return observation
-    first = _first_leaf(finals)
+    first = first_leaf(finals)
     if not isinstance(first, np.ndarray):
         return finals  # vecrl's layout (torch or jax): already every row's observation before the restart
     mask = info.get(FINAL_OBS_MASK_KEY)
@@ -79,26 +80,17 @@ def observations_before_restart(observation: Any, info: Any) -> Any:
     return _replace_rows(observation, rows, [_row(finals, i) for i in rows]) if rows else observation
 
 
-def _first_leaf(tree: Any) -> Any:
-    while isinstance(tree, Mapping | tuple) and tree:
-        tree = next(iter(tree.values())) if isinstance(tree, Mapping) else tree[0]
-    return tree
-
-
 def _row(tree: Any, index: int) -> Any:
-    if isinstance(tree, Mapping):
-        return {key: _row(leaf, index) for key, leaf in tree.items()}
-    if isinstance(tree, tuple):
-        return tuple(_row(leaf, index) for leaf in tree)
-    return tree[index]
+    return map_batch(lambda leaf: leaf[index], tree)
 
 
 def _replace_rows(batch: Any, rows: list[int], values: list[Any]) -> Any:
     """A copy of ``batch`` (an array, a tensor, or dicts and tuples of them) with ``batch[rows[k]] = values[k]``."""
-    if isinstance(batch, Mapping):
-        return {key: _replace_rows(leaf, rows, [v[key] for v in values]) for key, leaf in batch.items()}
-    if isinstance(batch, tuple):
-        return tuple(_replace_rows(leaf, rows, [v[i] for v in values]) for i, leaf in enumerate(batch))
+    return map_batch(lambda leaf, *parts: _replaced(leaf, rows, parts), batch, *values)
+
+
+def _replaced(batch: Any, rows: list[int], values: tuple[Any, ...]) -> Any:
+    """A copy of the array ``batch`` with ``batch[rows[k]] = values[k]``."""
     stacked = np.stack([np.asarray(v) for v in values])
     if isinstance(batch, torch.Tensor):
         updated = batch.clone()

@@ -7,7 +7,7 @@ option), ``step``, its spaces and ``metadata["autoreset_mode"]``, so gym and bra
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -18,6 +18,7 @@ from gymnasium.vector.utils import batch_space
 from vecrl.arrays import ArrayType, MaskOrIndices, array_type, convert_from_torch, convert_to_torch
 from vecrl.autoreset import declared_autoreset_mode
 from vecrl.final_observations import observations_before_restart
+from vecrl.nests import first_leaf
 
 #: compute_reward(achieved_goal, desired_goal, action, observation, reward, terminated, truncated, info)
 RewardFunction = Callable[[Any, Any, Any, Any, Any, Any, Any, Any], Any]
@@ -273,9 +274,7 @@ class GoalEnvWrapper:
         return f"GoalEnvWrapper({self.env!r})"
 
     def _learn_array_type(self, observation: Any) -> None:
-        leaf = observation
-        while isinstance(leaf, Mapping) and leaf:
-            leaf = next(iter(leaf.values()))
+        leaf = first_leaf(observation)
         self._array_type = array_type(leaf, "numpy")
         self._device = leaf.device if isinstance(leaf, torch.Tensor) else None
 

@@ -32,8 +32,9 @@ from vecrl.contract import EpisodeOptions
 from vecrl.episode_vector_env import EpisodeVectorEnv
 from vecrl.episodes import EpisodeBudget, StepEnds, acting_sub_envs, spent_results, step_ends
 from vecrl.final_observations import final_infos, is_row_array
+from vecrl.nests import copy_batch, map_batch
 from vecrl.params import PARAMS_OPTION, params_rows
-from vecrl.spaces import ARRAY_SPACES, check_supported_space, copy_batch, map_batch, write_rows
+from vecrl.spaces import ARRAY_SPACES, check_supported_space, write_rows
 
 #: gymnasium's ``VectorEnv._add_info(infos, info, index)``: ``infos`` with the sub-env ``index``'s ``info``.
 #: What ``step_rows`` returns: observations (an array, or for a Tuple or Dict space tuples and dicts of

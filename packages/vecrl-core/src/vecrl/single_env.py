@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from vecrl.autoreset import autoreset_mode_value
+from vecrl.nests import map_batch
 
 
 def check_vector_only_options(caller: str, options: Mapping[str, tuple[Any, Any]]) -> None:
@@ -123,11 +124,7 @@ class SingleEnv(gymnasium.Env):
 
 def _first_row(batch: Any) -> Any:
     """Row 0 of a batch (an array, or a dict or tuple of them)."""
-    if isinstance(batch, Mapping):
-        return {key: _first_row(value) for key, value in batch.items()}
-    if isinstance(batch, tuple):
-        return tuple(_first_row(value) for value in batch)
-    return batch[0]
+    return map_batch(lambda leaf: leaf[0], batch)
 
 
 def _info_row(info: Mapping[str, Any]) -> dict[str, Any]:

@@ -7,12 +7,13 @@ per-env samples, which no tensor can hold: they are refused with an error that s
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from gymnasium.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
 from gymnasium.vector.utils import batch_space
+
+from vecrl.nests import map_batch
 
 #: Spaces whose samples are one array each (the leaves of a batched observation or action).
 ARRAY_SPACES: tuple[type[Space], ...] = (Box, Discrete, MultiDiscrete, MultiBinary)
@@ -111,43 +112,5 @@ def write_rows(batch: Any, rows: Any, value: Any) -> None:
     """
     if type(batch) is np.ndarray:  # (first: the common case, on every step)
         batch[rows] = value
-    elif isinstance(batch, dict):
-        for key, leaf in batch.items():
-            write_rows(leaf, rows, value[key])
-    elif isinstance(batch, tuple):
-        for leaf, part in zip(batch, value, strict=True):
-            write_rows(leaf, rows, part)
     else:
-        batch[rows] = value
-
-
-def copy_batch(batch: Any) -> Any:
-    """A copy of a batch (an array, or dicts and tuples of arrays nested as a Dict or Tuple space batches
-    them).
-
-    Examples:
-        >>> copy_batch({"a": (np.zeros(2),)})["a"]
-        (array([0., 0.]),)
-    """
-    if isinstance(batch, np.ndarray):
-        return batch.copy()
-    if isinstance(batch, dict):
-        return {key: copy_batch(leaf) for key, leaf in batch.items()}
-    if isinstance(batch, tuple):
-        return tuple(copy_batch(leaf) for leaf in batch)
-    return batch.copy()
-
-
-def map_batch(function: Callable[[Any], Any], batch: Any) -> Any:
-    """``function`` applied to every array of a batch (an array, or dicts and tuples of arrays), nested
-    alike.
-
-    Examples:
-        >>> map_batch(lambda leaf: leaf.shape, {"a": np.zeros((2, 3)), "b": (np.zeros(2),)})
-        {'a': (2, 3), 'b': ((2,),)}
-    """
-    if isinstance(batch, dict):
-        return {key: map_batch(function, leaf) for key, leaf in batch.items()}
-    if isinstance(batch, tuple):
-        return tuple(map_batch(function, leaf) for leaf in batch)
-    return function(batch)
+        map_batch(lambda leaf, part: leaf.__setitem__(rows, part), batch, value)

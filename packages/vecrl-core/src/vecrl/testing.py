@@ -37,6 +37,7 @@ from vecrl.compat import (
 from vecrl.contract import capabilities_of
 from vecrl.errors import VecrlError
 from vecrl.make import make_vector_env
+from vecrl.nests import batch_leaves, map_batch
 from vecrl.registry import isolated_registry
 from vecrl.torch_wrapper import TorchWrapper
 
@@ -733,20 +734,12 @@ def _check_observation(x: object, space: Space, batch: tuple[int, ...], what: st
 def _leaves(x: Any) -> list[torch.Tensor]:
     """The tensors of an observation: itself, or the leaves of (nested) dicts in key order and tuples in
     order."""
-    if isinstance(x, Mapping):
-        return [leaf for key in sorted(x) for leaf in _leaves(x[key])]
-    if isinstance(x, tuple):
-        return [leaf for part in x for leaf in _leaves(part)]
-    return [x]
+    return batch_leaves(x)
 
 
 def _nesting(x: Any) -> Any:
     """How a batch nests: the keys of its dicts and the lengths of its tuples, with None for a leaf."""
-    if isinstance(x, Mapping):
-        return {key: _nesting(x[key]) for key in x}
-    if isinstance(x, tuple):
-        return tuple(_nesting(part) for part in x)
-    return None
+    return map_batch(lambda leaf: None, x)
 
 
 def _check_tensor(x: object, shape: tuple[int, ...], dtype: torch.dtype | None, what: str) -> None:

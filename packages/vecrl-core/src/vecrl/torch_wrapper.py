@@ -16,7 +16,6 @@ from vecrl.arrays import (
     convert_from_torch,
     convert_to_torch,
     convert_to_torch_bool,
-    first_leaf,
     tree_from_torch,
     tree_to_torch,
 )
@@ -31,6 +30,7 @@ from vecrl.compat import (
     VECTOR_WRAPPER_BASE,
 )
 from vecrl.episode_vector_env import EpisodeVectorEnv
+from vecrl.nests import first_leaf
 from vecrl.spaces import ARRAY_SPACES, check_supported_space, unbatched_space
 
 

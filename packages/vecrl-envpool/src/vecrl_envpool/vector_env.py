@@ -26,6 +26,7 @@ from vecrl.checks import (
 from vecrl.contract import Capabilities, EpisodeOptions
 from vecrl.final_observations import is_row_array
 from vecrl.host_vector_env import HostVectorEnv, StepRows
+from vecrl.rendering import NoFrames, needs_rgb_mode
 from vecrl.seeding import SeedRule, checked_seeds, is_int
 from vecrl_envpool.envpool_ids import checked_env_id, import_envpool
 
@@ -179,7 +180,9 @@ class EnvpoolVectorEnv(HostVectorEnv):
             num_envs, observation_space, action_space, episode_options=options, reward_dtype=np.float32
         )
         self.array_type: Literal["numpy", "torch"] = array_type
+        self.render_mode: str | None = envpool_kwargs.get("render_mode")
         self._pool: Any = None
+        self._gl_context: Any = None  # what a MuJoCo pool draws in, made on its first frame
         self._seed_source: np.random.Generator = np.random.default_rng()
         self.closed: bool = False
 
@@ -201,6 +204,20 @@ class EnvpoolVectorEnv(HostVectorEnv):
         """The envpool pool itself (None before the first ``reset()``); stepping it directly bypasses the
         episode rules above."""
         return self._pool
+
+    def render_snapshot(self, index: int) -> Any:
+        """The frame sub-env ``index`` renders now (``vecrl.rendering``: the env made with
+        ``render_mode="rgb_array"``). A MuJoCo pool draws into the GL context current in this thread, made
+        here once (through ``MUJOCO_GL``'s backend, as gymnasium's MuJoCo envs draw)."""
+        needs_rgb_mode(self)
+        if self._pool is None:
+            raise NoFrames(f"{type(self).__name__} has drawn nothing yet: reset() it first")
+        if self._gl_context is None and _draws_with_mujoco(self._pool):
+            import mujoco
+
+            self._gl_context = mujoco.GLContext(640, 480)  # (MuJoCo draws offscreen: any size will do)
+            self._gl_context.make_current()
+        return self._pool.render(env_ids=[index])[0]
 
     def _bytes_per_sub_env(self) -> int:
         """The memory one sub-env takes: the resident growth of a fresh interpreter that makes and resets a
@@ -404,3 +421,13 @@ def _own_info_in_order(ids: np.ndarray, info: dict[str, Any]) -> dict[str, Any]:
         order = np.argsort(env_id)
         info = {key: value[order] if is_row_array(value, len(ids)) else value for key, value in info.items()}
     return _own_info(info)
+
+
+def _draws_with_mujoco(pool: Any) -> bool:
+    """Whether ``pool`` is one of envpool's MuJoCo-based pools (MuJoCo, Gymnasium-Robotics, MetaWorld, ...), by
+    the modules of its classes, as envpool tells them apart itself."""
+    modules = [base.__module__ for base in type(pool).__mro__]
+    return any(
+        module.startswith(("envpool.mujoco", "envpool.robotics", "envpool.metaworld", "envpool.myosuite"))
+        for module in modules
+    )

@@ -13,6 +13,7 @@ import torch
 from gymnasium.spaces import Space
 from gymnasium.vector.utils import create_empty_array
 
+from vecrl.nests import map_batch
 from vecrl.spaces import write_rows
 
 
@@ -60,9 +61,6 @@ def observations_to_torch(observations: Any, device: torch.device) -> Any:
         >>> observations_to_torch({"a": np.zeros(2)}, torch.device("cpu"))
         {'a': tensor([0., 0.], dtype=torch.float64)}
     """
-    if isinstance(observations, dict):
-        return {key: observations_to_torch(value, device) for key, value in observations.items()}
-    if isinstance(observations, tuple):
-        return tuple(observations_to_torch(value, device) for value in observations)
-    tensor = torch.from_numpy(observations)
-    return tensor if device.type == "cpu" else tensor.to(device)
+    if device.type == "cpu":
+        return map_batch(torch.from_numpy, observations)
+    return map_batch(lambda leaf: torch.from_numpy(leaf).to(device), observations)

@@ -12,6 +12,7 @@ import torch
 from vecrl.checks import checked_device, checked_flag
 from vecrl.contract import Capabilities, EpisodeOptions
 from vecrl.episode_vector_env import EpisodeVectorEnv
+from vecrl.rendering import needs_rgb_mode
 from vecrl.seeding import SeedRule
 from vecrl_gym.checks import ObservationMode, checked_observation_mode
 
@@ -53,6 +54,15 @@ class GymVectorEnv(EpisodeVectorEnv):
     ) -> tuple[Any, dict[str, Any]]:
         """Reset the sub-envs (each subclass says how)."""
         raise NotImplementedError
+
+    def render_snapshot(self, index: int) -> Any:
+        """The frame sub-env ``index`` renders now (``vecrl.rendering``: the env made with
+        ``render_mode="rgb_array"``)."""
+        needs_rgb_mode(self)
+        frames: Any = (
+            self.render()
+        )  # (gymnasium types a vector env's render loosely: here a frame per sub-env)
+        return frames[index]
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """The attribute ``name`` of every sub-env (each subclass says how)."""

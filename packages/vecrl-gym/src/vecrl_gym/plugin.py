@@ -15,6 +15,7 @@ BACKEND = vecrl.Backend(
         "num_episodes",
         "num_workers",
         "observation_mode",
+        "render_mode",
         "seed_rule",
         "wrappers",
     ),

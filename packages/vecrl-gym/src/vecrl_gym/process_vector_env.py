@@ -20,10 +20,10 @@ from vecrl.checks import SubEnvError, closed_env_error, failed_env_error
 from vecrl.compat import FINAL_OBS_KEY, FINAL_OBS_MASK_KEY
 from vecrl.contract import EpisodeOptions
 from vecrl.final_observations import AddInfo, final_infos
+from vecrl.nests import copy_batch
 from vecrl.params import PARAMS_OPTION, params_rows
 from vecrl.processes import SPAWN, RemoteFailure, WorkerProcess, pickled
 from vecrl.seeding import SeedRule
-from vecrl.spaces import copy_batch
 from vecrl.spaces import write_rows as write_batch_rows
 from vecrl_gym.batching import observations_to_torch
 from vecrl_gym.checks import (

@@ -10,6 +10,8 @@ import numpy as np
 from gymnasium.spaces import Space
 from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory
 
+from vecrl.nests import map_batch
+
 
 @dataclass(frozen=True)
 class BatchViews:
@@ -71,14 +73,7 @@ def write_rows(target: Any, source: Any, start: int, stop: int) -> None:
         >>> write_rows(target, {"a": np.ones(2)}, 1, 3); target["a"].tolist()
         [0.0, 1.0, 1.0]
     """
-    if isinstance(target, dict):
-        for key, leaf in target.items():
-            write_rows(leaf, source[key], start, stop)
-    elif isinstance(target, tuple):
-        for leaf, part in zip(target, source, strict=True):
-            write_rows(leaf, part, start, stop)
-    else:
-        target[start:stop] = source
+    map_batch(lambda leaf, part: leaf.__setitem__(slice(start, stop), part), target, source)
 
 
 def rows_of(batch: Any, start: int, stop: int) -> Any:
@@ -88,8 +83,4 @@ def rows_of(batch: Any, start: int, stop: int) -> Any:
         >>> rows_of((np.arange(4),), 1, 3)
         (array([1, 2]),)
     """
-    if isinstance(batch, dict):
-        return {key: rows_of(value, start, stop) for key, value in batch.items()}
-    if isinstance(batch, tuple):
-        return tuple(rows_of(value, start, stop) for value in batch)
-    return batch[start:stop]
+    return map_batch(lambda leaf: leaf[start:stop], batch)

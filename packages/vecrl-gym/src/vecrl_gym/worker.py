@@ -16,8 +16,8 @@ from typing import Any
 import cloudpickle
 import numpy as np
 
+from vecrl.nests import map_batch
 from vecrl.processes import RemoteFailure, ignore_interrupts, messages
-from vecrl.spaces import map_batch
 from vecrl_gym.shared_batch import SharedBatch, rows_of, write_rows
 from vecrl_gym.sync_vector_env import SyncVectorEnv
 

@@ -87,6 +87,12 @@ class GymnaxEnv:
     def with_params(self, state: GymnaxState, params: Mapping[str, jax.Array]) -> GymnaxState:
         return state._replace(params=dict(params))
 
+    def render(self, states: list[GymnaxState]) -> list[np.ndarray]:
+        """The frames of ``states`` as gymnax's ``Visualizer`` draws them (``vecrl_gymnax.render``)."""
+        from vecrl_gymnax.render import gymnax_frames
+
+        return gymnax_frames(self.env, self.params, [state.env_state for state in states])
+
     def outcome(self, state: GymnaxState) -> Outcome:
         return Outcome(state.observation, state.reward, state.terminated > 0, state.truncated > 0)
 

@@ -1,4 +1,9 @@
-"""The vecrl plugin of this package, serving ``gymnax::`` (jax and gymnax are imported when an env is made)."""
+"""The vecrl plugin of this package, serving ``gymnax::`` (jax and gymnax are imported when an env is made).
+
+Examples:
+    >>> [backend.prefix for backend in vecrl_backends()]
+    ['gymnax']
+"""
 
 from __future__ import annotations
 

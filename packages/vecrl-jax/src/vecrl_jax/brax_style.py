@@ -4,7 +4,10 @@ Playground's envs, which share that layout), with per-sub-env model params where
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,6 +15,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from vecrl.rendering import NoFrames
 from vecrl_jax.model_params import PARAMS_KEY, ModelParams
 from vecrl_jax.protocol import Outcome
 
@@ -78,8 +82,33 @@ class BraxStyleEnv:
     def with_params(self, state: Any, params: Mapping[str, Any]) -> Any:
         return state.replace(info={**state.info, PARAMS_KEY: dict(params)})
 
+    def render(self, states: list[Any]) -> list[Any]:
+        """The frames of ``states`` as the env draws them with MuJoCo (``vecrl_jax.protocol``): brax's
+        ``render`` takes their physics states (``pipeline_state``), Playground's the states themselves."""
+        check_mujoco_gl()
+        trajectory = (
+            [state.pipeline_state for state in states] if hasattr(states[0], "pipeline_state") else states
+        )
+        with contextlib.redirect_stderr(io.StringIO()):  # Playground's render draws a progress bar there
+            return list(self.env.render(trajectory))
+
     def outcome(self, state: Any) -> Outcome:
         done = state.done.astype(bool)
         truncation = state.info.get("truncation") if isinstance(state.info, dict) else None
         time_limit = jax.numpy.zeros_like(done) if truncation is None else truncation.astype(bool)
         return Outcome(state.obs, state.reward, done & ~time_limit, done & time_limit, dict(state.metrics))
+
+
+def check_mujoco_gl() -> None:
+    """A ``NoFrames`` where MuJoCo was imported before ``MUJOCO_GL`` was set (it picks its GL backend then, once),
+    so that it would draw through another backend than the one asked for."""
+    import mujoco
+
+    wanted = os.environ.get("MUJOCO_GL", "").lower()
+    chosen = getattr(mujoco, "GLContext", None)
+    if wanted and chosen is not None and not chosen.__module__.endswith(wanted):
+        raise NoFrames(
+            f"MuJoCo was imported before MUJOCO_GL={wanted} was set, so it draws through {chosen.__module__}:"
+            f" set MUJOCO_GL={wanted} in the environment (or import vecrl_evotorch before brax, mujoco or"
+            " EvoTorch)"
+        )

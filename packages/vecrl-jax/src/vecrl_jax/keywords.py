@@ -6,7 +6,7 @@ Imports neither jax nor any env library: the backends' plugin modules read it wh
 from __future__ import annotations
 
 #: vecrl's keywords the jax backends take; ``JAX_REFUSALS`` says why not the others.
-JAX_KEYWORDS = ("autoreset_mode", "episode_length", "num_episodes", "seed_rule")
+JAX_KEYWORDS = ("autoreset_mode", "episode_length", "num_episodes", "render_mode", "seed_rule")
 JAX_REFUSALS = {
     "device": "a jax env computes on jax's default device and hands its results to torch there, without a"
     " copy (DLPack); choose that device through jax (e.g. JAX_PLATFORMS=cpu), or move the results with .to()",

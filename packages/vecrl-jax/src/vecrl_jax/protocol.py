@@ -19,6 +19,10 @@ gives two more members: ``default_params``, a dict of name -> numpy array of one
 with the batch first) from then on; the state carries them, so a fresh state from ``reset`` has the defaults.
 The engine calls it where a sub-env's params are set and where it restarts from a fresh state, inside its
 jitted functions: params are data, and setting them compiles nothing.
+An env that can draw itself gives ``render(states)``: the RGB frames (arrays of shape (height, width, 3)) of a
+list of single-sub-env states (each a state of the batch with its first axis taken away, as
+``JaxVectorEnv.render_snapshot`` keeps them), drawn on the host, outside any jitted program
+(``vecrl.rendering``: what ``vecrl record`` calls).
 An env object is hashable: it keys the caches of compiled programs (``JaxVectorEnv`` makes one env object per
 configuration and shares it, so identity will do).
 

@@ -32,6 +32,7 @@ from vecrl.contract import EpisodeOptions
 from vecrl.episodes import acting_sub_envs
 from vecrl.final_observations import final_infos
 from vecrl.params import PARAMS_OPTION, with_defaults
+from vecrl.rendering import NoFrames, checked_render_mode, needs_rgb_mode
 from vecrl.seeding import SeedRule, checked_seeds, is_seed
 from vecrl_jax import engine
 from vecrl_jax.compile_ahead import CompileAhead
@@ -164,9 +165,12 @@ class JaxVectorEnv(EpisodeVectorEnv):
         array_type: Literal["jax", "torch"] = "jax",
         autoreset_mode: Any = EpisodeOptions.autoreset_mode,
         seed_rule: SeedRule | None = None,
+        render_mode: str | None = None,
         **env_kwargs: Any,
     ) -> None:
         num_envs = checked_num_envs(num_envs)
+        #: ``"rgb_array"``: ``render_frames`` draws (its env's library draws from states, so nothing is set up).
+        self.render_mode: str | None = checked_render_mode(render_mode, type(self).__name__)
         if array_type not in ("jax", "torch"):
             raise ValueError(f"array_type must be 'jax' or 'torch', but got {array_type!r}.")
         options = EpisodeOptions(
@@ -232,6 +236,24 @@ class JaxVectorEnv(EpisodeVectorEnv):
     def state(self) -> Any:
         """The current state of the env (batched pytree of jax arrays); None before the first ``reset()``."""
         return None if self._carry is None else self._packer.unpack(self._carry.state)
+
+    def render_snapshot(self, index: int) -> Any:
+        """The state of sub-env ``index`` now (``vecrl.rendering``), which ``render_frames`` draws."""
+        needs_rgb_mode(self)
+        if self._carry is None:
+            raise NoFrames(f"{type(self).__name__} has no state to draw yet: reset() it first")
+        return jax.tree_util.tree_map(lambda leaf: leaf[index], self.state)
+
+    def render_frames(self, snapshots: Sequence[Any]) -> list[Any]:
+        """The frames of the states ``snapshots``, as the env's library draws them: its ``JaxEnv``'s
+        ``render(states)`` (``vecrl_jax.protocol``)."""
+        render = getattr(self.jax_env, "render", None)
+        if render is None:
+            raise NoFrames(
+                f"{type(self).__name__}'s env ({type(self.jax_env).__name__}) draws no frames: a JaxEnv that can"
+                " gives render(states) (vecrl_jax.protocol)"
+            )
+        return list(render(list(snapshots)))
 
     def _checked_seeds(self, seed: Any) -> int | np.ndarray:
         """``seed`` as an int (without a ``seed_rule``: split into keys jax's way), or as a uint32 array of

@@ -12,6 +12,7 @@ from torch import nn
 
 import vecrl
 from vecrl.checks import checked_flag
+from vecrl.nests import map_nest
 from vecrl_policy.fastpath import FastNet, Forward
 from vecrl_policy.flat import FunctionalNet, ParameterLayout
 from vecrl_policy.layer_specs import LayerSpec, describe
@@ -504,23 +505,11 @@ def _row_indices(indices: Indices, num_rows: int) -> torch.Tensor:
 
 def _select_rows(state: Any, rows: torch.Tensor) -> Any:
     """``state`` (a tensor or a nesting of tuples, lists and dicts) with every tensor's rows ``rows``."""
-    if isinstance(state, torch.Tensor):
-        return state.index_select(0, rows.to(state.device))
-    if isinstance(state, dict):
-        return type(state)((key, _select_rows(value, rows)) for key, value in state.items())
-    if isinstance(state, (tuple, list)):
-        items = [_select_rows(value, rows) for value in state]
-        return type(state)(*items) if hasattr(state, "_fields") else type(state)(items)
-    return state
+    return map_nest(
+        lambda x: x.index_select(0, rows.to(x.device)) if isinstance(x, torch.Tensor) else x, state
+    )
 
 
 def _clone_tensors(state: Any) -> Any:
     """A copy of ``state`` (a tensor or a nesting of tuples, lists and dicts) with every tensor cloned."""
-    if isinstance(state, torch.Tensor):
-        return state.clone()
-    if isinstance(state, dict):
-        return type(state)((key, _clone_tensors(value)) for key, value in state.items())
-    if isinstance(state, (tuple, list)):
-        items = [_clone_tensors(value) for value in state]
-        return type(state)(*items) if hasattr(state, "_fields") else type(state)(items)
-    return state
+    return map_nest(lambda x: x.clone() if isinstance(x, torch.Tensor) else x, state)
