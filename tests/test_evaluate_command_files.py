@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -78,16 +79,39 @@ def test_an_interrupted_call_says_how_many_rows_were_done(tmp_path):
         text=True,
         cwd=tmp_path,
     )
-    # wait for "gym::Hopper-v5: making 8 sub-env(s) ... made in 0.1 s"
-    while "made in" not in (line := process.stderr.readline()):
-        assert line, "the command ended before making its env"
-    time.sleep(2)  # past the env's first steps, well inside the call, however long the imports took
+    # the command's word that the rows run (well inside the call: 100000 rows take minutes)
+    while "evaluating 100000 rows" not in (line := process.stderr.readline()):
+        assert line, "the command ended before its rows ran"
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 130
     assert "vecrl evaluate: interrupted after" in stderr and "of 100000 rows" in stderr
     assert "Traceback" not in stderr
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_fused_evaluation_within_two_seconds(tmp_path):
+    """The fused program runs in segments of about a quarter second: a Ctrl-C stops it between two, with the
+    rows done so far said (one compiled call would run to its end first)."""
+    pytest.importorskip("vecrl_brax")
+    process = subprocess.Popen(
+        [VECRL, "evaluate", "brax::inverted_pendulum", "--popsize", "2000", "--episodes", "200"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    # the command's word that the rows run: past the compile, in the call's first of a minute or more
+    while "evaluating 2000 rows" not in (line := process.stderr.readline()):
+        assert line, "the command ended before its rows ran"
+    process.send_signal(signal.SIGINT)
+    signalled = time.perf_counter()
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert time.perf_counter() - signalled < 2.0
+    assert re.search(r"interrupted after \d+ of 2000 rows", stderr), stderr
+    assert "Traceback" not in stderr
 
 
 @pytest.mark.parametrize(

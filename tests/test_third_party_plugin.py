@@ -298,7 +298,7 @@ def test_third_party_backends_that_draw_are_recorded_by_vecrl_record(
 
     with open(champion, "wb") as file:
         pickle.dump({"policy": torch.nn.Linear(obs_length, act_length)}, file)
-    video = tmp_path / "video.gif"
+    video = tmp_path / "video.mp4"  # (a GIF would merge frames that repeat)
     result = run_python(
         f"""
         import sys

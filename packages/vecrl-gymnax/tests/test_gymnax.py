@@ -226,3 +226,25 @@ def test_an_episode_is_drawn_by_gymnax_s_visualizer_through_the_rendering_member
     assert any(not np.array_equal(frames[0], frame) for frame in frames[1:])  # (the ball fell: frames differ)
     with pytest.raises(vecrl.NoFrames, match="render_mode='rgb_array'"):
         vecrl.make_vector_env("gymnax::Catch-bsuite", num_envs=2).unwrapped.render_snapshot(0)
+
+
+def test_fused_results_are_bit_equal_for_every_steps_per_check_and_segment_length(monkeypatch):
+    """The fused loop's shape (vecrl_policy.fused): 1, 4, 16 or 64 env steps between two checks of its
+    predicate, restarts by cond or by selection, segments of one check or of a quarter second."""
+    from vecrl_policy import Policy, evaluate, fused
+
+    env = vecrl.make_vector_env("gymnax::Pendulum-v1", num_envs=8, num_episodes=3, episode_length=50)
+    policy = Policy("Linear(3, 8) >> Tanh() >> Linear(8, 1)")
+    rows = 0.5 * torch.randn(20, policy.parameter_length, generator=torch.Generator().manual_seed(0))
+    options = dict(seed=3, num_episodes=3, action_noise_stdev=0.1, decrease_rewards_by=0.5)
+    results = []
+    for select in (False, True):
+        for index, steps in enumerate((1, 4, 16, 64)):
+            monkeypatch.setattr(fused, "SEGMENT_SECONDS", 0.0 if index % 2 else fused.SEGMENT_SECONDS)
+            result = evaluate(policy, env, rows, steps_per_check=steps, select_restarts=select, **options)
+            assert result.path == "fused" and (result.episodes == 3).all()
+            results.append(result)
+    for result in results[1:]:
+        assert torch.equal(result.total_return, results[0].total_return) and torch.equal(
+            result.steps, results[0].steps
+        )

@@ -3,7 +3,9 @@
 Importing the commands (torch, gymnasium, the plugins) takes about a second; Ctrl-C in that second ends
 the command with one line and status 130, as it does later, instead of a traceback of the imports or an
 abort from inside torch's (``vecrl.command.ctrl_c_exits_at_once``). Once the command has returned, Ctrl-C
-is ignored while the interpreter exits.
+is ignored while the interpreter exits. An interrupted command exits at once, without the interpreter's
+teardown of torch, jax and brax (1 to 3 s), where it left no process running: it has said what was done
+and cleaned up after itself, and a user who pressed Ctrl-C waits for nothing more.
 
 Example::
 
@@ -12,6 +14,8 @@ Example::
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import signal
 import sys
 
@@ -28,4 +32,8 @@ def main() -> int:
         print("vecrl: interrupted", file=sys.stderr)
         status = 130
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # done: Ctrl-C in torch's exit hooks would print a traceback
+    if status == 130 and not multiprocessing.active_children():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
     return status

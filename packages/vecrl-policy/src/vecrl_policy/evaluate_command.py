@@ -82,9 +82,12 @@ def run(args: argparse.Namespace) -> int:
             warm_up(env, args.env, args.seed)  # the first reset and step may compile (jax): not timed
             if num_workers is not None and num_workers > 1:
                 _start_workers(env, min(num_workers, args.popsize))  # not timed either: said apart
-            bar, done = ProgressBar(args.popsize), [0]
+            bar = ProgressBar(args.popsize)
+            done: list[int | None] = [None]  # the rows done so far (None: the rows have not started)
 
             def progress(rows: int) -> None:
+                if done[0] is None:  # (the first word from the rows: they run, past any compile)
+                    print(f"{args.env}: evaluating {args.popsize} rows ...", file=sys.stderr, flush=True)
                 done[0] = rows
                 bar.update(rows)
                 raise_if_ctrl_c_pressed()
@@ -102,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
                 raise CommandError(f"{args.env}: {first_line(error)}") from error
             except KeyboardInterrupt:
                 raise KeyboardInterrupt(
-                    f"after {done[0]} of {args.popsize} rows; nothing was saved"
+                    f"after {done[0] or 0} of {args.popsize} rows; nothing was saved"
                 ) from None
             finally:
                 bar.close()

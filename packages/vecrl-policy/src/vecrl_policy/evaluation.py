@@ -63,6 +63,8 @@ def evaluate(
     common_random_numbers: bool = False,
     devices: Sequence[Any] | None = None,
     randomize: Sampler | Mapping[str, Any] | None = None,
+    steps_per_check: int | None = None,
+    select_restarts: bool | None = None,
     options: EvaluateOptions | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> EvaluationResult:
@@ -117,9 +119,15 @@ def evaluate(
     trip per step, compiled once per configuration. ``fused=False`` steps the env from Python instead,
     ``fused=True`` insists (a ValueError says why it cannot). ``result.path`` says which ran. The program
     splits the rows over every local jax device of the env's platform (``devices=[...]`` names them; one
-    program, each device running a contiguous share), with each row's results those of one device. The checks
-    and the choice of path are :func:`vecrl_policy.plan.checked_plan`'s; :mod:`vecrl_policy.runners` runs
-    the rows.
+    program, each device running a contiguous share), with each row's results those of one device. The loop
+    takes ``steps_per_check`` env steps between two checks of whether rows are left (a ``lax.scan`` inside
+    its ``lax.while_loop``) and, with ``select_restarts=True``, restarts finished slots by selection rather
+    than under a ``lax.cond``: the shape a GPU needs, which is the default there (16 steps, selection; on a
+    CPU 1 step and ``cond``); the results are the same, bit for bit, for every ``steps_per_check`` (and the
+    same to float rounding with or without selection, which XLA compiles apart). The program returns
+    to the host about every quarter second, where a Ctrl-C stops the call and ``progress`` hears how many
+    rows are done. The checks and the choice of path are :func:`vecrl_policy.plan.checked_plan`'s;
+    :mod:`vecrl_policy.runners` runs the rows.
 
     ``randomize`` varies the env's parameters (``env.default_params``: MuJoCo model fields, classic-control
     constants, gymnax's ``EnvParams``; ``vecrl.params``) per row and episode, for domain randomization: a
@@ -159,6 +167,8 @@ def evaluate(
         common_random_numbers=common_random_numbers,
         devices=devices,
         randomize=randomize,
+        steps_per_check=steps_per_check,
+        select_restarts=select_restarts,
     )
     if options is None:
         options = given

@@ -241,13 +241,13 @@ def executor_named(name: str) -> Callable[..., Executor]:
         >>> executor_named("ray")(num_actors=2)  # doctest: +SKIP
     """
     found = importlib.metadata.entry_points(group=EXECUTORS_GROUP, name=name)
-    if found:
-        return next(iter(found)).load()
-    installed = sorted(entry.name for entry in importlib.metadata.entry_points(group=EXECUTORS_GROUP))
     package = SHIPPED_EXECUTORS.get(name)
-    fix = (
-        f"install {package}: pip install -c constraints.txt packages/{package}"
-        if package
-        else f"installed: {', '.join(installed) or 'none'}"
-    )
+    install = f"pip install -c constraints.txt packages/{package}" if package else "reinstall its package"
+    if found:
+        try:
+            return next(iter(found)).load()
+        except ImportError as error:  # (installed, but its package cannot be imported)
+            raise LookupError(f"The executor {name!r} could not be imported ({error}): {install}.") from error
+    installed = sorted(entry.name for entry in importlib.metadata.entry_points(group=EXECUTORS_GROUP))
+    fix = f"install {package}: {install}" if package else f"installed: {', '.join(installed) or 'none'}"
     raise LookupError(f"No executor named {name!r} is installed ({fix}).")

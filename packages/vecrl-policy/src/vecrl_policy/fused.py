@@ -33,7 +33,8 @@ import functools
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -69,6 +70,8 @@ class _Settings(NamedTuple):
     width: int  # the slots of each device: as many rows run at once there
     randomized: bool  # the rows' episodes have env parameters of their own
     devices: tuple[Any, ...]  # the jax devices the rows are split over, each running the loop on its share
+    steps_per_check: int  # env steps between two checks of the loop's predicate (a scan of this many)
+    select_restarts: bool  # finished slots restart by selection (every step), not under a lax.cond
 
 
 def fused_episodes(policy: Policy, env: Any, parameters: torch.Tensor, settings: RowSettings) -> JaxEnv | str:
@@ -132,9 +135,14 @@ def run_fused(
     seeds: RowSeeds | None,
     settings: RowSettings,
     params: Mapping[str, np.ndarray] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> tuple[torch.Tensor, ...]:
     """Every row of ``parameters`` for ``settings.num_episodes`` episodes in one compiled program; what
     :func:`vecrl_policy.row_loop.run_rows` returns for the same call, on the device of ``parameters``.
+
+    The program runs in segments of about ``SEGMENT_SECONDS`` (``_run_segments``), each resuming the loop
+    from the last one's carry: the results are those of one uninterrupted loop, a Ctrl-C stops the call
+    between two segments, and ``progress`` hears how many rows are done after each (0 once compiled).
 
     With several devices (``settings.devices``, default every local device of jax's default platform) the
     rows are split into as many contiguous shares (the last ones shorter where they do not divide), and
@@ -171,7 +179,8 @@ def run_fused(
     )
     if shares > 1:
         arguments = _placed(arguments, devices)
-    program = _program(
+    steps_per_check, select_restarts = _loop_shape(settings, devices[0].platform)
+    programs = _programs(
         _Settings(
             episodes,
             policy.layer_specs,  # type: ignore[arg-type]  # (fused_episodes checked it)
@@ -184,12 +193,15 @@ def run_fused(
             min(-(-num_slots // shares), share),
             table is not None,
             devices,
+            steps_per_check,
+            select_restarts,
         ),
         arguments,
     )
-    outputs = program(*arguments)
+    carry = _run_segments(programs, arguments, progress)
     if shares > 1:  # gathered on the first device (a few numbers per row), where torch can view them
-        outputs = jax.device_put(outputs, devices[0])
+        carry = jax.device_put(carry, devices[0])
+    outputs = (carry["total"], carry["episodes"], carry["steps"], carry["non_finite"], carry["moments"])
     total, episode_counts, steps, non_finite, moments = outputs
     total, episode_counts, steps, non_finite = (
         convert_to_torch(part)[:num_rows] for part in (total, episode_counts, steps, non_finite)
@@ -205,6 +217,39 @@ def run_fused(
     if settings.normalize is None:
         return results
     return results + tuple(part.to(parameters.device) for part in Moments(*moments).unshifted(mean))
+
+
+def _loop_shape(settings: RowSettings, platform: str) -> tuple[int, bool]:
+    """The env steps between two checks of the loop's predicate and whether finished slots restart by
+    selection: the call's (``steps_per_check``, ``select_restarts``), else the platform's. A GPU reads a
+    loop's predicate on the host and runs a ``lax.cond`` in a loop slowly, so there the loop checks every
+    ``GPU_STEPS_PER_CHECK`` steps and restarts by selection; on a CPU both are cheap, and a ``cond`` skips the
+    fresh states no slot takes."""
+    gpu = platform in ("gpu", "cuda", "rocm")
+    steps = settings.steps_per_check or (GPU_STEPS_PER_CHECK if gpu else CPU_STEPS_PER_CHECK)
+    return steps, gpu if settings.select_restarts is None else settings.select_restarts
+
+
+def _run_segments(
+    programs: _Programs, arguments: tuple[Any, ...], progress: Callable[[int], None] | None
+) -> Any:
+    """The loop's carry once every row is done: ``programs.start``, then segments of ``programs.segment``,
+    each given the checks that took about ``SEGMENT_SECONDS`` in the one before (``programs.checks`` keeps the
+    last, for the next call); ``progress`` hears the rows done between two segments."""
+    carry = programs.start(*arguments)
+    if progress is not None:
+        progress(0)
+    while True:
+        checks = programs.checks or FIRST_CHECKS
+        began = time.perf_counter()
+        carry, status = programs.segment(carry, *arguments, np.int32(checks))
+        status = np.asarray(status)  # (the host waits for the segment here: the one sync of a segment)
+        if not status[:, 0].any():
+            return carry
+        elapsed = time.perf_counter() - began
+        programs.checks = max(1, min(int(checks * SEGMENT_SECONDS / max(elapsed, 1e-6)), 2**30))
+        if progress is not None:
+            progress(int(status[:, 1].sum()))
 
 
 def _carried(policy: Policy, parameters: torch.Tensor) -> Normalize | None:
@@ -223,8 +268,16 @@ def _mean_and_std(normalize: Normalize | None, parameters: torch.Tensor) -> tupl
 #: The compiled rollouts by settings and population size, least recently used first. A program holds
 #: its machine code and buffers (tens of MiB for a physics env), so at most ``MAX_PROGRAMS`` are kept: a
 #: run that evaluates many population sizes compiles again rather than growing without bound.
-PROGRAMS: OrderedDict[tuple[_Settings, int], Any] = OrderedDict()
+PROGRAMS: OrderedDict[tuple[_Settings, int], _Programs] = OrderedDict()
 MAX_PROGRAMS = 8
+#: About how long one segment of the loop runs between two returns to the host, where a Ctrl-C stops the
+#: call and progress is heard; each segment's number of checks is set from the last one's time.
+SEGMENT_SECONDS = 0.25
+#: The checks of the loop's predicate in a configuration's first segment, before its time per check is known.
+FIRST_CHECKS = 16
+#: The env steps between two checks of the loop's predicate, by platform (``evaluate(steps_per_check=)``).
+CPU_STEPS_PER_CHECK = 1
+GPU_STEPS_PER_CHECK = 16
 _compiling = [0.0]  # the seconds this process has spent compiling programs
 
 
@@ -280,30 +333,41 @@ def _specs() -> tuple[Any, Any]:
     return PartitionSpec("rows"), PartitionSpec()
 
 
-def _program(settings: _Settings, arguments: tuple[Any, ...]) -> Any:
-    """The rollout for ``settings`` compiled for ``arguments``' shapes, once while it stays cached; over
-    several devices, one ``shard_map`` of it (every output split by rows, as the inputs)."""
+@dataclass
+class _Programs:
+    """A configuration's two compiled programs (``_start``'s and ``_segment``'s) and the checks of its loop's
+    predicate a segment made in about ``SEGMENT_SECONDS`` when it last ran (None before its first segment)."""
+
+    start: Any
+    segment: Any
+    checks: int | None = None
+
+
+def _programs(settings: _Settings, arguments: tuple[Any, ...]) -> _Programs:
+    """The rollout's programs for ``settings`` compiled for ``arguments``' shapes, once while they stay cached;
+    over several devices, each one ``shard_map`` (every output split by rows, as the inputs)."""
     import jax
 
     key = (settings, arguments[0].shape[0])
-    program = PROGRAMS.pop(key, None)
-    if program is None:
+    programs = PROGRAMS.pop(key, None)
+    if programs is None:
         while len(PROGRAMS) >= MAX_PROGRAMS:
             PROGRAMS.popitem(last=False)
-        rollout = functools.partial(_rollout, settings)
+        start, segment = functools.partial(_start, settings), functools.partial(_segment, settings)
         if len(settings.devices) > 1:
             split, whole = _specs()
-            rollout = _shard_map(
-                rollout,
-                _mesh(settings.devices),
-                in_specs=(split, split, whole, whole, split, split),
-                out_specs=split,
-            )
-        start = time.perf_counter()
-        program = jax.jit(rollout).lower(*arguments).compile()
-        _compiling[0] += time.perf_counter() - start
-    PROGRAMS[key] = program
-    return program
+            mesh = _mesh(settings.devices)
+            inputs = (split, split, whole, whole, split, split)
+            start = _shard_map(start, mesh, in_specs=inputs, out_specs=split)
+            segment = _shard_map(segment, mesh, in_specs=(split, *inputs, whole), out_specs=(split, split))
+        began = time.perf_counter()
+        compiled_start = jax.jit(start).lower(*arguments).compile()
+        carry = jax.eval_shape(start, *arguments)
+        compiled_segment = jax.jit(segment).lower(carry, *arguments, np.int32(1)).compile()
+        _compiling[0] += time.perf_counter() - began
+        programs = _Programs(compiled_start, compiled_segment)
+    PROGRAMS[key] = programs
+    return programs
 
 
 def _shard_map(function: Any, mesh: Any, **specs: Any) -> Any:
@@ -319,52 +383,36 @@ def _shard_map(function: Any, mesh: Any, **specs: Any) -> Any:
     return shard_map(function, mesh=mesh, check_rep=False, **specs)
 
 
-def _rollout(
+def _start(
     settings: _Settings, population: Any, seeds: Any, mean: Any, std: Any, valid: Any, params: Any
-) -> tuple[Any, ...]:
-    """The loop over the rows of ``population``, of which the first ``valid[0]`` run (the others pad a
-    device's share and stay zero); ``params`` (or None) are the env parameters of each row's episodes."""
+) -> dict[str, Any]:
+    """The loop's carry before its first step: the first ``width`` rows of ``population`` in the slots, their
+    first episodes reset. Of the rows the first ``valid[0]`` run (the others pad a device's share and stay
+    zero); ``params`` (or None) are the env parameters of each row's episodes."""
     import jax
     import jax.numpy as jnp
 
     from vecrl_policy import jax_layers
 
-    episodes, specs, shaping = settings.episodes, settings.specs, settings.shaping
+    episodes, specs = settings.episodes, settings.specs
     num_rows, width = population.shape[0], settings.width
-    runs = valid[0]
-    keys = jax.vmap(jax.random.PRNGKey)(seeds)
-    every_row = jax_layers.unpack(specs, population)
     held = jnp.arange(width)
-    state = episodes.reset(keys[:width])
-    last_episode = settings.num_episodes - 1
-
-    def with_params(state: Any, held: Any, slot_episodes: Any) -> Any:
-        """The states of the slots' rows' episodes, with their params."""
-        if params is None:
-            return state
-        episode = jnp.minimum(slot_episodes, last_episode)
-        return episodes.with_params(state, {name: value[held, episode] for name, value in params.items()})  # type: ignore[attr-defined]
-
-    state = with_params(state, held, jnp.zeros(width, jnp.int32))
+    keys = jax.vmap(jax.random.PRNGKey)(seeds[:width])
+    state = _with_params(settings, episodes.reset(keys), params, held, jnp.zeros(width, jnp.int32))
     observation = _flat(episodes.outcome(state).observation)
-
-    def take(rows: Any) -> Any:
-        return jax.tree_util.tree_map(lambda leaf: leaf[rows], every_row)
-
-    parameters = take(held)
+    parameters = _take(jax_layers.unpack(specs, population), held)
     size = observation.shape[1]
-    shift = jnp.zeros(size, jnp.float32) if mean is None else mean
     zeros_w = jnp.zeros(width, jnp.int32)
-    carry = dict(
+    return dict(
         state=state,
         observation=observation,
         parameters=parameters,
         hidden=jax_layers.initial_states(specs, parameters),
         held=held,
-        counting=held < runs,
+        counting=held < valid[0],
         slot_episodes=zeros_w,
         t=zeros_w,
-        next_row=jnp.int32(width),
+        next_row=jnp.full(1, width, jnp.int32),  # (an array: split by device with the rest of the carry)
         total=jnp.zeros(num_rows, jnp.float32),
         episodes=jnp.zeros(num_rows, jnp.int32),
         steps=jnp.zeros(num_rows, jnp.int32),
@@ -374,6 +422,32 @@ def _rollout(
         ),
     )
 
+
+def _segment(
+    settings: _Settings,
+    carry: dict[str, Any],
+    population: Any,
+    seeds: Any,
+    mean: Any,
+    std: Any,
+    valid: Any,
+    params: Any,
+    checks: Any,
+) -> tuple[dict[str, Any], Any]:
+    """The loop from ``carry`` on, for at most ``checks`` checks of its predicate (each after
+    ``settings.steps_per_check`` env steps) or until every row is done: the carry then, and the status the
+    host reads between segments, ``[[slots still counting, rows done]]``. The arguments after ``carry`` are
+    ``_start``'s."""
+    import jax
+    import jax.numpy as jnp
+
+    from vecrl_policy import jax_layers
+
+    episodes, specs, shaping = settings.episodes, settings.specs, settings.shaping
+    num_rows, width = population.shape[0], settings.width
+    runs = valid[0]
+    every_row = jax_layers.unpack(specs, population)
+    shift = jnp.zeros(carry["observation"].shape[1], jnp.float32) if mean is None else mean
     # Without refills (every row has a slot of its own from the start) slot i holds row i for the whole
     # loop: a slot's values go to its row by plain arithmetic rather than by gathers and scatters, and
     # there is no refill bookkeeping to carry.
@@ -382,7 +456,7 @@ def _rollout(
     def of_rows(values: Any, held: Any) -> Any:
         return values[held] if refills else values
 
-    def body(c: dict[str, Any]) -> dict[str, Any]:
+    def step(c: dict[str, Any], _: Any = None) -> tuple[dict[str, Any], None]:
         c = dict(c)
         x, counting, held = c["observation"], c["counting"], c["held"]
         if settings.observe:  # one sum per slot (summed once the loop is done)
@@ -415,9 +489,9 @@ def _rollout(
         c["slot_episodes"] = slot_episodes
         took = restarting = continuing
         if refills:  # the next rows, in order
-            next_row = c["next_row"]
+            next_row = c["next_row"][0]
             took, held = refilled(finished, held, next_row + jnp.arange(width), runs - next_row)
-            c["next_row"] = next_row + took.sum(dtype=jnp.int32)
+            c["next_row"] = c["next_row"] + took.sum(dtype=jnp.int32)
             c["counting"] = c["counting"] | took
             c["held"] = held
             c["slot_episodes"], c["t"] = started(took, slot_episodes, c["t"])
@@ -428,29 +502,55 @@ def _rollout(
             fresh = episodes.reset(
                 jax.vmap(jax.random.PRNGKey)(episode_seed(of_rows(seeds, held), c["slot_episodes"]))
             )
-            fresh = with_params(fresh, held, c["slot_episodes"])
+            fresh = _with_params(settings, fresh, params, held, c["slot_episodes"])
             fresh_observation = _flat(episodes.outcome(fresh).observation)
             state = _where_rows(restarting, fresh, state)
             observation = jnp.where(restarting[:, None], fresh_observation, observation)
             if refills:
-                parameters = _where_rows(took, take(held), parameters)
+                parameters = _where_rows(took, _take(every_row, held), parameters)
             hidden = _where_rows(restarting, jax_layers.initial_states(specs, parameters), hidden)
             return state, observation, parameters, hidden
 
         parts = (state, observation, c["parameters"], c["hidden"])
         if refills or settings.num_episodes > 1:  # (else no slot ever restarts: nothing to compile)
-            parts = jax.lax.cond(restarting.any(), restart, lambda parts: parts, parts)
+            if settings.select_restarts:  # (a GPU's shape: no conditional in the loop)
+                parts = restart(parts)
+            else:
+                parts = jax.lax.cond(restarting.any(), restart, lambda parts: parts, parts)
         c["state"], c["observation"], c["parameters"], c["hidden"] = parts
-        return c
+        return c, None
 
-    out = jax.lax.while_loop(lambda c: c["counting"].any(), body, carry)
-    return (
-        out["total"],
-        out["episodes"],
-        out["steps"],
-        out["non_finite"],
-        out["moments"],
+    def steps(loop: tuple[Any, dict[str, Any]]) -> tuple[Any, dict[str, Any]]:
+        # (steps past every row's end change nothing counted: each value is added where a slot counts)
+        done_checks, c = loop
+        if settings.steps_per_check == 1:
+            return done_checks + 1, step(c)[0]
+        return done_checks + 1, jax.lax.scan(step, c, length=settings.steps_per_check)[0]
+
+    _, carry = jax.lax.while_loop(
+        lambda loop: (loop[0] < checks) & loop[1]["counting"].any(), steps, (jnp.int32(0), carry)
     )
+    done_rows = (jnp.arange(num_rows) < runs) & (carry["episodes"] >= settings.num_episodes)
+    rows_done = done_rows.sum(dtype=jnp.int32)
+    return carry, jnp.stack([carry["counting"].any().astype(jnp.int32), rows_done])[None]
+
+
+def _with_params(settings: _Settings, state: Any, params: Any, held: Any, slot_episodes: Any) -> Any:
+    """``state``, the states of the slots' rows' episodes, with their env params (``params`` None: as they are)."""
+    import jax.numpy as jnp
+
+    if params is None:
+        return state
+    episode = jnp.minimum(slot_episodes, settings.num_episodes - 1)
+    rows = {name: value[held, episode] for name, value in params.items()}
+    return settings.episodes.with_params(state, rows)  # type: ignore[attr-defined]  # (an optional member)
+
+
+def _take(every_row: Any, rows: Any) -> Any:
+    """The parameters of ``rows``, from every row's (``jax_layers.unpack``'s)."""
+    import jax
+
+    return jax.tree_util.tree_map(lambda leaf: leaf[rows], every_row)
 
 
 def _where_rows(mask: Any, on_true: Any, on_false: Any) -> Any:

@@ -65,6 +65,8 @@ class EvaluateOptions:
     common_random_numbers: bool = False
     devices: Sequence[Any] | None = None
     randomize: Any = None  # a vecrl.randomize.Sampler, or fixed params per row (name -> array)
+    steps_per_check: int | None = None
+    select_restarts: bool | None = None
     shaping: Shaping = field(init=False, repr=False, compare=False)
     """The reward shaping and action noise of the three options above, checked."""
 
@@ -84,8 +86,18 @@ class EvaluateOptions:
             alive_bonus_schedule=self.alive_bonus_schedule,
             action_noise_stdev=self.action_noise_stdev,
         )
+        steps = self.steps_per_check
+        if steps is not None and (isinstance(steps, bool) or not isinstance(steps, Integral) or steps < 1):
+            raise ValueError(
+                f"steps_per_check must be None (the platform's) or a positive int (env steps the fused loop takes"
+                f" between two checks of whether rows are left), got {steps!r}."
+            )
         checked = {
             "num_episodes": int(num_episodes),
+            "steps_per_check": None if steps is None else int(steps),
+            "select_restarts": None
+            if self.select_restarts is None
+            else checked_flag(self.select_restarts, "select_restarts"),
             "seed": checked_seed(self.seed),
             "fused": None if self.fused is None else checked_flag(self.fused, "fused"),
             "common_random_numbers": checked_flag(self.common_random_numbers, "common_random_numbers"),
@@ -101,8 +113,9 @@ class RowSettings:
     """What every row of one ``evaluate`` call is run with, derived by the plan from the options, the env
     and the policy: ``num_episodes`` each, argmax actions where ``discrete``, observations through
     ``flatten`` (then ``normalize``, if given), and ``shaping``; ``fused`` says whether rows run as one
-    compiled program (None: where they can), and ``devices`` the jax devices that program splits them over
-    (None: every local one). Both drivers read it; it travels to worker processes and Ray actors."""
+    compiled program (None: where they can), ``devices`` the jax devices that program splits them over
+    (None: every local one), ``steps_per_check`` and ``select_restarts`` the shape of its loop (None: the
+    platform's). Both drivers read it; it travels to worker processes and Ray actors."""
 
     num_episodes: int
     discrete: bool
@@ -111,6 +124,8 @@ class RowSettings:
     normalize: Normalize | None
     fused: bool | None = None
     devices: tuple[Any, ...] | None = None
+    steps_per_check: int | None = None
+    select_restarts: bool | None = None
 
 
 def checked_devices(devices: Any) -> tuple[Any, ...] | None:

@@ -139,6 +139,8 @@ def checked_plan(
         None if obs_norm is None else obs_norm.normalizer(parameters.dtype, parameters.device),
         options.fused,
         None if options.devices is None else tuple(options.devices),
+        options.steps_per_check,
+        options.select_restarts,
     )
     executor, num_workers, devices = options.executor, options.num_workers, options.devices
     num_processes = 1 if num_workers is None else checked_num_workers(num_workers, env)

@@ -37,10 +37,7 @@ def run_part(
     if source is None and settings.fused is not False:
         episodes = fused_episodes(policy, env, rows, settings)
         if not isinstance(episodes, str):
-            results = run_fused(episodes, policy, env.num_envs, rows, seeds, settings, params)
-            if progress is not None:
-                progress(len(rows))
-            return results
+            return run_fused(episodes, policy, env.num_envs, rows, seeds, settings, params, progress)
     with one_torch_thread():
         return run_rows(policy, env, rows, seeds, settings, params, progress=progress, source=source)
 

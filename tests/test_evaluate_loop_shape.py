@@ -1,0 +1,100 @@
+"""The fused program's loop in the shape a GPU needs (vecrl_policy.fused): ``steps_per_check`` env steps
+between two checks of its predicate (a ``lax.scan`` inside the ``lax.while_loop``), finished slots restarted
+by selection rather than ``lax.cond``, and segments that return to the host: the results are the same, bit for
+bit, whatever ``steps_per_check`` and the segment length (with selection or ``cond``, which XLA compiles
+apart, to float rounding: MJX's reset rounds its last bit otherwise in a branch of its own), and the compiled
+program reads as asked."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+import vecrl
+from vecrl_policy import Policy, evaluate, fused
+
+pytest.importorskip("jax")
+
+STEPS_PER_CHECK = (1, 4, 16, 64)
+#: Refills (more rows than slots), three episodes a row, action noise and shaping: every restart path runs.
+OPTIONS = dict(seed=3, num_episodes=3, action_noise_stdev=0.1, decrease_rewards_by=0.5)
+
+
+def results_of_each_shape(
+    env_name: str, monkeypatch: pytest.MonkeyPatch, **env_kwargs
+) -> dict[bool, list[tuple[torch.Tensor, ...]]]:
+    """The results of one population for each ``steps_per_check``, with restarts by ``cond`` (False) and by
+    selection (True)."""
+    env = vecrl.make_vector_env(env_name, num_envs=8, num_episodes=3, **env_kwargs)
+    obs, act = env.single_observation_space.shape[0], env.single_action_space.shape[0]
+    policy = Policy(f"Linear({obs}, 8) >> Tanh() >> Linear(8, {act})")
+    rows = 0.5 * torch.randn(20, policy.parameter_length, generator=torch.Generator().manual_seed(0))
+    results: dict[bool, list[tuple[torch.Tensor, ...]]] = {False: [], True: []}
+    for select in results:
+        for index, steps in enumerate(STEPS_PER_CHECK):
+            # every other one in segments of one check each: a carry handed from segment to segment
+            monkeypatch.setattr(fused, "SEGMENT_SECONDS", 0.0 if index % 2 else fused.SEGMENT_SECONDS)
+            result = evaluate(policy, env, rows, steps_per_check=steps, select_restarts=select, **OPTIONS)
+            assert result.path == "fused"
+            results[select].append((result.total_return, result.episodes, result.steps))
+    env.close()
+    return results
+
+
+def assert_bit_equal_for_every_steps_per_check(results: dict[bool, list[tuple[torch.Tensor, ...]]]) -> None:
+    for select, of_each in results.items():
+        first = of_each[0]
+        assert (first[1] == OPTIONS["num_episodes"]).all()
+        for steps, other in zip(STEPS_PER_CHECK[1:], of_each[1:], strict=True):
+            for a, b in zip(first, other, strict=True):
+                assert torch.equal(a, b), (select, steps, a, b)
+    by_cond, by_selection = results[False][0], results[True][0]
+    assert torch.equal(by_cond[1], by_selection[1]) and torch.equal(by_cond[2], by_selection[2])
+    torch.testing.assert_close(by_cond[0], by_selection[0], rtol=1e-6, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_brax_results_are_bit_equal_for_every_loop_shape_and_segment_length(monkeypatch):
+    pytest.importorskip("vecrl_brax")
+    results = results_of_each_shape("brax::inverted_pendulum", monkeypatch, episode_length=60)
+    assert_bit_equal_for_every_steps_per_check(results)
+
+
+@pytest.mark.slow
+def test_playground_results_are_bit_equal_for_every_loop_shape_and_segment_length(monkeypatch):
+    pytest.importorskip("vecrl_playground")
+    results = results_of_each_shape("playground::CartpoleBalance", monkeypatch, episode_length=30)
+    assert_bit_equal_for_every_steps_per_check(results)
+
+
+def segment_text(steps: int, select: bool) -> str:
+    pytest.importorskip("vecrl_brax")
+    env = vecrl.make_vector_env("brax::fast", num_envs=4, num_episodes=2, episode_length=9)
+    policy = Policy("Linear(2, 8) >> Tanh() >> Linear(8, 1)")
+    fused.PROGRAMS.clear()
+    evaluate(
+        policy,
+        env,
+        torch.randn(6, policy.parameter_length),
+        seed=0,
+        num_episodes=2,
+        steps_per_check=steps,
+        select_restarts=select,
+    )
+    (programs,) = fused.PROGRAMS.values()
+    return programs.segment.as_text()
+
+
+def test_the_gpu_shape_compiles_no_conditional_and_one_predicate_per_k_steps():
+    """Read from the program compiled for this CPU: asked for the GPU's shape (4 steps a check, restarts by
+    selection), the loop holds no conditional, and its one predicate (the outer while) runs every 4 steps
+    (the inner while, a scan, runs exactly 4); the CPU's shape keeps its conditional and one loop."""
+    gpu = segment_text(4, True)
+    loops = re.findall(r"while\(.*", gpu)
+    trip_counts = [re.findall(r'"known_trip_count":\{"n":"(\d+)"\}', loop) for loop in loops]
+    assert " conditional(" not in gpu
+    assert sorted(trip_counts) == [[], ["4"]]  # the predicate's loop, and the 4 steps between two checks
+    cpu = segment_text(1, False)
+    assert " conditional(" in cpu and len(re.findall(r"while\(.*", cpu)) == 1
