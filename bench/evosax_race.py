@@ -117,11 +117,12 @@ def vecrl_side(env_name: str, seed: int):  # type: ignore[no-untyped-def]
         population = searcher.population.values.as_subclass(torch.Tensor)
         evaluate(problem._policy, problem._env, population, seed=seed + step)
 
-    return generation, whole, evaluation
+    return generation, whole, evaluation, problem._policy.parameter_length
 
 
-def program_alone(env_name: str, seed: int):  # type: ignore[no-untyped-def]
-    """evaluate's compiled program for the population vecrl evaluated last, called directly."""
+def program_alone(env_name: str, seed: int, parameter_length: int):  # type: ignore[no-untyped-def]
+    """evaluate's compiled program for the population vecrl evaluated last, called directly: one segment
+    from the start to the end (what the fused loop costs without evaluate's checks and conversions)."""
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -131,19 +132,29 @@ def program_alone(env_name: str, seed: int):  # type: ignore[no-untyped-def]
     from vecrl_policy import fused
     from vecrl_policy.randomness import row_seeds
 
-    program = next(reversed(fused.PROGRAMS.values()))
-    population = convert_from_torch(0.1 * torch.randn(POPSIZE, program.in_avals[0][0].shape[1]), "jax")
+    programs = next(reversed(fused.PROGRAMS.values()))
+    population = convert_from_torch(0.1 * torch.randn(POPSIZE, parameter_length), "jax")
     seeds = jnp.asarray(np.asarray(row_seeds(seed, POPSIZE), dtype=np.uint32))
+    rows = jnp.asarray([POPSIZE], jnp.int32)
 
     def evaluation(step: int) -> None:
-        # (population, seeds, mean, std, the rows that run, params): no normalization, every row, no params
-        jax.block_until_ready(program(population, seeds, None, None, jnp.asarray([POPSIZE], jnp.int32), None))
+        # (population, seeds, mean, std, the rows that run, params, checks): no normalization, every row, no
+        # params, checks enough for every step; the program a configuration of short calls runs (``whole``),
+        # else its resumable segment from the start
+        arguments = (population, seeds, None, None, rows, None, np.int32(2**30))
+        if programs.whole is not None:
+            jax.block_until_ready(programs.whole(*arguments))
+        else:
+            jax.block_until_ready(programs.segment(programs.blank, np.bool_(True), *arguments))
 
     return evaluation
 
 
 def race(env_name: str, generations: int, seed: int) -> None:
-    (evosax_generation, evosax_evaluation), (vecrl_generation, problem_evaluation, vecrl_evaluation) = (
+    (
+        (evosax_generation, evosax_evaluation),
+        (vecrl_generation, problem_evaluation, vecrl_evaluation, length),
+    ) = (
         evosax_side(env_name, seed),
         vecrl_side(env_name, seed),
     )
@@ -174,7 +185,7 @@ def race(env_name: str, generations: int, seed: int) -> None:
         "evosax eval": evosax_evaluation,
         "VecrlNE.evaluate": problem_evaluation,
         "vecrl evaluate": vecrl_evaluation,
-        "vecrl program": program_alone(env_name, seed),
+        "vecrl program": program_alone(env_name, seed, length),
     }
     alone: dict[str, list[float]] = {name: [] for name in evaluations}
     for step in range(5 * generations):

@@ -171,10 +171,10 @@ def run_fused(
             }
     arguments = (
         convert_from_torch(population, "jax"),
-        jnp.asarray(row_seeds),
+        row_seeds,  # (numpy arrays, as the valid rows below, go to the device with the call: no dispatch of their own)
         None if mean is None else convert_from_torch(mean, "jax"),
         None if std is None else convert_from_torch(std, "jax"),
-        jnp.asarray(np.clip(num_rows - share * np.arange(shares), 0, share), dtype=jnp.int32),
+        np.clip(num_rows - share * np.arange(shares), 0, share).astype(np.int32),
         None if table is None else {name: jnp.asarray(value) for name, value in table.items()},
     )
     if shares > 1:
@@ -198,15 +198,15 @@ def run_fused(
         ),
         arguments,
     )
-    carry = _run_segments(programs, arguments, progress)
+    results = _run_segments(programs, arguments, progress)
     if shares > 1:  # gathered on the first device (a few numbers per row), where torch can view them
-        carry = jax.device_put(carry, devices[0])
-    outputs = (carry["total"], carry["episodes"], carry["steps"], carry["non_finite"], carry["moments"])
+        results = jax.device_put(results, devices[0])
+    outputs = tuple(results[name] for name in RESULTS)
     total, episode_counts, steps, non_finite, moments = outputs
     total, episode_counts, steps, non_finite = (
         convert_to_torch(part)[:num_rows] for part in (total, episode_counts, steps, non_finite)
     )
-    rows = non_finite.nonzero().flatten().tolist()
+    rows = non_finite.nonzero().flatten().tolist() if bool(non_finite.any()) else []
     if rows:
         raise ValueError(
             f"The network's actions for parameter rows {listed(rows)} hold NaN or inf (non-finite values), which make"
@@ -233,19 +233,33 @@ def _loop_shape(settings: RowSettings, platform: str) -> tuple[int, bool]:
 def _run_segments(
     programs: _Programs, arguments: tuple[Any, ...], progress: Callable[[int], None] | None
 ) -> Any:
-    """The loop's carry once every row is done: ``programs.start``, then segments of ``programs.segment``,
-    each given the checks that took about ``SEGMENT_SECONDS`` in the one before (``programs.checks`` keeps the
-    last, for the next call); ``progress`` hears the rows done between two segments."""
-    carry = programs.start(*arguments)
+    """The results once every row is done (``RESULTS`` of the carry): segments of ``programs.segment`` from
+    the start, each given the checks that took about ``SEGMENT_SECONDS`` in the one before (``programs.checks``
+    keeps the last, for the next call); ``progress`` hears the rows done before the first (0) and between two
+    segments. A configuration whose calls ran in one segment each ``SHORT_CALLS`` times in a row runs its calls
+    as ``programs.whole``, given as many checks: where a call does not finish in them, it runs again in
+    segments (the same results), and the configuration keeps to segments from then on."""
     if progress is not None:
         progress(0)
+    if programs.whole is None and programs.short_calls >= SHORT_CALLS:
+        programs.whole = programs.compile_whole()
+    if programs.whole is not None:
+        results, status = programs.whole(*arguments, np.int32(programs.checks or FIRST_CHECKS))
+        if not np.asarray(status)[:, 0].any():
+            return results
+        programs.whole, programs.short_calls = None, -(2**62)  # (long calls: segments for good)
+    carry, fresh = programs.blank, np.bool_(True)  # (the first segment starts the loop)
+    segments = 0
     while True:
         checks = programs.checks or FIRST_CHECKS
         began = time.perf_counter()
-        carry, status = programs.segment(carry, *arguments, np.int32(checks))
+        carry, status = programs.segment(carry, fresh, *arguments, np.int32(checks))
+        fresh = np.bool_(False)  # type: ignore[assignment]  # (numpy types its two bools apart)
+        segments += 1
         status = np.asarray(status)  # (the host waits for the segment here: the one sync of a segment)
         if not status[:, 0].any():
-            return carry
+            programs.short_calls = programs.short_calls + 1 if segments == 1 and programs.checks else 0
+            return {name: carry[name] for name in RESULTS}
         elapsed = time.perf_counter() - began
         programs.checks = max(1, min(int(checks * SEGMENT_SECONDS / max(elapsed, 1e-6)), 2**30))
         if progress is not None:
@@ -275,6 +289,9 @@ MAX_PROGRAMS = 8
 SEGMENT_SECONDS = 0.25
 #: The checks of the loop's predicate in a configuration's first segment, before its time per check is known.
 FIRST_CHECKS = 16
+#: The calls in a row a configuration runs in one segment each before its calls run as one program that
+#: hands out its results alone (``_whole``): compiled once more, but a short call's loop runs faster.
+SHORT_CALLS = 2
 #: The env steps between two checks of the loop's predicate, by platform (``evaluate(steps_per_check=)``).
 CPU_STEPS_PER_CHECK = 1
 GPU_STEPS_PER_CHECK = 16
@@ -295,10 +312,15 @@ def compile_seconds() -> float:
 def local_devices(devices: Sequence[Any] | None) -> tuple[Any, ...]:
     """``devices`` as a tuple, or for None every local device of the platform jax computes on by default
     (where a jax env steps and where the population arrives through DLPack)."""
-    import jax
-
     if devices is not None:
         return tuple(devices)
+    return _default_devices()
+
+
+@functools.cache
+def _default_devices() -> tuple[Any, ...]:
+    import jax
+
     return tuple(jax.local_devices(backend=jax.devices()[0].platform))
 
 
@@ -335,12 +357,17 @@ def _specs() -> tuple[Any, Any]:
 
 @dataclass
 class _Programs:
-    """A configuration's two compiled programs (``_start``'s and ``_segment``'s) and the checks of its loop's
-    predicate a segment made in about ``SEGMENT_SECONDS`` when it last ran (None before its first segment)."""
+    """A configuration's compiled ``_segment``, the blank carry its first segment of a call takes, and the
+    checks of its loop's predicate a segment made in about ``SEGMENT_SECONDS`` when it last ran (None before
+    its first segment); ``whole``, its ``_whole`` once ``short_calls`` calls in a row ran in one segment each
+    (``SHORT_CALLS``; None before, and for good after a call it could not finish)."""
 
-    start: Any
     segment: Any
+    blank: Any
+    compile_whole: Callable[[], Any]
     checks: int | None = None
+    short_calls: int = 0
+    whole: Any = None
 
 
 def _programs(settings: _Settings, arguments: tuple[Any, ...]) -> _Programs:
@@ -354,20 +381,36 @@ def _programs(settings: _Settings, arguments: tuple[Any, ...]) -> _Programs:
         while len(PROGRAMS) >= MAX_PROGRAMS:
             PROGRAMS.popitem(last=False)
         start, segment = functools.partial(_start, settings), functools.partial(_segment, settings)
+        whole_run = functools.partial(_whole, settings)
         if len(settings.devices) > 1:
             split, whole = _specs()
             mesh = _mesh(settings.devices)
-            inputs = (split, split, whole, whole, split, split)
-            start = _shard_map(start, mesh, in_specs=inputs, out_specs=split)
-            segment = _shard_map(segment, mesh, in_specs=(split, *inputs, whole), out_specs=(split, split))
-        began = time.perf_counter()
-        compiled_start = jax.jit(start).lower(*arguments).compile()
-        carry = jax.eval_shape(start, *arguments)
-        compiled_segment = jax.jit(segment).lower(carry, *arguments, np.int32(1)).compile()
-        _compiling[0] += time.perf_counter() - began
-        programs = _Programs(compiled_start, compiled_segment)
+            inputs = (split, whole, split, split, whole, whole, split, split, whole)
+            start = _shard_map(start, mesh, in_specs=inputs[2:8], out_specs=split)
+            segment = _shard_map(segment, mesh, in_specs=inputs, out_specs=(split, split))
+            whole_run = _shard_map(whole_run, mesh, in_specs=inputs[2:], out_specs=(split, split))
+        blank_shapes = jax.eval_shape(start, *arguments)  # (the global shapes, split by rows as the carry)
+        blank = jax.tree_util.tree_map(lambda leaf: np.zeros(leaf.shape, leaf.dtype), blank_shapes)
+        if len(settings.devices) > 1:
+            blank = jax.device_put(blank, jax.sharding.NamedSharding(mesh, split))
+        else:
+            blank = jax.device_put(blank, settings.devices[0])
+        compiled = _compiled(segment, blank, np.bool_(True), *arguments, np.int32(1))
+        programs = _Programs(
+            compiled, blank, functools.partial(_compiled, whole_run, *arguments, np.int32(1))
+        )
     PROGRAMS[key] = programs
     return programs
+
+
+def _compiled(function: Callable[..., Any], *arguments: Any) -> Any:
+    """``function`` compiled for ``arguments``' shapes, the seconds it took counted (``compile_seconds``)."""
+    import jax
+
+    began = time.perf_counter()
+    compiled = jax.jit(function).lower(*arguments).compile()
+    _compiling[0] += time.perf_counter() - began
+    return compiled
 
 
 def _shard_map(function: Any, mesh: Any, **specs: Any) -> Any:
@@ -426,6 +469,7 @@ def _start(
 def _segment(
     settings: _Settings,
     carry: dict[str, Any],
+    fresh: Any,
     population: Any,
     seeds: Any,
     mean: Any,
@@ -434,10 +478,30 @@ def _segment(
     params: Any,
     checks: Any,
 ) -> tuple[dict[str, Any], Any]:
-    """The loop from ``carry`` on, for at most ``checks`` checks of its predicate (each after
+    """The loop from ``carry`` on (from ``_start``'s where ``fresh``: the call's first segment, whose
+    ``carry`` is a blank of the right shapes), for at most ``checks`` checks of its predicate (each after
     ``settings.steps_per_check`` env steps) or until every row is done: the carry then, and the status the
-    host reads between segments, ``[[slots still counting, rows done]]``. The arguments after ``carry`` are
-    ``_start``'s."""
+    host reads between segments, ``[[slots still counting, rows done]]``. The arguments between ``fresh`` and
+    ``checks`` are ``_start``'s. (One program for both: a start of its own would compile the env twice.)"""
+    import jax
+
+    arguments = (population, seeds, mean, std, valid, params)
+    carry = jax.lax.cond(fresh, lambda _: _start(settings, *arguments), lambda carry: carry, carry)
+    return _loop(settings, carry, *arguments, checks)
+
+
+def _loop(
+    settings: _Settings,
+    carry: dict[str, Any],
+    population: Any,
+    seeds: Any,
+    mean: Any,
+    std: Any,
+    valid: Any,
+    params: Any,
+    checks: Any,
+) -> tuple[dict[str, Any], Any]:
+    """``_segment``'s loop, from ``carry``."""
     import jax
     import jax.numpy as jnp
 
@@ -533,6 +597,20 @@ def _segment(
     done_rows = (jnp.arange(num_rows) < runs) & (carry["episodes"] >= settings.num_episodes)
     rows_done = done_rows.sum(dtype=jnp.int32)
     return carry, jnp.stack([carry["counting"].any().astype(jnp.int32), rows_done])[None]
+
+
+#: What a call's results are made of, of the loop's carry.
+RESULTS = ("total", "episodes", "steps", "non_finite", "moments")
+
+
+def _whole(settings: _Settings, *arguments: Any) -> tuple[dict[str, Any], Any]:
+    """``_segment`` from the start (``arguments``: ``_start``'s, then the checks), returning the results
+    alone rather than the whole carry: XLA then keeps no more of the env's states than the steps read (what
+    a carry handed out must hold costs a short call's loop up to half again), but the loop cannot resume."""
+    population, seeds, mean, std, valid, params, checks = arguments
+    inputs = (population, seeds, mean, std, valid, params)
+    carry, status = _loop(settings, _start(settings, *inputs), *inputs, checks)
+    return {name: carry[name] for name in RESULTS}, status
 
 
 def _with_params(settings: _Settings, state: Any, params: Any, held: Any, slot_episodes: Any) -> Any:

@@ -3,9 +3,9 @@
 both drivers of the rollout (:mod:`vecrl_policy.row_loop`, :mod:`vecrl_policy.fused`), which read what the
 plan derives from it for every row: :class:`RowSettings`.
 
-An option lives in three places: its field and check here, and the rule that uses it (the plan, a driver
-or the rollout core); ``evaluate`` takes it as a keyword of the same name (a test holds the two lists
-equal), and the commands' shared flags are ``vecrl_policy.cli.add_evaluate_options``.
+An option lives in its field and check here, in ``evaluate``'s keyword of the same name (a test holds the two
+lists equal) and in the rule that uses it (the plan, or a driver through a field of ``RowSettings``); the
+commands' shared flags are ``vecrl_policy.cli.SHARED_OPTIONS``.
 """
 
 from __future__ import annotations

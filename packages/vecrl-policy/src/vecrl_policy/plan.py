@@ -6,6 +6,7 @@ every row runs with, the rows' seeds, and where the rows run (this process or an
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,7 +131,11 @@ def checked_plan(
             " obs_norm= too: observations would be normalized twice. Set policy.obs_norm = None while it"
             " trains, or leave obs_norm out."
         )
-    _check_policy_fits_env(policy, env, parameters[:1])
+    if not _fits_already(policy, env, parameters):
+        _check_policy_fits_env(policy, env, parameters[:1])
+        _FITTING.setdefault(policy, weakref.WeakKeyDictionary()).setdefault(env.unwrapped, set()).add(
+            (parameters.dtype, parameters.device)
+        )
     settings = RowSettings(
         num_episodes,
         discrete,
@@ -218,6 +223,18 @@ def _check_values(parameters: torch.Tensor) -> None:
             " NaN picks action 0) yet would get a finite score, so evaluate() refuses them. Replace or drop"
             " those rows (torch.isfinite(parameters).all(dim=1) marks the good ones)."
         )
+
+
+#: The envs (unwrapped) each policy was found to fit, with the parameters' dtypes and devices: what depends on
+#: the policy and the env alone is checked once, not at every call of a loop that evaluates generations.
+_FITTING: weakref.WeakKeyDictionary[Policy, weakref.WeakKeyDictionary[Any, set[tuple[Any, Any]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _fits_already(policy: Policy, env: Any, parameters: torch.Tensor) -> bool:
+    envs = _FITTING.get(policy)
+    return envs is not None and (parameters.dtype, parameters.device) in envs.get(env.unwrapped, ())
 
 
 class PolicyMismatch(ValueError):
