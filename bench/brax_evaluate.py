@@ -102,7 +102,15 @@ def timed(run: Callable[[], tuple[np.ndarray, int]]) -> tuple[float, np.ndarray,
     return time.perf_counter() - start, returns, steps
 
 
-def bench(name: str, popsize: int, episode_length: int, rounds: int, seed: int, stepped: bool = True) -> None:
+def bench(
+    name: str,
+    popsize: int,
+    episode_length: int,
+    rounds: int,
+    seed: int,
+    stepped: bool = True,
+    other_shape: bool = False,
+) -> None:
     kwargs = CASES[name]
     env = vecrl.make_vector_env(
         name, num_envs=popsize, num_episodes=1, episode_length=episode_length, **kwargs
@@ -125,9 +133,9 @@ def bench(name: str, popsize: int, episode_length: int, rounds: int, seed: int, 
         total, steps = floor(population, seeds)
         return np.asarray(total), int(np.asarray(steps).sum())
 
-    def run_vecrl(fused: bool) -> Callable[[], tuple[np.ndarray, int]]:
+    def run_vecrl(fused: bool, **shape: Any) -> Callable[[], tuple[np.ndarray, int]]:
         def run() -> tuple[np.ndarray, int]:
-            result = evaluate(policy, env, parameters, seed=seed, fused=fused)
+            result = evaluate(policy, env, parameters, seed=seed, fused=fused, **shape)
             assert result.path == ("fused" if fused else "stepped")
             return result.total_return.cpu().numpy(), int(result.steps.sum())
 
@@ -138,6 +146,10 @@ def bench(name: str, popsize: int, episode_length: int, rounds: int, seed: int, 
         "vecrl fused": run_vecrl(True),
         "vecrl stepped": run_vecrl(False),
     }
+    if other_shape:  # the loop in the other platform's shape (vecrl_policy.fused._loop_shape)
+        gpu = jax.default_backend() == "gpu"
+        label = "fused K=1, cond" if gpu else "fused K=16, select"
+        sides[label] = run_vecrl(True, steps_per_check=1 if gpu else 16, select_restarts=not gpu)
     if not stepped:
         del sides["vecrl stepped"]
     first = {label: timed(run) for label, run in sides.items()}
@@ -181,6 +193,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="inverted_pendulum, P=32, 100 steps, 2 rounds")
     parser.add_argument("--skip-stepped", action="store_true", help="the floor and the fused path only")
+    parser.add_argument(
+        "--other-shape",
+        action="store_true",
+        help="also the fused loop in the other platform's shape (on a GPU 1 step a check and cond, on a CPU 16"
+        " and selection)",
+    )
     args = parser.parse_args()
     if args.quick:
         args.only, args.popsize, args.episode_length, args.rounds = ["brax::inverted_pendulum"], 32, 100, 2
@@ -188,7 +206,15 @@ def main() -> None:
         f"jax {jax.__version__} on {jax.default_backend()}, torch {torch.__version__}; load average {os.getloadavg()}"
     )
     for name in args.only or list(CASES):
-        bench(name, args.popsize, args.episode_length, args.rounds, args.seed, not args.skip_stepped)
+        bench(
+            name,
+            args.popsize,
+            args.episode_length,
+            args.rounds,
+            args.seed,
+            not args.skip_stepped,
+            args.other_shape,
+        )
     print(f"load average {os.getloadavg()}")
 
 

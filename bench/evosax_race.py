@@ -1,8 +1,9 @@
 """A small population's generation, vecrl against evosax on gymnax envs, in one run (CPU).
 
-Both sides run PGPE (ClipUp) on a population of P = 64 MLPs (obs -> 16 tanh -> act; the argmax of the
-scores on CartPole-v1, the raw output on Pendulum-v1), one episode per solution, no observation
-normalization, one generation each in turn:
+Both sides run PGPE (ClipUp) on a population of P MLPs (obs -> 16 tanh -> act; the argmax of the scores on
+CartPole-v1, the raw output on Pendulum-v1), one episode per solution, no observation normalization, one
+generation each in turn, on CartPole-v1 at P = 64 and Pendulum-v1 at P = 64 and 1,024, each race run with
+three seeds (the median of the three is the figure):
 
   evosax   evosax 0.3's own loop: ``PGPE.ask``, ``GymnaxProblem.eval`` (a ``lax.scan`` of the episode's
            full length per solution, vmapped over the population, jitted) and ``PGPE.tell``
@@ -13,11 +14,14 @@ normalization, one generation each in turn:
 It prints, per env, the first generation (compiles included) and the median steady generation of each
 side, their ratio (vecrl / evosax: lower is better for vecrl), and the env-steps each simulates per
 generation (evosax steps every solution for the episode's full length; vecrl stops a row at its
-episode's end). Then the evaluation alone, without the searchers, interleaved: evosax's
-``GymnaxProblem.eval`` against ``VecrlNE.evaluate`` (EvoTorch's bookkeeping included), the
-``vecrl_policy.evaluate`` call it makes, and evaluate's compiled program called directly (what the
-fused loop costs without evaluate's checks and conversions). Targets (issue 54): a steady CartPole generation at most 0.8x evosax's; on Pendulum,
-where every episode runs its full 200 steps, no more than evosax's.
+episode's end), and where a steady vecrl generation's time goes: EvoTorch's searcher (PGPE and its
+bookkeeping around the problem), ``VecrlNE``'s own handling of the batch, and the ``evaluate`` call it makes.
+Then the evaluation alone, without the searchers, interleaved: evosax's ``GymnaxProblem.eval`` against
+``VecrlNE.evaluate`` (EvoTorch's bookkeeping included), the ``vecrl_policy.evaluate`` call it makes, and
+evaluate's compiled program called directly: ``evaluate``'s own work outside it is their difference.
+Targets (issue 69): a steady generation at most 0.8x evosax's on CartPole and 1.0x on Pendulum at P = 64,
+``evaluate`` alone at most 1.0x evosax's eval at P = 1,024, evaluate's work outside its program at most
+0.3 ms at P = 64, and ``VecrlNE``'s own part at most 10% of evaluate's.
 
 gymnax pins gymnasium<1.4, so this runs in a venv of its own with vecrl-gymnax, vecrl-evotorch and
 evosax 0.3 (``nox -s tests`` and ``bench`` leave gymnax out), e.g.:
@@ -37,12 +41,12 @@ import statistics
 import sys
 import time
 
-POPSIZE = 64
 HIDDEN = 16
-ENVS = ("CartPole-v1", "Pendulum-v1")
+RACES = (("CartPole-v1", 64), ("Pendulum-v1", 64), ("Pendulum-v1", 1024))
+SEEDS = (0, 1, 2)
 
 
-def evosax_side(env_name: str, seed: int):  # type: ignore[no-untyped-def]
+def evosax_side(env_name: str, seed: int, popsize: int):  # type: ignore[no-untyped-def]
     """evosax's generation as a function of the generation's key; returns its env-steps."""
     import jax
     import jax.numpy as jnp
@@ -58,7 +62,7 @@ def evosax_side(env_name: str, seed: int):  # type: ignore[no-untyped-def]
     problem = GymnaxProblem(env_name, policy, use_normalize_obs=False)
     key = jax.random.key(seed)
     template = policy.init(key, jnp.zeros(problem.observation_shape), key)
-    strategy = PGPE(POPSIZE, template, optimizer=clipup(learning_rate=0.1, max_velocity=0.2))
+    strategy = PGPE(popsize, template, optimizer=clipup(learning_rate=0.1, max_velocity=0.2))
     params = strategy.default_params.replace(std_init=0.1)
     state = strategy.init(key, jax.tree.map(jnp.zeros_like, template), params)
     problem_state = problem.init(key)
@@ -71,7 +75,7 @@ def evosax_side(env_name: str, seed: int):  # type: ignore[no-untyped-def]
         fitness, box["problem_state"], _ = problem.eval(k_eval, population, box["problem_state"])
         box["state"], _ = strategy.tell(k_tell, population, -fitness, box["state"], params)
         jax.block_until_ready(box["state"].mean)
-        return POPSIZE * problem.episode_length
+        return popsize * problem.episode_length
 
     def evaluation(step: int) -> None:
         fitness, _, _ = problem.eval(jax.random.fold_in(key, step), box["population"], box["problem_state"])
@@ -80,23 +84,27 @@ def evosax_side(env_name: str, seed: int):  # type: ignore[no-untyped-def]
     return generation, evaluation
 
 
-def vecrl_side(env_name: str, seed: int):  # type: ignore[no-untyped-def]
-    """vecrl's generation (EvoTorch's PGPE on VecrlNE); returns its env-steps."""
+def vecrl_side(env_name: str, seed: int, popsize: int, parts: dict[str, list[float]]):  # type: ignore[no-untyped-def]
+    """vecrl's generation (EvoTorch's PGPE on VecrlNE); returns its env-steps. ``parts`` gets the seconds of
+    each generation's ``VecrlNE._evaluate_batch`` and of the ``evaluate`` call within it."""
     import torch
     from evotorch.algorithms import PGPE
 
     from vecrl_evotorch import VecrlNE
+    from vecrl_evotorch import problem as vecrl_ne_module
     from vecrl_policy import evaluate
 
     problem = VecrlNE(
         f"gymnax::{env_name}",
         f"Linear(obs_length, {HIDDEN}) >> Tanh() >> Linear({HIDDEN}, act_length)",
-        num_envs=POPSIZE,
+        num_envs=popsize,
         seed=seed,
     )
+    timed_part(problem, "_evaluate_batch", parts["batch"])
+    timed_part(vecrl_ne_module, "evaluated", parts["evaluate"])
     searcher = PGPE(
         problem,
-        popsize=POPSIZE,
+        popsize=popsize,
         center_learning_rate=0.1,
         stdev_learning_rate=0.1,
         stdev_init=0.1,
@@ -120,7 +128,21 @@ def vecrl_side(env_name: str, seed: int):  # type: ignore[no-untyped-def]
     return generation, whole, evaluation, problem._policy.parameter_length
 
 
-def program_alone(env_name: str, seed: int, parameter_length: int):  # type: ignore[no-untyped-def]
+def timed_part(owner: object, name: str, seconds: list[float]) -> None:
+    """``owner.name`` (a method or a module's function) timed: each call's seconds appended to ``seconds``."""
+    original = getattr(owner, name)
+
+    def timed(*args, **kwargs):  # type: ignore[no-untyped-def]
+        start = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            seconds.append(time.perf_counter() - start)
+
+    setattr(owner, name, timed)
+
+
+def program_alone(env_name: str, seed: int, parameter_length: int, popsize: int):  # type: ignore[no-untyped-def]
     """evaluate's compiled program for the population vecrl evaluated last, called directly: one segment
     from the start to the end (what the fused loop costs without evaluate's checks and conversions)."""
     import jax
@@ -133,9 +155,9 @@ def program_alone(env_name: str, seed: int, parameter_length: int):  # type: ign
     from vecrl_policy.randomness import row_seeds
 
     programs = next(reversed(fused.PROGRAMS.values()))
-    population = convert_from_torch(0.1 * torch.randn(POPSIZE, parameter_length), "jax")
-    seeds = jnp.asarray(np.asarray(row_seeds(seed, POPSIZE), dtype=np.uint32))
-    rows = jnp.asarray([POPSIZE], jnp.int32)
+    population = convert_from_torch(0.1 * torch.randn(popsize, parameter_length), "jax")
+    seeds = jnp.asarray(np.asarray(row_seeds(seed, popsize), dtype=np.uint32))
+    rows = jnp.asarray([popsize], jnp.int32)
 
     def evaluation(step: int) -> None:
         # (population, seeds, mean, std, the rows that run, params, checks): no normalization, every row, no
@@ -150,13 +172,15 @@ def program_alone(env_name: str, seed: int, parameter_length: int):  # type: ign
     return evaluation
 
 
-def race(env_name: str, generations: int, seed: int) -> None:
+def race(env_name: str, popsize: int, generations: int, seed: int) -> dict[str, float]:
+    """One race: its figures printed (a line each), and returned for the median over seeds."""
+    parts: dict[str, list[float]] = {"batch": [], "evaluate": []}
     (
         (evosax_generation, evosax_evaluation),
         (vecrl_generation, problem_evaluation, vecrl_evaluation, length),
     ) = (
-        evosax_side(env_name, seed),
-        vecrl_side(env_name, seed),
+        evosax_side(env_name, seed, popsize),
+        vecrl_side(env_name, seed, popsize, parts),
     )
     sides = {"evosax": evosax_generation, "vecrl": vecrl_generation}
     times: dict[str, list[float]] = {name: [] for name in sides}
@@ -167,25 +191,16 @@ def race(env_name: str, generations: int, seed: int) -> None:
             steps[name].append(generation(step))
             times[name].append(time.perf_counter() - start)
     steady = {name: statistics.median(t[1:]) for name, t in times.items()}
-    spread = {name: (min(t[1:]), max(t[1:])) for name, t in times.items()}
-    for name in sides:
-        low, high = spread[name]
-        print(
-            f"{env_name:<13}{name:<8}first {times[name][0]:7.2f} s   steady {1e3 * steady[name]:8.2f} ms"
-            f" ({1e3 * low:.2f}-{1e3 * high:.2f})   env-steps/generation {statistics.mean(steps[name][1:]):9.0f}",
-            flush=True,
-        )
-    print(
-        f"{env_name:<13}vecrl / evosax: steady generation {steady['vecrl'] / steady['evosax']:.2f}x,"
-        f" first generation {times['vecrl'][0] / times['evosax'][0]:.2f}x,"
-        f" per env-step {steady['vecrl'] / statistics.mean(steps['vecrl'][1:]) / (steady['evosax'] / statistics.mean(steps['evosax'][1:])):.2f}x",
-        flush=True,
+    # a steady vecrl generation: the searcher (all but the batch's evaluation), VecrlNE's own, evaluate's
+    batch, inner = statistics.median(parts["batch"][1:]), statistics.median(parts["evaluate"][1:])
+    searcher = statistics.median(
+        [whole - part for whole, part in zip(times["vecrl"][1:], parts["batch"][1:], strict=True)]
     )
     evaluations = {
         "evosax eval": evosax_evaluation,
         "VecrlNE.evaluate": problem_evaluation,
         "vecrl evaluate": vecrl_evaluation,
-        "vecrl program": program_alone(env_name, seed, length),
+        "vecrl program": program_alone(env_name, seed, length, popsize),
     }
     alone: dict[str, list[float]] = {name: [] for name in evaluations}
     for step in range(5 * generations):
@@ -194,15 +209,29 @@ def race(env_name: str, generations: int, seed: int) -> None:
             evaluation(step)
             alone[name].append(time.perf_counter() - start)
     median = {name: statistics.median(t[1:]) for name, t in alone.items()}
+    figures = {
+        "generation": steady["vecrl"] / steady["evosax"],
+        "first": times["vecrl"][0] / times["evosax"][0],
+        "evaluate alone": median["vecrl evaluate"] / median["evosax eval"],
+        "program alone": median["vecrl program"] / median["evosax eval"],
+        "outside ms": 1e3 * (median["vecrl evaluate"] - median["vecrl program"]),
+        "searcher ms": 1e3 * searcher,
+        "VecrlNE own ms": 1e3 * (batch - inner),
+        "evaluate ms": 1e3 * inner,
+    }
     print(
-        f"{env_name:<13}evaluation alone (median of {5 * generations - 1}): evosax eval"
-        f" {1e3 * median['evosax eval']:.2f} ms, VecrlNE.evaluate {1e3 * median['VecrlNE.evaluate']:.2f} ms"
-        f" ({median['VecrlNE.evaluate'] / median['evosax eval']:.2f}x),"
-        f" vecrl_policy.evaluate {1e3 * median['vecrl evaluate']:.2f} ms"
-        f" ({median['vecrl evaluate'] / median['evosax eval']:.2f}x), its compiled program"
-        f" {1e3 * median['vecrl program']:.2f} ms ({median['vecrl program'] / median['evosax eval']:.2f}x)",
+        f"{env_name:<12} P={popsize:<5} seed {seed}: steady generation evosax {1e3 * steady['evosax']:.2f} ms,"
+        f" vecrl {1e3 * steady['vecrl']:.2f} ms ({figures['generation']:.2f}x; first {figures['first']:.2f}x;"
+        f" env-steps {statistics.mean(steps['evosax'][1:]):.0f} / {statistics.mean(steps['vecrl'][1:]):.0f});"
+        f" vecrl's generation: searcher {figures['searcher ms']:.2f} ms, VecrlNE's own"
+        f" {figures['VecrlNE own ms']:.2f} ms, evaluate {figures['evaluate ms']:.2f} ms;"
+        f" alone: evosax eval {1e3 * median['evosax eval']:.2f} ms, VecrlNE.evaluate"
+        f" {1e3 * median['VecrlNE.evaluate']:.2f} ms, evaluate {1e3 * median['vecrl evaluate']:.2f} ms"
+        f" ({figures['evaluate alone']:.2f}x), its program {1e3 * median['vecrl program']:.2f} ms"
+        f" ({figures['program alone']:.2f}x), outside it {figures['outside ms']:.2f} ms",
         flush=True,
     )
+    return figures
 
 
 def main() -> None:
@@ -212,7 +241,9 @@ def main() -> None:
     parser.add_argument(
         "--generations", type=int, default=12, help="generations per side (the first compiles)"
     )
-    parser.add_argument("--quick", action="store_true", help="3 generations of CartPole-v1 (smoke run)")
+    parser.add_argument(
+        "--quick", action="store_true", help="3 generations of CartPole-v1, one seed (smoke run)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     missing = [
@@ -229,11 +260,19 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
-    print(
-        f"jax {jax.__version__} on {jax.devices()[0].platform}; P={POPSIZE}; load average {os.getloadavg()[0]:.2f}"
-    )
-    for env_name in ENVS[:1] if args.quick else ENVS:
-        race(env_name, 3 if args.quick else args.generations, args.seed)
+    print(f"jax {jax.__version__} on {jax.devices()[0].platform}; load average {os.getloadavg()[0]:.2f}")
+    for env_name, popsize in RACES[:1] if args.quick else RACES:
+        seeds = (args.seed,) if args.quick else tuple(args.seed + seed for seed in SEEDS)
+        runs = [race(env_name, popsize, 3 if args.quick else args.generations, seed) for seed in seeds]
+        medians = {name: statistics.median(run[name] for run in runs) for name in runs[0]}
+        print(
+            f"{env_name:<12} P={popsize:<5} median of {len(runs)} seed(s): "
+            + ", ".join(
+                f"{name} {value:.2f}{'' if name.endswith('ms') else 'x'}" for name, value in medians.items()
+            )
+            + f"; VecrlNE's own / evaluate {medians['VecrlNE own ms'] / medians['evaluate ms']:.2f}",
+            flush=True,
+        )
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 

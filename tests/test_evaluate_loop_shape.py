@@ -103,3 +103,25 @@ def test_the_gpu_shape_compiles_no_conditional_in_its_loop_and_one_predicate_per
     assert sorted(trip_counts) == [[], ["4"]]  # the predicate's loop, and the 4 steps between two checks
     cpu = segment_text(1, False)
     assert conditionals_in_the_loop(cpu) and len(re.findall(r"while\(.*", cpu)) == 1
+
+
+def test_short_calls_run_as_one_program_with_the_results_of_the_segments(monkeypatch):
+    """A configuration whose calls each run in one segment runs them, from its third call on, as a program that
+    hands out its results alone; a call that outgrows that program's checks runs again in segments. Every
+    call gives the same results, bit for bit."""
+    pytest.importorskip("vecrl_brax")
+    env = vecrl.make_vector_env("brax::fast", num_envs=4, num_episodes=2, episode_length=9)
+    policy = Policy("Linear(2, 8) >> Tanh() >> Linear(8, 1)")
+    rows = torch.randn(6, policy.parameter_length, generator=torch.Generator().manual_seed(1))
+    fused.PROGRAMS.clear()
+    results = [evaluate(policy, env, rows, seed=5, num_episodes=2, action_noise_stdev=0.1) for _ in range(4)]
+    (programs,) = fused.PROGRAMS.values()
+    assert programs.whole is not None and programs.short_calls >= fused.SHORT_CALLS
+    monkeypatch.setattr(fused, "WHOLE_SEGMENTS", 0)  # (no check at all: every call outgrows it)
+    results.append(evaluate(policy, env, rows, seed=5, num_episodes=2, action_noise_stdev=0.1))
+    assert programs.short_calls == 1  # (it ran again in one segment)
+    for result in results[1:]:
+        assert torch.equal(result.total_return, results[0].total_return)
+        assert torch.equal(result.steps, results[0].steps) and torch.equal(
+            result.episodes, results[0].episodes
+        )

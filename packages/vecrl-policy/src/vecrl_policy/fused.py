@@ -237,17 +237,18 @@ def _run_segments(
     the start, each given the checks that took about ``SEGMENT_SECONDS`` in the one before (``programs.checks``
     keeps the last, for the next call); ``progress`` hears the rows done before the first (0) and between two
     segments. A configuration whose calls ran in one segment each ``SHORT_CALLS`` times in a row runs its calls
-    as ``programs.whole``, given as many checks: where a call does not finish in them, it runs again in
-    segments (the same results), and the configuration keeps to segments from then on."""
+    as ``programs.whole``, given ``WHOLE_SEGMENTS`` segments' checks: where a call does not finish in them, it
+    runs again in segments (the same results), until calls are short again."""
     if progress is not None:
         progress(0)
-    if programs.whole is None and programs.short_calls >= SHORT_CALLS:
-        programs.whole = programs.compile_whole()
-    if programs.whole is not None:
-        results, status = programs.whole(*arguments, np.int32(programs.checks or FIRST_CHECKS))
+    if programs.short_calls >= SHORT_CALLS:
+        if programs.whole is None:
+            programs.whole = programs.compile_whole()
+        budget = np.int32(min(WHOLE_SEGMENTS * (programs.checks or FIRST_CHECKS), 2**30))
+        results, status = programs.whole(*arguments, budget)
         if not np.asarray(status)[:, 0].any():
             return results
-        programs.whole, programs.short_calls = None, -(2**62)  # (long calls: segments for good)
+        programs.short_calls = 0  # (a call outgrew it: segments, until calls are short again)
     carry, fresh = programs.blank, np.bool_(True)  # (the first segment starts the loop)
     segments = 0
     while True:
@@ -292,6 +293,9 @@ FIRST_CHECKS = 16
 #: The calls in a row a configuration runs in one segment each before its calls run as one program that
 #: hands out its results alone (``_whole``): compiled once more, but a short call's loop runs faster.
 SHORT_CALLS = 2
+#: The segments' worth of checks a call of ``_whole`` may take (a Ctrl-C waits for it): calls that vary in
+#: length (an evolving CartPole policy's) rarely outgrow it.
+WHOLE_SEGMENTS = 4
 #: The env steps between two checks of the loop's predicate, by platform (``evaluate(steps_per_check=)``).
 CPU_STEPS_PER_CHECK = 1
 GPU_STEPS_PER_CHECK = 16
@@ -359,8 +363,8 @@ def _specs() -> tuple[Any, Any]:
 class _Programs:
     """A configuration's compiled ``_segment``, the blank carry its first segment of a call takes, and the
     checks of its loop's predicate a segment made in about ``SEGMENT_SECONDS`` when it last ran (None before
-    its first segment); ``whole``, its ``_whole`` once ``short_calls`` calls in a row ran in one segment each
-    (``SHORT_CALLS``; None before, and for good after a call it could not finish)."""
+    its first segment); ``whole``, its ``_whole``, compiled once ``short_calls`` calls in a row ran in one
+    segment each (``SHORT_CALLS``), and run while they do."""
 
     segment: Any
     blank: Any
@@ -485,28 +489,21 @@ def _segment(
     ``checks`` are ``_start``'s. (One program for both: a start of its own would compile the env twice.)"""
     import jax
 
-    arguments = (population, seeds, mean, std, valid, params)
-    carry = jax.lax.cond(fresh, lambda _: _start(settings, *arguments), lambda carry: carry, carry)
-    return _loop(settings, carry, *arguments, checks)
+    inputs = (population, seeds, mean, std, valid, params)
+    carry = jax.lax.cond(fresh, lambda _: _start(settings, *inputs), lambda carry: carry, carry)
+    return _loop(settings, carry, inputs, checks)
 
 
 def _loop(
-    settings: _Settings,
-    carry: dict[str, Any],
-    population: Any,
-    seeds: Any,
-    mean: Any,
-    std: Any,
-    valid: Any,
-    params: Any,
-    checks: Any,
+    settings: _Settings, carry: dict[str, Any], inputs: tuple[Any, ...], checks: Any
 ) -> tuple[dict[str, Any], Any]:
-    """``_segment``'s loop, from ``carry``."""
+    """``_segment``'s loop, from ``carry`` (``inputs``: ``_start``'s arguments)."""
     import jax
     import jax.numpy as jnp
 
     from vecrl_policy import jax_layers
 
+    population, seeds, mean, std, valid, params = inputs
     episodes, specs, shaping = settings.episodes, settings.specs, settings.shaping
     num_rows, width = population.shape[0], settings.width
     runs = valid[0]
@@ -609,7 +606,7 @@ def _whole(settings: _Settings, *arguments: Any) -> tuple[dict[str, Any], Any]:
     a carry handed out must hold costs a short call's loop up to half again), but the loop cannot resume."""
     population, seeds, mean, std, valid, params, checks = arguments
     inputs = (population, seeds, mean, std, valid, params)
-    carry, status = _loop(settings, _start(settings, *inputs), *inputs, checks)
+    carry, status = _loop(settings, _start(settings, *inputs), inputs, checks)
     return {name: carry[name] for name in RESULTS}, status
 
 
