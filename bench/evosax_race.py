@@ -125,7 +125,10 @@ def vecrl_side(env_name: str, seed: int, popsize: int, parts: dict[str, list[flo
         population = searcher.population.values.as_subclass(torch.Tensor)
         evaluate(problem._policy, problem._env, population, seed=seed + step)
 
-    return generation, whole, evaluation, problem._policy.parameter_length
+    def population() -> torch.Tensor:  # what the searcher asks of the problem now
+        return searcher.population.values.as_subclass(torch.Tensor)
+
+    return generation, whole, evaluation, population
 
 
 def timed_part(owner: object, name: str, seconds: list[float]) -> None:
@@ -142,20 +145,19 @@ def timed_part(owner: object, name: str, seconds: list[float]) -> None:
     setattr(owner, name, timed)
 
 
-def program_alone(env_name: str, seed: int, parameter_length: int, popsize: int):  # type: ignore[no-untyped-def]
+def program_alone(env_name: str, seed: int, population_now, popsize: int):  # type: ignore[no-untyped-def]
     """evaluate's compiled program for the population vecrl evaluated last, called directly: one segment
     from the start to the end (what the fused loop costs without evaluate's checks and conversions)."""
     import jax
     import jax.numpy as jnp
     import numpy as np
-    import torch
 
     from vecrl.arrays import convert_from_torch
     from vecrl_policy import fused
     from vecrl_policy.randomness import row_seeds
 
     programs = next(reversed(fused.PROGRAMS.values()))
-    population = convert_from_torch(0.1 * torch.randn(popsize, parameter_length), "jax")
+    population = convert_from_torch(population_now().contiguous(), "jax")  # (evaluate's: the same episodes)
     seeds = jnp.asarray(np.asarray(row_seeds(seed, popsize), dtype=np.uint32))
     rows = jnp.asarray([popsize], jnp.int32)
 
@@ -177,7 +179,7 @@ def race(env_name: str, popsize: int, generations: int, seed: int) -> dict[str, 
     parts: dict[str, list[float]] = {"batch": [], "evaluate": []}
     (
         (evosax_generation, evosax_evaluation),
-        (vecrl_generation, problem_evaluation, vecrl_evaluation, length),
+        (vecrl_generation, problem_evaluation, vecrl_evaluation, population_now),
     ) = (
         evosax_side(env_name, seed, popsize),
         vecrl_side(env_name, seed, popsize, parts),
@@ -200,7 +202,7 @@ def race(env_name: str, popsize: int, generations: int, seed: int) -> dict[str, 
         "evosax eval": evosax_evaluation,
         "VecrlNE.evaluate": problem_evaluation,
         "vecrl evaluate": vecrl_evaluation,
-        "vecrl program": program_alone(env_name, seed, length, popsize),
+        "vecrl program": program_alone(env_name, seed, population_now, popsize),
     }
     alone: dict[str, list[float]] = {name: [] for name in evaluations}
     for step in range(5 * generations):
