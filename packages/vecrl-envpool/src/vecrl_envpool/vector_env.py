@@ -213,8 +213,12 @@ class EnvpoolVectorEnv(HostVectorEnv):
         if self._pool is None:
             raise NoFrames(f"{type(self).__name__} has drawn nothing yet: reset() it first")
         if self._gl_context is None and _draws_with_mujoco(self._pool):
-            import mujoco
-
+            try:
+                import mujoco
+            except ImportError as error:
+                raise NoFrames(
+                    "drawing envpool's MuJoCo envs needs a GL context made by the mujoco package: pip install mujoco"
+                ) from error
             self._gl_context = mujoco.GLContext(640, 480)  # (MuJoCo draws offscreen: any size will do)
             self._gl_context.make_current()
         return self._pool.render(env_ids=[index])[0]
