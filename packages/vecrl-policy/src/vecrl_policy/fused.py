@@ -3,7 +3,7 @@
 On a jax backend (``brax::``, ``playground::``, ``gymnax::``, any env whose ``unwrapped.jax_env`` is a
 ``vecrl_jax.JaxEnv``) and a network that :mod:`vecrl_policy.layer_specs` describes, ``evaluate`` runs the
 policy (its jax twins, :mod:`vecrl_policy.jax_layers`), the env's step and the bookkeeping of the returns
-inside one ``lax.while_loop``, as EvoJAX, evosax and brax's evaluator do: no Python, no torch and no host
+inside a ``lax.while_loop``, as EvoJAX, evosax and brax's evaluator do: no Python, no torch and no host
 round trip per step. The population enters and the results leave through DLPack.
 
 The rules are those of the stepped loop (:mod:`vecrl_policy.row_loop`), so the same population, network
@@ -23,8 +23,15 @@ make another trajectory of it within a few dozen steps, so single rows' returns 
   the statistics of what counted rows saw, ``decrease_rewards_by`` and ``alive_bonus_schedule`` are those
   of the stepped loop.
 
+The loop runs in segments of about a quarter second, each a call of one compiled program resuming from the
+carry the last handed out (``_segment``), so that a Ctrl-C stops a call between two and a GPU pays one host
+round trip per segment; ``steps_per_check`` env steps run between two checks of the loop's predicate (a
+``lax.scan`` inside the ``lax.while_loop``), and finished slots restart under a ``lax.cond`` or by selection
+(the GPU's shape, its default). The results are the same whatever the segments and ``steps_per_check``.
+
 One program is compiled per (env configuration, network, episode settings, population size, number of
-slots): an evolution run compiles in its first generation only.
+slots, loop shape): an evolution run compiles in its first generation, and once more in its third where its
+calls are short (``_whole``, which hands out its results alone and runs faster).
 """
 
 from __future__ import annotations
