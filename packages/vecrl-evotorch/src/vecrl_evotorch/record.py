@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from gymnasium.error import DependencyNotInstalled
 from gymnasium.spaces import Discrete
 
 import vecrl
@@ -101,7 +102,10 @@ def _drawn(draw: Callable[[Any], Any], argument: Any) -> Any:
 
 
 def _no_frame(error: Exception) -> RecordError:
-    """The RecordError for a renderer that raised ``error``: what it said, and what to install."""
+    """The RecordError for a renderer that raised ``error``: what it said, and what to install (gymnasium's own
+    words where it names the package it misses, pygame say; else MuJoCo's GL libraries)."""
+    if isinstance(error, DependencyNotInstalled):
+        return RecordError(f"no frame could be drawn: {first_line(error)}")
     return RecordError(
         f"no frame could be drawn ({type(error).__name__}: {first_line(error)}); {NO_RENDERER}"
     )
