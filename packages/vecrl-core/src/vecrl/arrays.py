@@ -11,10 +11,9 @@ from collections.abc import Iterable
 from typing import Any, Literal, TypeAlias
 
 import numpy as np
-import optree
 import torch
 
-from vecrl.nests import map_batch
+from vecrl.nests import map_batch, nest_leaves
 
 ArrayType: TypeAlias = Literal["jax", "torch", "numpy"]
 ARRAY_TYPES: tuple[ArrayType, ...] = ("jax", "torch", "numpy")
@@ -216,7 +215,7 @@ def reset_tensors(x: Any, indices: MaskOrIndices) -> None:
         >>> h[1]["c"]
         tensor([0., 1., 0.])
     """
-    for leaf in optree.tree_leaves(x, none_is_leaf=True):  # (strings, bytes and other values are leaves)
+    for leaf in nest_leaves(x):  # (strings, bytes and other values are leaves)
         if isinstance(leaf, torch.Tensor):
             leaf[_as_row_index(indices, leaf.device)] = 0
 

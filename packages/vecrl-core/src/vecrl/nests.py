@@ -69,6 +69,16 @@ def copy_batch(batch: Any) -> Any:
     return map_batch(lambda leaf: leaf.copy(), batch)
 
 
+def nest_leaves(nest: Any) -> list[Any]:
+    """The leaves of ``nest``, any nesting of tuples, lists and dicts (strings, bytes and None are leaves).
+
+    Examples:
+        >>> nest_leaves([1, ("a", {"c": None})])
+        [1, 'a', None]
+    """
+    return optree.tree_leaves(nest, none_is_leaf=True)
+
+
 def map_nest(function: Callable[[Any], Any], nest: Any) -> Any:
     """``function`` applied to every leaf of ``nest``, any nesting of tuples (named ones too), lists and dicts
     (a recurrent network's state, say); the containers rebuilt as they were.

@@ -146,7 +146,8 @@ def evaluate(
     no option is given as a keyword.
 
     ``progress``, if given, is called with the number of rows done so far: every few dozen steps in one
-    process, once all parts are back with an executor or once the fused program is done.
+    process, once all parts are back with an executor, and on the fused path once compiled (0) and after each
+    segment of the program.
 
     Examples:
         >>> env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=64, num_episodes=1)  # doctest: +SKIP

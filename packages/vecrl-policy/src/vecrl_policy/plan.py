@@ -131,11 +131,7 @@ def checked_plan(
             " obs_norm= too: observations would be normalized twice. Set policy.obs_norm = None while it"
             " trains, or leave obs_norm out."
         )
-    if not _fits_already(policy, env, parameters):
-        _check_policy_fits_env(policy, env, parameters[:1])
-        _FITTING.setdefault(policy, weakref.WeakKeyDictionary()).setdefault(env.unwrapped, set()).add(
-            (parameters.dtype, parameters.device)
-        )
+    _check_policy_fits_env_once(policy, env, parameters)
     settings = RowSettings(
         num_episodes,
         discrete,
@@ -232,9 +228,13 @@ _FITTING: weakref.WeakKeyDictionary[Policy, weakref.WeakKeyDictionary[Any, set[t
 )
 
 
-def _fits_already(policy: Policy, env: Any, parameters: torch.Tensor) -> bool:
-    envs = _FITTING.get(policy)
-    return envs is not None and (parameters.dtype, parameters.device) in envs.get(env.unwrapped, ())
+def _check_policy_fits_env_once(policy: Policy, env: Any, parameters: torch.Tensor) -> None:
+    """``_check_policy_fits_env``, unless ``policy`` was found to fit ``env`` with parameters of this dtype and
+    device before."""
+    seen = _FITTING.setdefault(policy, weakref.WeakKeyDictionary()).setdefault(env.unwrapped, set())
+    if (parameters.dtype, parameters.device) not in seen:
+        _check_policy_fits_env(policy, env, parameters[:1])
+        seen.add((parameters.dtype, parameters.device))
 
 
 class PolicyMismatch(ValueError):
