@@ -63,13 +63,15 @@ def _api_markdown(package: Any) -> str:
     parts = [
         f"# `{name}`\n\n::: {name}\n    options:\n      members: false\n      show_root_heading: false\n"
     ]
-    for public in public_names(package.folder / "src" / name / "__init__.py"):
+    init = package.folder / "src" / name / "__init__.py"
+    for public in public_names(stub if (stub := init.with_suffix(".pyi")).exists() else init):
         parts.append(f"## `{public}`\n\n::: {name}.{public}\n    options:\n      show_root_heading: false\n")
     return "\n".join(parts)
 
 
 def public_names(init: Path) -> list[str]:
-    """The names of the ``__all__`` of the module ``init``, read without importing it."""
+    """The names of the ``__all__`` of the module ``init`` (or of its stub, where the names are written:
+    ``vecrl.lazy.attach_stub``), read without importing it."""
     for node in ast.parse(init.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
             return [element.value for element in node.value.elts]  # type: ignore[attr-defined]

@@ -185,8 +185,8 @@ def test_the_docstring_examples_run():
     import doctest
     import importlib
 
-    for name in ("vecrl_gymnax", "batch", "make", "plugin", "vector_env"):
-        module = importlib.import_module(name if name == "vecrl_gymnax" else f"vecrl_gymnax.{name}")
+    for name in ("batch", "make", "plugin", "render", "vector_env"):
+        module = importlib.import_module(f"vecrl_gymnax.{name}")
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.attempted > 0 and result.failed == 0, name
 

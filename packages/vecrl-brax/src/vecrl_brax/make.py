@@ -11,16 +11,7 @@ from vecrl_jax.make import make_jax_vector_env
 
 
 def make_brax_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
-    """Make ``num_envs`` brax envs, batched, jitted, and speaking torch:
-    ``vecrl.make_vector_env("brax::" + env_name, **kwargs)``, with make_vector_env's keywords and
-    ``make_brax_vector_env``'s.
-
-    Examples:
-        >>> env = make_brax_env("inverted_pendulum", num_envs=8, episode_length=200)
-        >>> obs, info = env.reset(seed=0)
-        >>> obs.shape, obs.dtype
-        (torch.Size([8, 4]), torch.float32)
-    """
+    """``vecrl.make_vector_env("brax::" + env_name, **kwargs)``: a ``VectorEnvFromBrax`` that speaks torch."""
     return vecrl.make_vector_env(f"brax::{env_name}", **kwargs)
 
 

@@ -10,6 +10,7 @@ published under the ``vecrl`` entry-point group with the entry-point name equal 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pluggy
@@ -46,3 +47,21 @@ def vecrl_commands() -> list[Command]:  # type: ignore[empty-body]
     Loaded only by the ``vecrl`` command, from the ``vecrl.commands`` entry-point group (so a package
     that adds commands is not mistaken for a backend). vecrl-policy adds ``vecrl evaluate`` this way.
     """
+
+
+def serving(*backends: Backend) -> Callable[[], list[Backend]]:
+    """The ``vecrl_backends`` hook of a plugin module that serves ``backends``: write
+    ``vecrl_backends = serving(BACKEND)`` in it.
+
+    Examples:
+        >>> from vecrl.backend import Backend
+        >>> vecrl_backends = serving(Backend("toy", "vecrl_toy.make:make_toy_env"))
+        >>> [backend.prefix for backend in vecrl_backends()]
+        ['toy']
+    """
+
+    @hookimpl
+    def vecrl_backends() -> list[Backend]:
+        return list(backends)
+
+    return vecrl_backends

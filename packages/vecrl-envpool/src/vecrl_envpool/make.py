@@ -15,16 +15,7 @@ from vecrl_envpool.vector_env import EnvpoolVectorEnv
 
 
 def make_envpool_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
-    """Make a pool of ``num_envs`` envpool envs that speaks torch:
-    ``vecrl.make_vector_env("envpool::" + env_name, **kwargs)``, with make_vector_env's keywords and
-    ``make_envpool_vector_env``'s.
-
-    Examples:
-        >>> env = make_envpool_env("CartPole-v1", num_envs=8, num_threads=1)
-        >>> obs, info = env.reset(seed=0)
-        >>> obs.shape, obs.dtype
-        (torch.Size([8, 4]), torch.float32)
-    """
+    """``vecrl.make_vector_env("envpool::" + env_name, **kwargs)``: a ``EnvpoolVectorEnv`` that speaks torch."""
     return vecrl.make_vector_env(f"envpool::{env_name}", **kwargs)
 
 

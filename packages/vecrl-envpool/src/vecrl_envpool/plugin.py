@@ -6,6 +6,7 @@ Importing this module does not import envpool; it is imported when an env is mad
 from __future__ import annotations
 
 import vecrl
+from vecrl.hookspecs import serving
 
 BACKEND = vecrl.Backend(
     prefix="envpool",
@@ -20,13 +21,4 @@ BACKEND = vecrl.Backend(
     },
 )
 
-
-@vecrl.hookimpl
-def vecrl_backends() -> list[vecrl.Backend]:
-    """The ``envpool`` backend: ``vecrl.make_vector_env("envpool::CartPole-v1", num_envs=256)``.
-
-    Examples:
-        >>> [backend.prefix for backend in vecrl_backends()]
-        ['envpool']
-    """
-    return [BACKEND]
+vecrl_backends = serving(BACKEND)

@@ -12,14 +12,8 @@ Examples:
 """
 
 import os
-from typing import TYPE_CHECKING
 
-from vecrl.lazy import lazy_attributes
-
-if TYPE_CHECKING:
-    from vecrl_evotorch.evolve import Evolution
-    from vecrl_evotorch.problem import ClipActions, VecrlNE
-    from vecrl_evotorch.record import record_video
+from vecrl.lazy import attach_stub
 
 # MuJoCo picks its GL backend once, when it is imported, and EvoTorch imports it (through brax) where it is
 # installed: without a display, draw through EGL (videos of runs), unless the user chose a backend
@@ -28,13 +22,4 @@ if "DISPLAY" not in os.environ:
 
 __version__ = "0.1.0"
 
-__all__ = ["ClipActions", "Evolution", "VecrlNE", "record_video"]
-
-_LAZY = {
-    "ClipActions": "vecrl_evotorch.problem",
-    "Evolution": "vecrl_evotorch.evolve",
-    "VecrlNE": "vecrl_evotorch.problem",
-    "record_video": "vecrl_evotorch.record",
-}
-
-__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)

@@ -26,16 +26,7 @@ EnvWrapper = Callable[[gymnasium.Env], gymnasium.Env]
 
 
 def make_gym_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
-    """Make ``num_envs`` copies of the gymnasium env ``env_name``, speaking torch:
-    ``vecrl.make_vector_env("gym::" + env_name, **kwargs)``, with make_vector_env's keywords
-    (``force_classic_api``, ``array_type``, ...) and ``make_gym_vector_env``'s.
-
-    Examples:
-        >>> env = make_gym_env("CartPole-v1", num_envs=4, num_episodes=1)
-        >>> obs, info = env.reset(seed=0)
-        >>> obs.shape
-        torch.Size([4, 4])
-    """
+    """``vecrl.make_vector_env("gym::" + env_name, **kwargs)``: gymnasium envs, batched, that speak torch."""
     return vecrl.make_vector_env(f"gym::{env_name}", **kwargs)
 
 

@@ -12,16 +12,7 @@ from vecrl_jax.make import make_jax_vector_env
 
 
 def make_gymnax_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
-    """Make ``num_envs`` gymnax envs, batched, jitted, and speaking torch:
-    ``vecrl.make_vector_env("gymnax::" + env_name, **kwargs)``, with make_vector_env's keywords and
-    ``make_gymnax_vector_env``'s.
-
-    Examples:
-        >>> env = make_gymnax_env("CartPole-v1", num_envs=8)
-        >>> obs, info = env.reset(seed=0)
-        >>> obs.shape, obs.dtype
-        (torch.Size([8, 4]), torch.float32)
-    """
+    """``vecrl.make_vector_env("gymnax::" + env_name, **kwargs)``: a ``GymnaxVectorEnv`` that speaks torch."""
     return vecrl.make_vector_env(f"gymnax::{env_name}", **kwargs)
 
 

@@ -12,29 +12,8 @@ Examples:
     ['BraxStyleEnv', 'JaxEnv', 'JaxVectorEnv']
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-from vecrl.lazy import lazy_attributes
-
-if TYPE_CHECKING:
-    from vecrl_jax.brax_style import BraxStyleEnv
-    from vecrl_jax.make import make_jax_vector_env
-    from vecrl_jax.protocol import JaxEnv, Outcome
-    from vecrl_jax.vector_env import JaxVectorEnv
+from vecrl.lazy import attach_stub
 
 __version__ = "0.1.0"
 
-__all__ = ["BraxStyleEnv", "JaxEnv", "JaxVectorEnv", "Outcome", "make_jax_vector_env"]
-
-_LAZY = {
-    "BraxStyleEnv": "vecrl_jax.brax_style",
-    "JaxEnv": "vecrl_jax.protocol",
-    "JaxVectorEnv": "vecrl_jax.vector_env",
-    "Outcome": "vecrl_jax.protocol",
-    "make_jax_vector_env": "vecrl_jax.make",
-}
-
-
-__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)

@@ -12,10 +12,11 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import vecrl
+from vecrl.hookspecs import serving
 from vecrl_jax.keywords import JAX_KEYWORDS, JAX_REFUSALS
+
+__all__ = ["jax_backend", "serving"]
 
 
 def jax_backend(prefix: str, description: str, make: str | None = None) -> vecrl.Backend:
@@ -24,14 +25,3 @@ def jax_backend(prefix: str, description: str, make: str | None = None) -> vecrl
     ``"vecrl_PREFIX.make:make_PREFIX_vector_env"``)."""
     make = make or f"vecrl_{prefix}.make:make_{prefix}_vector_env"
     return vecrl.Backend(prefix, make, description, keywords=JAX_KEYWORDS, refusals=JAX_REFUSALS)
-
-
-def serving(*backends: vecrl.Backend) -> Callable[[], list[vecrl.Backend]]:
-    """The ``vecrl_backends`` hook of a plugin module that serves ``backends``: write
-    ``vecrl_backends = serving(BACKEND)`` in it."""
-
-    @vecrl.hookimpl
-    def vecrl_backends() -> list[vecrl.Backend]:
-        return list(backends)
-
-    return vecrl_backends

@@ -12,16 +12,7 @@ from vecrl_playground.vector_env import PlaygroundVectorEnv
 
 
 def make_playground_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
-    """Make ``num_envs`` MuJoCo Playground envs, batched, jitted, and speaking torch:
-    ``vecrl.make_vector_env("playground::" + env_name, **kwargs)``, with make_vector_env's keywords and
-    ``make_playground_vector_env``'s.
-
-    Examples:
-        >>> env = make_playground_env("CartpoleBalance", num_envs=8, episode_length=200)
-        >>> obs, info = env.reset(seed=0)
-        >>> obs.shape, obs.dtype
-        (torch.Size([8, 5]), torch.float32)
-    """
+    """``vecrl.make_vector_env("playground::" + env_name, **kwargs)``: a ``PlaygroundVectorEnv`` that speaks torch."""
     return vecrl.make_vector_env(f"playground::{env_name}", **kwargs)
 
 
