@@ -98,3 +98,17 @@ def test_the_changelog_s_sections_name_packages_of_this_repository():
     headings = re.findall(r"^### (.+)$", (ROOT / "CHANGELOG.md").read_text(encoding="utf-8"), re.MULTILINE)
     named = {name.strip().split(" ")[0] for heading in headings for name in heading.split(",")}
     assert headings and named <= set(PACKAGES), named - set(PACKAGES)
+
+
+def test_every_package_s_public_names_resolve():
+    # each __init__.pyi names the module of every public name (vecrl.lazy.attach_stub): a wrong one fails
+    # here, not at a user's first use
+    import importlib
+    import importlib.util
+
+    for package in PACKAGES.values():
+        if importlib.util.find_spec(package.import_name) is None:
+            continue  # not installed in this row (gymnax has a row of its own)
+        module = importlib.import_module(package.import_name)
+        for public in module.__all__:
+            assert getattr(module, public) is not None, (package.name, public)
