@@ -38,4 +38,3 @@ def test_a_stub_that_lists_a_name_it_imports_from_nowhere_is_refused(tmp_path, m
     with pytest.raises(ImportError, match=r"lists \['missing'\] in __all__ but imports them from no module"):
         importlib.import_module("broken_stub_pkg")
     sys.modules.pop("broken_stub_pkg", None)
-

@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vecrl.errors import VecrlError
@@ -91,13 +92,25 @@ def scale_range(text: str) -> list[Any]:
     return [name, values]
 
 
+class _EachNameOnce(argparse.Action):
+    """``action="append"`` for ``[name, value]`` items, refusing a name given twice (the later would win)."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option: Any = None
+    ) -> None:
+        items = list(getattr(namespace, self.dest) or [])
+        if any(name == values[0] for name, _ in items):
+            parser.error(f"{option} {values[0]} is given twice: give each parameter once")
+        setattr(namespace, self.dest, [*items, values])
+
+
 def add_randomize_argument(parser: argparse.ArgumentParser) -> None:
     """The ``--randomize NAME=LOW:HIGH`` option (repeatable; ``scale_range``'s words), of the commands that
     evaluate populations."""
     parser.add_argument(
         "--randomize",
         type=scale_range,
-        action="append",
+        action=_EachNameOnce,
         metavar="NAME=LOW:HIGH",
         help="domain randomization: each episode scales the env parameter NAME (body_mass, gravity, ...: the"
         " env's params) by factors drawn from [LOW, HIGH]; repeat for more parameters",
@@ -202,3 +215,31 @@ def first_line(error: BaseException) -> str:
     """The first line of ``error``'s message, or its type's name when it has none."""
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
+
+
+def writable_file(text: str) -> Path:
+    """An argparse type: the path of a file this command writes after its work, checked before it: not a
+    folder, in a folder that exists (a typo there is caught) and that this process can write to (tried by
+    making and removing a file there).
+
+    Examples:
+        >>> writable_file("/proc/rows.csv")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: cannot write in /proc (No such file or directory): give a path you can write to
+    """
+    import tempfile
+
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder: give a file's path (e.g. {path / 'out'})")
+    if not path.parent.is_dir():
+        raise argparse.ArgumentTypeError(f"the folder of {text!r} does not exist")
+    try:
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".check"):
+            pass
+    except OSError as error:
+        raise argparse.ArgumentTypeError(
+            f"cannot write in {path.parent} ({error.strerror or error}): give a path you can write to"
+        ) from error
+    return path

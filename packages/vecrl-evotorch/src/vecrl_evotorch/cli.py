@@ -9,7 +9,15 @@ from __future__ import annotations
 import argparse
 
 import vecrl
-from vecrl.command import Command, CommandError, finite_positive_float, positive_int, seed_int
+from vecrl.command import (
+    Command,
+    CommandError,
+    finite_float,
+    finite_positive_float,
+    positive_int,
+    seed_int,
+    writable_file,
+)
 from vecrl_policy.cli import add_evaluate_options
 
 ALGORITHMS = ("pgpe", "snes", "cem", "cmaes")
@@ -28,7 +36,9 @@ def _evolve_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--popsize", type=positive_int, help="solutions per generation (default: 64)")
     parser.add_argument("--generations", type=positive_int, help="stop after this many generations")
-    parser.add_argument("--until", type=float, metavar="RETURN", help="stop once the center scores RETURN")
+    parser.add_argument(
+        "--until", type=finite_float, metavar="RETURN", help="stop once the center scores RETURN"
+    )
     parser.add_argument("--obs-norm", action="store_true", default=None, help="normalize observations")
     add_evaluate_options(parser, defaults=False)
     parser.add_argument(
@@ -41,7 +51,9 @@ def _evolve_arguments(parser: argparse.ArgumentParser) -> None:
 def _record_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("env", help="environment name, e.g. gym::Hopper-v5 or brax::inverted_pendulum")
     parser.add_argument("--policy", required=True, metavar="FILE", help="a champion.pickle of vecrl evolve")
-    parser.add_argument("--out", required=True, metavar="VIDEO", help="the video to write (.mp4 or .gif)")
+    parser.add_argument(
+        "--out", required=True, type=writable_file, metavar="VIDEO", help="the video to write (.mp4 or .gif)"
+    )
     parser.add_argument("--seed", type=seed_int, default=0, help="seed of the episode")
     parser.add_argument("--max-steps", type=positive_int, default=1000, help="most steps recorded")
 

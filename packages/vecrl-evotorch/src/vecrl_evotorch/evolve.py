@@ -29,7 +29,7 @@ from vecrl.command import CommandError, first_line
 from vecrl.interrupts import raise_if_ctrl_c_pressed
 from vecrl.randomize import scale
 from vecrl_evotorch.problem import VecrlNE
-from vecrl_policy.runs import RunError, RunFolder, contradictions
+from vecrl_policy.runs import SETTINGS, STATE, RunError, RunFolder, contradictions
 
 #: The settings of a run and their defaults (``env`` has none); ``vecrl evolve``'s options of the same names.
 DEFAULTS: dict[str, Any] = {
@@ -56,6 +56,9 @@ DEFAULTS: dict[str, Any] = {
 #: What a resumed run may change: how long it goes on, and what it records.
 MAY_CHANGE = frozenset({"generations", "until", "video", "video_every"})
 CHAMPION = "champion.pickle"
+#: What a run writes beside ``vecrl_policy.runs.RUN_FILES`` (glob patterns): an ``--overwrite`` removes these
+#: too, and nothing it did not write.
+EVOLVE_FILES = (CHAMPION, "champion.mp4", "videos/generation-*.mp4")
 #: Fresh episodes the center is scored on each generation.
 CENTER_EPISODES = 4
 
@@ -98,6 +101,8 @@ class Evolution:
 
     def __init__(self, folder: RunFolder, settings: Mapping[str, Any], state: dict[str, Any]) -> None:
         self.folder, self.settings, self.state = folder, dict(settings), state
+        #: The last generation whose state is on disk (an interrupted save leaves the one before).
+        self.saved_generation = int(state["generation"])
         self.searcher: Any = state["searcher"]
         self.problem: VecrlNE = self.searcher.problem
 
@@ -146,12 +151,16 @@ class Evolution:
     ) -> Evolution:
         """The run saved in ``folder`` (its ``state``, where already loaded), its random generators as they were
         after its last saved generation."""
-        state = folder.load_state() if state is None else state
-        if "searcher" not in state or "rng" not in state:
-            raise RunError(f"{folder.path / 'state.pickle'} is no state of vecrl evolve.")
-        torch.set_rng_state(state["rng"]["torch"])
-        np.random.set_state(state["rng"]["numpy"])
-        random.setstate(state["rng"]["python"])
+        state = checked_state(folder, settings, folder.load_state() if state is None else state)
+        try:
+            torch.set_rng_state(state["rng"]["torch"])
+            np.random.set_state(state["rng"]["numpy"])
+            random.setstate(state["rng"]["python"])
+        except (TypeError, ValueError, KeyError, RuntimeError) as error:
+            raise RunError(
+                f"{folder.path / STATE}'s random generator states are damaged ({first_line(error)}): the run"
+                " cannot go on as it would have; start it again with --overwrite."
+            ) from error
         run = cls(folder, settings, state)
         if executor is not None:  # an executor does not pickle: the resumed problem takes this one
             run.problem.with_executor(executor)
@@ -201,13 +210,16 @@ class Evolution:
         self.save()
 
     def save(self) -> None:
-        """The state, then the results table made from it (so the table never runs ahead of the state)."""
+        """The state (with the settings it was made for, checked when it is resumed), then the results table
+        made from it (so the table never runs ahead of the state)."""
+        self.state["settings"] = fixed_settings(self.settings)
         self.state["rng"] = {
             "torch": torch.get_rng_state(),
             "numpy": np.random.get_state(),
             "python": random.getstate(),
         }
         self.folder.save_state(self.state)
+        self.saved_generation = self.generation
         history = self.history
         self.folder.write_results(
             {
@@ -267,11 +279,14 @@ def run_command(args: argparse.Namespace) -> int:
             except (ValueError, TypeError, ImportError, LookupError, NotImplementedError) as error:
                 raise CommandError(f"cannot start the run: {first_line(error)}") from error
             settings["policy"] = run.problem.network_string
-            run.folder = _created(args.out, settings, args.overwrite)
+            run.folder = folder = _created(args.out, settings, args.overwrite)
             run.settings = settings
             print(f"vecrl evolve: the run's files go to {run.folder.path}", file=sys.stderr, flush=True)
         else:
-            run = Evolution.resume(folder, settings, executor, state)
+            try:
+                run = Evolution.resume(folder, settings, executor, state)
+            except RunError as error:
+                raise CommandError(f"--resume: {error}") from error
             print(f"vecrl evolve: resumed {folder.path} after generation {run.generation}", flush=True)
         try:
             _evolve(run)
@@ -280,6 +295,8 @@ def run_command(args: argparse.Namespace) -> int:
     finally:
         if executor is not None:
             executor.close()
+        if folder is not None:
+            folder.release()
     return 0
 
 
@@ -293,8 +310,10 @@ def _evolve(run: Evolution) -> None:
             if every and run.generation % every == 0:
                 _record_champion(run, f"videos/generation-{run.generation}.mp4")
     except KeyboardInterrupt:
-        saved = run.generation
-        done = f"generations 1-{saved} are saved" if saved else "no generation was saved"
+        saved = run.saved_generation
+        done = {0: "no generation was saved", 1: "generation 1 is saved"}.get(
+            saved, f"generations 1-{saved} are saved"
+        )
         raise KeyboardInterrupt(f"after {done}: vecrl evolve --resume {run.folder.path} goes on") from None
     center = run.history["center"]
     target = run.settings["until"]
@@ -326,7 +345,7 @@ def _record_champion(run: Evolution, name: str) -> None:
 def _new_settings(args: argparse.Namespace, given: Mapping[str, Any]) -> dict[str, Any]:
     settings = {"env": args.env, **DEFAULTS, **given}
     try:
-        RunFolder.check_new(args.out, overwrite=args.overwrite)
+        RunFolder.check_new(args.out, overwrite=args.overwrite, also=EVOLVE_FILES)
     except RunError as error:
         raise CommandError(str(error)) from error
     return settings
@@ -361,17 +380,53 @@ def _resumed(
             f"--resume {args.resume}: the run already has its {settings['generations']} generations; give"
             " --generations N (more) to go on"
         )
+    try:
+        checked_state(folder, saved, state)
+    except RunError as error:
+        raise CommandError(f"--resume: {error}") from error
     return folder, settings, state
 
 
 def _created(out: str, settings: Mapping[str, Any], overwrite: bool) -> RunFolder:
     try:
-        folder = RunFolder.create(out, settings, overwrite=overwrite)
+        return RunFolder.create(out, settings, overwrite=overwrite, also=EVOLVE_FILES)
     except RunError as error:
         raise CommandError(str(error)) from error
-    # an overwritten run's champion (``create`` removes the files every run has)
-    (folder.path / CHAMPION).unlink(missing_ok=True)
-    return folder
+
+
+def fixed_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings a resumed run keeps (all but ``MAY_CHANGE``)."""
+    return {key: value for key, value in settings.items() if key not in MAY_CHANGE}
+
+
+def checked_state(folder: RunFolder, settings: Mapping[str, Any], state: dict[str, Any]) -> dict[str, Any]:
+    """``state`` if it is a ``vecrl evolve`` state made for the run of ``settings`` (its ``settings.json``); a
+    ``RunError`` saying what is wrong otherwise, before anything is written."""
+    where = folder.path / STATE
+    if "env" not in settings:
+        raise RunError(
+            f"{folder.path / SETTINGS} holds no settings of vecrl evolve (no env): the folder was not written by"
+            " vecrl evolve, or was changed by hand; start a run with --out."
+        )
+    searcher = state.get("searcher")
+    problem = getattr(searcher, "problem", None)
+    if not isinstance(problem, VecrlNE) or not isinstance(state.get("history"), dict) or "rng" not in state:
+        raise RunError(
+            f"{where} is no state of vecrl evolve (a searcher on a VecrlNE, its histories and random generator"
+            " states), e.g. one written by a script of your own: resume it with that script."
+        )
+    made_for = state.get("settings", {"env": getattr(problem, "_env_name", None)})
+    differing = [
+        f"{key} {made_for[key]!r} in the state, {settings.get(key)!r} in settings.json"
+        for key in made_for
+        if key in fixed_settings(settings) and made_for[key] != settings.get(key)
+    ]
+    if differing:
+        raise RunError(
+            f"{where} belongs to another run than {folder.path / SETTINGS} ({'; '.join(differing)}): it was"
+            " copied or moved here. Put the run's own state back, or start a new run with --out."
+        )
+    return state
 
 
 def _executor(settings: Mapping[str, Any]) -> Any:

@@ -19,6 +19,7 @@ from vecrl.command import (
     finite_positive_float,
     positive_int,
     seed_int,
+    writable_file,
 )
 
 THIS_MACHINE = ""  # --ray without an address
@@ -137,7 +138,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     add_evaluate_options(parser)
     parser.add_argument(
         "--obs-norm",
-        type=_stats_path,
+        type=writable_file,
         default=None,
         metavar="PATH",
         help="normalize observations with the statistics saved at PATH (none yet: a new file), and save them"
@@ -156,18 +157,7 @@ def _results_path(text: str) -> Path:
     path = Path(text)
     if path.suffix.lower() not in (".csv", ".json"):
         raise argparse.ArgumentTypeError(f"{text!r} must end in .csv or .json (the format of the results)")
-    return _in_a_folder(path)
-
-
-def _stats_path(text: str) -> Path:
-    return _in_a_folder(Path(text))
-
-
-def _in_a_folder(path: Path) -> Path:
-    """``path`` if its folder exists (checked before the evaluation, not after it)."""
-    if not path.parent.is_dir():
-        raise argparse.ArgumentTypeError(f"the folder of {str(path)!r} does not exist")
-    return path
+    return writable_file(text)
 
 
 def _run(args: argparse.Namespace) -> int:

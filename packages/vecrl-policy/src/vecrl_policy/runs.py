@@ -1,7 +1,8 @@
 """A run's folder: what a long evolution keeps so that Ctrl-C, a crash or SIGKILL loses at most one generation.
 
 ``RunFolder.create(path, settings)`` starts a run (refusing to replace another run's files unless told to),
-``RunFolder.open(path)`` finds one to resume. Each generation, ``save_state`` writes the state (anything
+``RunFolder.open(path)`` finds one to resume; either holds the folder (``run.lock``) until ``release`` or
+the process ends, so a second process cannot write into a run in progress. Each generation, ``save_state`` writes the state (anything
 picklable: a searcher, random generator states, histories) beside its final name and renames it over it, so
 an interruption, even during the write, leaves the previous state whole; ``write_results`` rewrites the
 results table (CSV, one row per generation) the same way, from the histories the state holds, so the table
@@ -25,6 +26,8 @@ import io
 import json
 import os
 import pickle
+import sys
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,7 +38,9 @@ SETTINGS = "settings.json"
 STATE = "state.pickle"
 RESULTS = "results.csv"
 PLOT = "plot.png"
-#: What marks a folder as a run's: a new run refuses to write over these without ``overwrite``.
+LOCK = "run.lock"
+#: What marks a folder as a run's: a new run refuses to write over these without ``overwrite``. A caller that
+#: writes more names its files (glob patterns) as ``also``: an overwrite removes those too, and nothing else.
 RUN_FILES = (SETTINGS, STATE, RESULTS, PLOT)
 
 
@@ -51,17 +56,28 @@ class RunFolder:
 
     @classmethod
     def create(
-        cls, path: str | os.PathLike[str], settings: Mapping[str, Any], *, overwrite: bool = False
+        cls,
+        path: str | os.PathLike[str],
+        settings: Mapping[str, Any],
+        *,
+        overwrite: bool = False,
+        also: Sequence[str] = (),
     ) -> RunFolder:
-        """A new run in ``path`` (made if missing), its ``settings`` written; a ``RunError`` before anything
-        is written where ``check_new`` refuses ``path`` or it cannot be written. With ``overwrite``, an earlier
-        run's files there are removed first."""
+        """A new run in ``path`` (made if missing, then held), its ``settings`` written; a ``RunError`` before
+        anything is written where ``check_new`` refuses ``path``, another process holds it, or it cannot be
+        written. With ``overwrite``, an earlier run's files there (``RUN_FILES`` and ``also``) are removed
+        first, and the folders they leave empty."""
         folder = cls(path)
-        existing = cls.check_new(path, overwrite=overwrite)
+        existing = cls.check_new(path, overwrite=overwrite, also=also)
         try:
             folder.path.mkdir(parents=True, exist_ok=True)
+            folder.hold()
             for name in existing:
                 (folder.path / name).unlink()
+                for parent in (folder.path / name).parents:
+                    if parent == folder.path or any(parent.iterdir()):
+                        break
+                    parent.rmdir()
             _write_atomically(folder.path / SETTINGS, json.dumps(dict(settings), indent=2).encode())
         except OSError as error:
             raise RunError(
@@ -71,9 +87,12 @@ class RunFolder:
         return folder
 
     @staticmethod
-    def check_new(path: str | os.PathLike[str], *, overwrite: bool = False) -> list[str]:
-        """The run files already in ``path`` (for ``overwrite`` to replace); a ``RunError`` where ``path`` is a
-        file, lies under one, or holds a run's files and ``overwrite`` is False. Writes nothing.
+    def check_new(
+        path: str | os.PathLike[str], *, overwrite: bool = False, also: Sequence[str] = ()
+    ) -> list[str]:
+        """The run files already in ``path`` (``RUN_FILES`` and the patterns ``also``, for ``overwrite`` to
+        replace); a ``RunError`` where ``path`` is a file, lies under one, or holds a run's files and
+        ``overwrite`` is False. Writes nothing.
 
         Examples:
             >>> RunFolder.check_new("/dev/null/run")
@@ -93,7 +112,14 @@ class RunFolder:
                         f"cannot write in {str(place)!r} (permission denied): give --out a folder you can write to."
                     )
                 break
-        existing = [name for name in RUN_FILES if (folder / name).exists()]
+        existing = sorted(
+            {
+                str(found.relative_to(folder))
+                for pattern in (*RUN_FILES, *also)
+                for found in folder.glob(pattern)
+                if found.is_file()
+            }
+        )
         if existing and not overwrite:
             raise RunError(
                 f"{str(folder)!r} already holds a run ({', '.join(existing)}): go on with it with --resume"
@@ -118,7 +144,55 @@ class RunFolder:
                 " --overwrite."
             )
         folder.settings()  # read now: a damaged file is refused before any work
+        folder.hold()
         return folder
+
+    def hold(self) -> None:
+        """Hold the folder for this process until ``release`` (or the process ends, however it ends): a
+        ``RunError`` naming the holder where another live process holds it. A lock left by a process that
+        ended without releasing it (SIGKILL) is taken over, with a line on stderr saying so."""
+        if getattr(self, "_lock", None) is not None:
+            return
+        try:
+            import fcntl
+        except ImportError:  # (Windows: no advisory locks here; the folder is not held)
+            return
+        path = self.path / LOCK
+        while True:
+            try:
+                descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as error:
+                raise RunError(
+                    f"cannot write the run's files in {str(self.path)!r}: {error.strerror or error}. Give a"
+                    " folder you can write to."
+                ) from error
+            holder = os.read(descriptor, 64).decode(errors="replace").strip()
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(descriptor)
+                raise RunError(
+                    f"{str(self.path)!r} is in use by another process (pid {holder or '?'}, {path}): one process"
+                    " at a time writes a run; wait for it to end or stop it, then --resume."
+                ) from None
+            if path.exists() and os.stat(path).st_ino == os.fstat(descriptor).st_ino:
+                break
+            os.close(descriptor)  # (its holder released it, removing the file, as this one opened it: again)
+        if holder and holder != str(os.getpid()):
+            print(
+                f"note: {path} was left by process {holder}, which has ended: this process holds the run now",
+                file=sys.stderr,
+            )
+        os.ftruncate(descriptor, 0)
+        os.pwrite(descriptor, str(os.getpid()).encode(), 0)
+        self._lock = descriptor
+        self._release = weakref.finalize(self, _released, descriptor, path, os.getpid())
+
+    def release(self) -> None:
+        """Let another process have the folder (the lock file goes); nothing where it is not held."""
+        if getattr(self, "_lock", None) is not None:
+            self._release()
+            self._lock = None
 
     def settings(self) -> dict[str, Any]:
         """The settings the run was started with."""
@@ -215,6 +289,13 @@ def save_plot(
     plt.close(fig)
     os.replace(partial, path)
     return Path(path)
+
+
+def _released(descriptor: int, path: Path, holder: int) -> None:
+    if os.getpid() != holder:  # a forked child ending: the lock is its parent's
+        return
+    path.unlink(missing_ok=True)  # (before the lock goes: a process that takes it next finds no stale pid)
+    os.close(descriptor)
 
 
 def _shown(value: Any) -> str:
