@@ -34,11 +34,16 @@ def vecrl_command(*args: str, **kwargs) -> subprocess.Popen:
     )
 
 
-def finished(*args: str) -> subprocess.CompletedProcess:
+def ran(*args: str) -> subprocess.CompletedProcess:
     process = vecrl_command(*args)
     stdout, stderr = process.communicate(timeout=300)
-    assert process.returncode == 0, stderr[-3000:]
-    return subprocess.CompletedProcess(args, 0, stdout, stderr)
+    return subprocess.CompletedProcess(args, process.returncode, stdout, stderr)
+
+
+def finished(*args: str) -> subprocess.CompletedProcess:
+    result = ran(*args)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
 
 
 def outcome(folder: Path) -> tuple[torch.Tensor, list[list[str]]]:

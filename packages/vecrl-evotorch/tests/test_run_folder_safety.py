@@ -8,32 +8,16 @@ from __future__ import annotations
 import pickle
 import shutil
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from test_evolve import ran, vecrl_command
 
 from vecrl.cli import main
 from vecrl_evotorch.evolve import DEFAULTS, Evolution, _evolve
 from vecrl_policy.runs import RunFolder
 
 TINY = ["--popsize", "8", "--seed", "1"]
-
-
-def vecrl(*args: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-c", "import sys; from vecrl.cli import main; sys.exit(main())", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def finished(*args: str) -> subprocess.CompletedProcess:
-    process = vecrl(*args)
-    stdout, stderr = process.communicate(timeout=300)
-    return subprocess.CompletedProcess(args, process.returncode, stdout, stderr)
 
 
 def status_of(args: list[str]) -> int:
@@ -52,14 +36,14 @@ def two_runs(tmp_path_factory):
     """A finished one-generation run on CartPole and one on Pendulum."""
     root = tmp_path_factory.mktemp("runs")
     for env, name in (("gym::CartPole-v1", "cartpole"), ("gym::Pendulum-v1", "pendulum")):
-        result = finished("evolve", env, *TINY, "--generations", "1", "--out", str(root / name))
+        result = ran("evolve", env, *TINY, "--generations", "1", "--out", str(root / name))
         assert result.returncode == 0, result.stderr[-2000:]
     return root
 
 
 def test_a_folder_holding_only_a_champion_is_a_run_and_is_not_written_over(tmp_path):
     (tmp_path / "champion.pickle").write_bytes(b"the champion of a run long ago")
-    result = finished("evolve", "gym::CartPole-v1", *TINY, "--generations", "1", "--out", str(tmp_path))
+    result = ran("evolve", "gym::CartPole-v1", *TINY, "--generations", "1", "--out", str(tmp_path))
     assert result.returncode == 2 and "already holds a run (champion.pickle)" in result.stderr, result.stderr
     assert (tmp_path / "champion.pickle").read_bytes() == b"the champion of a run long ago"
 
@@ -80,7 +64,7 @@ def test_a_state_from_another_run_is_refused_before_anything_is_written(tmp_path
     shutil.copytree(two_runs / "cartpole", folder)
     shutil.copy(two_runs / "pendulum" / "state.pickle", folder / "state.pickle")
     before = files(folder)
-    result = finished("evolve", "--resume", str(folder), "--generations", "3")
+    result = ran("evolve", "--resume", str(folder), "--generations", "3")
     assert result.returncode == 2, result.stderr
     (line,) = result.stderr.strip().splitlines()
     assert "state.pickle belongs to another run than" in line and "'gym::Pendulum-v1' in the state" in line
@@ -104,7 +88,7 @@ def test_a_damaged_state_is_one_line_before_anything_is_written(tmp_path, two_ru
     damage(state)
     (folder / "state.pickle").write_bytes(pickle.dumps(state))
     before = files(folder)
-    result = finished("evolve", "--resume", str(folder), "--generations", "3")
+    result = ran("evolve", "--resume", str(folder), "--generations", "3")
     assert result.returncode == 2 and words in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and files(folder) == before
 
@@ -113,23 +97,25 @@ def test_settings_that_are_no_vecrl_evolve_run_s_are_one_line(tmp_path, two_runs
     folder = tmp_path / "run"
     shutil.copytree(two_runs / "cartpole", folder)
     (folder / "settings.json").write_text("{}")
-    result = finished("evolve", "--resume", str(folder), "--generations", "3")
+    result = ran("evolve", "--resume", str(folder), "--generations", "3")
     assert result.returncode == 2 and "holds no settings of vecrl evolve (no env)" in result.stderr, (
         result.stderr
     )
     # a folder written by examples/evolve_cartpole.py: its own settings, its own state
     (folder / "settings.json").write_text('{"popsize": 64, "test_episodes": 20, "seed": 0}')
-    result = finished("evolve", "--resume", str(folder), "--generations", "3")
+    result = ran("evolve", "--resume", str(folder), "--generations", "3")
     assert result.returncode == 2 and "no settings of vecrl evolve" in result.stderr, result.stderr
 
 
 def test_a_run_in_progress_is_held_and_a_killed_one_s_lock_is_taken_over(tmp_path):
     folder = tmp_path / "run"
-    first = vecrl("evolve", "gym::CartPole-v1", *TINY, "--generations", "100000", "--out", str(folder))
+    first = vecrl_command(
+        "evolve", "gym::CartPole-v1", *TINY, "--generations", "100000", "--out", str(folder)
+    )
     try:
         while not (line := first.stdout.readline()).startswith("gen    1"):  # one generation saved
             assert line, first.stderr.read()[-2000:]
-        second = finished("evolve", "--resume", str(folder), "--generations", "200000")
+        second = ran("evolve", "--resume", str(folder), "--generations", "200000")
         assert second.returncode == 2, second.stderr
         assert f"is in use by another process (pid {first.pid}" in second.stderr, second.stderr
         first.send_signal(signal.SIGKILL)
@@ -139,7 +125,7 @@ def test_a_run_in_progress_is_held_and_a_killed_one_s_lock_is_taken_over(tmp_pat
         first.communicate()
     assert (folder / "run.lock").read_text() == str(first.pid)  # left behind by the killed process
     saved = RunFolder(folder).load_state()["generation"]
-    third = finished("evolve", "--resume", str(folder), "--generations", str(saved + 1))
+    third = ran("evolve", "--resume", str(folder), "--generations", str(saved + 1))
     assert third.returncode == 0, third.stderr[-2000:]
     assert f"was left by process {first.pid}, which has ended" in third.stderr
     assert not (folder / "run.lock").exists()
@@ -178,7 +164,9 @@ def test_evaluate_refuses_an_output_it_cannot_write_before_any_work(tmp_path, ca
     path = place.format(tmp=tmp_path, name=name)
     status = status_of(["evaluate", "gym::CartPole-v1", "--popsize", "30000", option, path])
     (line,) = capsys.readouterr().err.strip().splitlines()
-    assert status == 2 and line.startswith(f"vecrl evaluate: error: argument {option}: ") and words in line, line
+    assert status == 2 and line.startswith(f"vecrl evaluate: error: argument {option}: ") and words in line, (
+        line
+    )
 
 
 def test_record_refuses_an_output_it_cannot_write(tmp_path, capsys):
