@@ -83,3 +83,10 @@ def test_randomized_rows_are_the_same_on_the_fused_and_stepped_paths_and_compile
 
 def test_the_conformance_params_check_passes():
     testing.check_params(vecrl.make_vector_env, "gymnax::Pendulum-v1", num_envs=3)
+
+
+def test_a_value_the_env_s_float32_cannot_hold_is_refused_not_made_inf():
+    env = vecrl.make_vector_env("gymnax::CartPole-v1", num_envs=2)
+    with pytest.raises(ValueError, match=r"params\['masspole'\] holds values too large for the env's float32"):
+        env.reset(seed=0, options={"params": {"masspole": [0.1, 1e39]}})
+    env.close()

@@ -93,7 +93,15 @@ def checked_params(
             raise ValueError(
                 f"params[{name!r}] holds values that are not finite (NaN or inf): give finite ones."
             )
-        checked[name] = array.astype(default.dtype, copy=True)
+        with np.errstate(over="ignore"):  # (checked next: a value the env's dtype cannot hold)
+            cast = array.astype(default.dtype, copy=True)
+        if cast.dtype.kind == "f" and not np.isfinite(cast).all():
+            raise ValueError(
+                f"params[{name!r}] holds values too large for the env's {cast.dtype} (at most"
+                f" {np.finfo(cast.dtype).max:.3g} in size), e.g. {array[~np.isfinite(cast)].flat[0]:g}:"
+                " give values it can hold."
+            )
+        checked[name] = cast
     return checked
 
 
