@@ -87,6 +87,8 @@ def test_the_conformance_params_check_passes():
 
 def test_a_value_the_env_s_float32_cannot_hold_is_refused_not_made_inf():
     env = vecrl.make_vector_env("gymnax::CartPole-v1", num_envs=2)
-    with pytest.raises(ValueError, match=r"params\['masspole'\] holds values too large for the env's float32"):
+    with pytest.raises(
+        ValueError, match=r"params\['masspole'\] holds values too large for the env's float32"
+    ):
         env.reset(seed=0, options={"params": {"masspole": [0.1, 1e39]}})
     env.close()

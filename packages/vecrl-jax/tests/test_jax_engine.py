@@ -114,3 +114,31 @@ def test_evaluate_runs_the_protocol_env_fused_with_the_stepped_path_s_results():
     np.testing.assert_array_equal(fused.steps.cpu().numpy(), stepped.steps.cpu().numpy())
     torch.testing.assert_close(fused.total_return, stepped.total_return)
     env.close()
+
+
+@dataclass(frozen=True)
+class ColumnReward(Walk):
+    """A walk whose reward is a column, (n, 1), not one value per state."""
+
+    def outcome(self, state):
+        outcome = super().outcome(state)
+        return outcome._replace(reward=outcome.reward[:, None])
+
+
+class ColumnRewardVectorEnv(JaxVectorEnv):
+    @staticmethod
+    def make_env(env_name, kwargs):
+        return ColumnReward(4)
+
+
+def test_a_reward_of_the_wrong_shape_is_a_backend_check_error_naming_it():
+    backend = vecrl.Backend(
+        "column", lambda name, **kwargs: make_jax_vector_env(ColumnRewardVectorEnv, "column", name, **kwargs)
+    )
+    with (
+        vecrl.register_backend(backend),
+        pytest.raises(
+            testing.BackendCheckError, match=r"ColumnReward.s outcome\(states\).reward has shape \(\d, 1\)"
+        ),
+    ):
+        testing.run_conformance("column", [{"env": "w", "checks": ["backend"]}])

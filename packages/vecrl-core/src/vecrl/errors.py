@@ -43,3 +43,7 @@ class UnknownKeywordError(VecrlError, TypeError):
         ...
         vecrl.errors.UnknownKeywordError: make_vector_env('gym::CartPole-v1') got num_env=8, which is no option of vecrl's. Did you mean 'num_envs'? ...
     """
+
+
+class BackendCheckError(VecrlError, AssertionError):
+    """A backend broke the vecrl contract; the message says which check and what was seen."""

@@ -35,7 +35,7 @@ from vecrl.compat import (
     FINAL_OBS_MASK_KEY,
 )
 from vecrl.contract import capabilities_of
-from vecrl.errors import VecrlError
+from vecrl.errors import BackendCheckError
 from vecrl.make import make_vector_env
 from vecrl.nests import batch_leaves, map_batch
 from vecrl.registry import isolated_registry
@@ -60,10 +60,6 @@ __all__ = [
     "random_actions",
     "idle_rollout",
 ]
-
-
-class BackendCheckError(VecrlError, AssertionError):
-    """A backend broke the vecrl contract; the message says which check and what was seen."""
 
 
 def child_processes() -> set[int]:

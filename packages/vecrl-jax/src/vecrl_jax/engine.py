@@ -45,7 +45,7 @@ import numpy as np
 from vecrl.autoreset import AutoresetModeName
 from vecrl.episodes import spent_fill, step_ends
 from vecrl_jax.packing import Packed, Packer, take_rows, where_rows
-from vecrl_jax.protocol import JaxEnv, Outcome, default_params
+from vecrl_jax.protocol import JaxEnv, Outcome, check_outcome, default_params
 
 #: The smallest half of the pool of fresh states (in states).
 MIN_POOL_HALF = 512
@@ -422,6 +422,7 @@ def make_packed(
     state_shape = jax.eval_shape(env.reset, jax.random.split(jax.random.PRNGKey(0), num_envs))
     # states are packed in the step's dtypes (strongly typed), which the step is then fed
     packer = Packer(jax.eval_shape(env.step, state_shape, action_spec))
+    check_outcome(jax.eval_shape(env.outcome, state_shape), num_envs, type(env.env).__name__)
     start = make_start(num_envs, num_episodes, mode, default_params(env))
     apply_params = params_applier(env, packer)
     step = make_step(env, packer, num_envs, num_episodes, mode, apply_params)

@@ -88,3 +88,33 @@ def default_params(env: Any) -> dict[str, np.ndarray]:
         {}
     """
     return dict(getattr(env, "default_params", None) or {})
+
+
+def check_outcome(outcome: Outcome, num_envs: int, owner: str) -> None:
+    """A ``BackendCheckError`` naming what is wrong where the ``outcome`` of ``num_envs`` states (arrays or
+    their shapes, from ``jax.eval_shape``) breaks the contract above: a reward, terminated or truncated that
+    is not one value per state, or an info entry without the batch first.
+
+    Examples:
+        >>> import jax
+        >>> shape = lambda *s: jax.ShapeDtypeStruct(s, np.float32)
+        >>> check_outcome(Outcome(shape(4, 3), shape(4, 1), shape(4), shape(4)), 4, "MyEnv")
+        Traceback (most recent call last):
+        ...
+        vecrl.errors.BackendCheckError: MyEnv's outcome(states).reward has shape (4, 1) for 4 states; expected (4,): one value per state.
+    """
+    from vecrl.errors import BackendCheckError
+
+    for name in ("reward", "terminated", "truncated"):
+        got = tuple(getattr(outcome, name).shape)
+        if got != (num_envs,):
+            raise BackendCheckError(
+                f"{owner}'s outcome(states).{name} has shape {got} for {num_envs} states; expected"
+                f" ({num_envs},): one value per state."
+            )
+    for name, value in dict(outcome.info).items():
+        if tuple(value.shape[:1]) != (num_envs,):
+            raise BackendCheckError(
+                f"{owner}'s outcome(states).info[{name!r}] has shape {tuple(value.shape)} for {num_envs} states;"
+                " expected the states first."
+            )
