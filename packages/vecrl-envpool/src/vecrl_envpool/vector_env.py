@@ -26,6 +26,7 @@ from vecrl.checks import (
 from vecrl.contract import Capabilities, EpisodeOptions
 from vecrl.final_observations import is_row_array
 from vecrl.host_vector_env import HostVectorEnv, StepRows
+from vecrl.infos import info_to_device
 from vecrl.rendering import NoFrames, needs_rgb_mode
 from vecrl.seeding import SeedRule, checked_seeds, is_int
 from vecrl_envpool.envpool_ids import checked_env_id, import_envpool
@@ -119,7 +120,7 @@ class EnvpoolVectorEnv(HostVectorEnv):
       sub-env and 45 ms per Atari sub-env on a 2-core machine (classic control: microseconds). ``reset()``
       without a seed keeps the pool and continues each sub-env's random stream. A list of per-sub-env seeds
       (None: drawn at random) is accepted too.
-    - ``info`` holds envpool's per-env info as numpy arrays (``elapsed_step``, Atari's ``lives``, ...), row
+    - ``info`` holds envpool's per-env info as arrays of the results' kind (``elapsed_step``, Atari's ``lives``, ...), row
       ``i`` for sub-env ``i``; for a sub-env restarted in the step (same_step), its reset's info, the last
       step's being in ``info["final_info"]`` (gymnasium's layout: ``vecrl.final_observations``).
     - Observations: Box spaces in envpool's dtypes (float64 for MuJoCo, uint8 frames for Atari), or Discrete
@@ -374,6 +375,22 @@ class EnvpoolVectorEnv(HostVectorEnv):
             return x
         tensor = torch.from_numpy(x)
         return tensor if self._device is None else tensor.to(self._device)
+
+    def reset_returned(self, observation: Any, info: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        observation, info = super().reset_returned(observation, info)
+        return observation, self._info_results(info)
+
+    def step_returned(
+        self, observation: Any, reward: np.ndarray, terminated: np.ndarray, truncated: np.ndarray, info: Any
+    ) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        *results, info = super().step_returned(observation, reward, terminated, truncated, info)
+        return (*results, self._info_results(info))  # type: ignore[return-value]
+
+    def _info_results(self, info: dict[str, Any]) -> dict[str, Any]:
+        """``info`` as the results are: its numeric arrays tensors on the device, as the gym backend's."""
+        if self.array_type == "numpy" or not info:
+            return info
+        return info_to_device(info, self._device or torch.device("cpu"))
 
     def __reduce__(self) -> NoReturn:
         raise TypeError(

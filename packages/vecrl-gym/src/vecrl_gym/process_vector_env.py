@@ -20,6 +20,7 @@ from vecrl.checks import SubEnvError, closed_env_error, failed_env_error
 from vecrl.compat import FINAL_OBS_KEY, FINAL_OBS_MASK_KEY
 from vecrl.contract import EpisodeOptions
 from vecrl.final_observations import AddInfo, final_infos
+from vecrl.infos import info_to_device
 from vecrl.nests import copy_batch
 from vecrl.params import PARAMS_OPTION, params_rows
 from vecrl.processes import SPAWN, RemoteFailure, WorkerProcess, pickled
@@ -33,7 +34,6 @@ from vecrl_gym.checks import (
     checked_env_makers,
     observation_spaces,
 )
-from vecrl_gym.device import info_to_device
 from vecrl_gym.gym_vector_env import GymVectorEnv, Seed
 from vecrl_gym.shared_batch import SharedBatch, rows_of, write_rows
 from vecrl_gym.sync_vector_env import SyncVectorEnv

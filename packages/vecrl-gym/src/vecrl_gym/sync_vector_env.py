@@ -17,6 +17,7 @@ from vecrl.checks import SubEnvError, check_fits_in_memory
 from vecrl.compat import GYMNASIUM_1
 from vecrl.contract import EpisodeOptions
 from vecrl.host_vector_env import HostVectorEnv, StepRows
+from vecrl.infos import info_to_device
 from vecrl.seeding import SeedRule
 from vecrl.spaces import check_supported_space
 from vecrl_gym.batching import (
@@ -31,7 +32,6 @@ from vecrl_gym.checks import (
     checked_env_makers,
     observation_spaces,
 )
-from vecrl_gym.device import info_to_device
 from vecrl_gym.gym_vector_env import GymVectorEnv, Seed
 from vecrl_gym.params import ParamsWriter, default_params
 from vecrl_gym.tensor_rows import TensorRows

@@ -1,4 +1,4 @@
-"""Moving batched info to a torch device."""
+"""Batched info as torch tensors on a device (the host backends, gym and envpool, hand theirs out so)."""
 
 from __future__ import annotations
 
