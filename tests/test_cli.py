@@ -322,3 +322,19 @@ def test_the_command_answers_help_version_backends_and_usage_mistakes_without_to
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert result.stderr.strip().splitlines()[-1] == "[]", result.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    ("word", "said"),
+    [
+        ("--versoin", "unrecognized option '--versoin'. Did you mean '--version'?"),
+        ("-x", "unrecognized option '-x'"),
+    ],
+)
+def test_an_unknown_option_before_the_command_is_named(capsys, word, said):
+    from vecrl.cli import main
+
+    with pytest.raises(SystemExit) as exit:
+        main([word])
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert exit.value.code == 2 and said in line and "COMMAND" not in line, line

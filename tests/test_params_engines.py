@@ -53,6 +53,8 @@ def test_a_value_the_env_s_float32_cannot_hold_is_refused_not_made_inf(name, kwa
     env = vecrl.make_vector_env(name, num_envs=2, **kwargs)
     mass = np.stack([env.unwrapped.default_params["body_mass"]] * 2).astype(np.float64)
     mass[1, -1] = 1e39  # finite as given, inf in float32
-    with pytest.raises(ValueError, match=r"params\['body_mass'\] holds values too large for the env's float32"):
+    with pytest.raises(
+        ValueError, match=r"params\['body_mass'\] holds values too large for the env's float32"
+    ):
         env.reset(seed=0, options={"params": {"body_mass": mass}})
     env.close()

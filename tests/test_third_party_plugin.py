@@ -234,6 +234,25 @@ def test_a_broken_backend_plugin_is_listed_with_its_error_and_the_others_still_a
     assert any(line.startswith("gym ") and "vecrl-gym" in line for line in lines)
 
 
+def test_an_unknown_prefix_says_which_installed_plugin_is_broken_and_does_not_list_it(broken_site):
+    result = run_python(
+        """
+        import vecrl
+        try:
+            vecrl.make_vector_env("bad::x", num_envs=1)
+        except ValueError as error:
+            print(error)
+        """,
+        broken_site,
+    )
+    message = result.stdout
+    listed = message.split("Registered prefixes: ")[1].split(".")[0].split(", ")
+    assert "gym" in listed and "broken" not in listed, message
+    assert "The plugin 'broken' is installed but broken: ModuleNotFoundError: No module named" in message, (
+        message
+    )
+
+
 def test_a_broken_command_plugin_leaves_the_built_in_commands_working(broken_site):
     result = run_vecrl("bench", "gym::CartPole-v1", "--num-envs", "2", "--steps", "5", site=broken_site)
     assert result.returncode == 0, result.stderr

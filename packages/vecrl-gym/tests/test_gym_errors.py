@@ -200,3 +200,26 @@ def test_box_bounds_must_agree_too():
                 lambda: WithActionSpace(gym.make("Pendulum-v1"), Box(-1.0, 1.0, (1,))),
             ]
         )
+
+
+def test_drawing_classic_control_without_a_display_prints_nothing_from_sdl():
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import vecrl\n"
+        "env = vecrl.make_vector_env('gym::CartPole-v1', num_envs=1, render_mode='rgb_array')\n"
+        "env.reset(seed=0)\n"
+        "print(env.unwrapped.render_frames([env.unwrapped.render_snapshot(0)])[0].shape)\n"
+    )
+    bare = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER", "XDG_RUNTIME_DIR")
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=bare, timeout=120
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "(400, 600, 3)", result.stderr
+    assert "XDG_RUNTIME_DIR" not in result.stderr, result.stderr

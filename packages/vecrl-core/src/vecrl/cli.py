@@ -20,6 +20,7 @@ import time
 from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
+from vecrl.checks import did_you_mean
 from vecrl.command import (
     Command,
     CommandError,
@@ -205,6 +206,10 @@ class OneLineErrors(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+#: The options ``vecrl`` takes before a command.
+TOP_LEVEL_OPTIONS = ("-h", "--help", "--version")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``vecrl`` parser with the built-in subcommands and those that plugins provide; a plugin that
     fails to load is reported on stderr in one line and left out."""
@@ -240,7 +245,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``vecrl`` command; returns the exit status."""
     with ctrl_c_exits_at_once("vecrl: interrupted"):  # loading the plugins imports them
         parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words and words[0].startswith("-") and words[0] not in TOP_LEVEL_OPTIONS:
+        # (argparse would say only that COMMAND is missing)
+        hint = did_you_mean(words[0], TOP_LEVEL_OPTIONS)
+        parser.error(f"unrecognized option {words[0]!r}" + (f".{hint}" if hint else ""))
+    args = parser.parse_args(words)
     try:
         with ctrl_c_remembered():  # the commands' loops stop on a Ctrl-C that Python dropped
             return int(args.run(args))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -179,7 +179,9 @@ def get_backend(prefix: str) -> Backend:
         return backends[prefix][0]
     if prefix in broken:  # its plugin's own failure, or two plugins claiming it
         raise broken[prefix]
-    raise ValueError(_unknown_prefix_message(prefix, sorted(set(backends) | _entry_point_names())))
+    _load_entry_points(broken)  # (an unknown prefix: list what serves which, and what does not load)
+    backends = _collect_with_plugins(broken)
+    raise ValueError(_unknown_prefix_message(prefix, sorted(backends), broken))
 
 
 def list_backends() -> list[Backend]:
@@ -410,7 +412,9 @@ def _load_entry_point(name: str) -> None:
     _loaded_entry_points.add(name)
 
 
-def _unknown_prefix_message(prefix: str, known: list[str]) -> str:
+def _unknown_prefix_message(
+    prefix: str, known: list[str], broken: Mapping[str, Exception] | None = None
+) -> str:
     message = f"No vecrl backend serves the prefix {prefix!r}."
     if prefix in WELL_KNOWN_BACKENDS:
         message += (
@@ -419,6 +423,9 @@ def _unknown_prefix_message(prefix: str, known: list[str]) -> str:
         )
     message += f" Registered prefixes: {', '.join(known) if known else '(none)'}."
     message += did_you_mean(prefix, known)
+    for name, error in sorted((broken or {}).items()):
+        cause = error.__cause__ or error
+        message += f" (The plugin {name!r} is installed but broken: {type(cause).__name__}: {cause}; see vecrl backends.)"
     if not autoload_enabled():
         message += f" (Entry-point plugins are not loaded because {DISABLE_AUTOLOAD_ENV} is set.)"
     return message

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Sequence
 from numbers import Integral
 from typing import Any, Literal, overload
@@ -112,6 +113,10 @@ def make_gym_vector_env(
 def _make_wrapped(env_name: str, wrappers: Sequence[EnvWrapper], kwargs: dict[str, Any]) -> gymnasium.Env:
     """``gymnasium.make(env_name, **kwargs)`` with ``wrappers`` applied in order; an id gymnasium does not
     know is an UnknownEnvError naming the closest one it does (chaining gymnasium's own error)."""
+    if kwargs.get("render_mode") not in (None, "human") and not _has_display():
+        # pygame (classic control's drawing) draws frames to arrays without a display, but SDL's default video
+        # driver looks for one first and prints an error for the missing XDG_RUNTIME_DIR
+        os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     try:
         env = gymnasium.make(env_name, **kwargs)
     except gymnasium.error.UnregisteredEnv as error:
@@ -123,6 +128,10 @@ def _make_wrapped(env_name: str, wrappers: Sequence[EnvWrapper], kwargs: dict[st
     for wrap in wrappers:
         env = wrap(env)
     return env
+
+
+def _has_display() -> bool:
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
 def _checked_wrappers(wrappers: Any) -> tuple[EnvWrapper, ...]:
