@@ -207,6 +207,24 @@ def test_a_run_writes_its_results_plot_and_a_champion_that_runs_on_its_own(tmp_p
             ["gym::FrozenLake-v1", "--generations", "1", "--out", "{tmp}/a", "--randomize", "g=1:2"],
             "cannot start the run: gym::FrozenLake-v1 lets no parameter vary",
         ),
+        (
+            ["gym::CartPole-v1", "--generations", "1", "--out", "{tmp}/a", "--popsize", "1000000000"],
+            "--popsize 1000000000: 1,000,000,000 solutions of 114 parameters need about",
+        ),
+        (
+            [
+                "gym::CartPole-v1",
+                "--generations",
+                "1",
+                "--out",
+                "{tmp}/a",
+                "--popsize",
+                "1",
+                "--algorithm",
+                "cmaes",
+            ],
+            "--popsize 1: cmaes needs a population of at least 2",
+        ),
     ],
 )
 def test_every_mistake_is_one_line_and_status_2_before_any_generation(tmp_path, capsys, args, words):

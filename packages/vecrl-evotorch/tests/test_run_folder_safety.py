@@ -192,3 +192,16 @@ def test_numbers_that_never_stop_and_names_given_twice_are_refused(capsys, args,
     status = status_of(args)
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and words in line, line
+
+
+@pytest.mark.parametrize("env", ["gym::Acrobot-v1", "gym::Hopper-v5"])
+def test_a_champion_recorded_on_another_env_says_which_env_it_was_made_for(tmp_path, two_runs, capsys, env):
+    if env == "gym::Hopper-v5":
+        pytest.importorskip("mujoco")
+    champion = str(two_runs / "cartpole" / "champion.pickle")
+    status = status_of(["record", env, "--policy", champion, "--out", str(tmp_path / "v.gif")])
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert (
+        status == 2 and f"was made for gym::CartPole-v1, not {env}: the policy does not fit this env" in line
+    )
+    assert not (tmp_path / "v.gif").exists()

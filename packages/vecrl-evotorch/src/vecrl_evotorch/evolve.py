@@ -63,11 +63,41 @@ EVOLVE_FILES = (CHAMPION, "champion.mp4", "videos/generation-*.mp4")
 CENTER_EPISODES = 4
 
 
+#: The smallest population each searcher can rank and update from (CMA-ES and CEM weigh the better half;
+#: PGPE samples in symmetric pairs).
+MIN_POPSIZE = {"cmaes": 2, "cem": 2, "pgpe": 2}
+#: The copies of the population (as float32) a generation holds at once: the samples, their noise, the
+#: searcher's own working copies and the evaluated rows.
+POPULATION_COPIES = 4
+
+
+def check_population_fits(popsize: int, solution_length: int) -> None:
+    """A ValueError naming the memory a population of ``popsize`` solutions of ``solution_length`` numbers
+    needs, where this machine has less available: before the searcher allocates it.
+
+    Examples:
+        >>> check_population_fits(64, 100)
+    """
+    from vecrl.checks import available_memory
+
+    needed = POPULATION_COPIES * 4 * popsize * solution_length
+    available = available_memory()
+    if available is not None and needed > available:
+        raise ValueError(
+            f"--popsize {popsize}: {popsize:,} solutions of {solution_length:,} parameters need about"
+            f" {needed / 2**30:,.1f} GiB, and this machine has {available / 2**30:,.1f} GiB available; give a"
+            f" smaller --popsize (at most about {available // (POPULATION_COPIES * 4 * solution_length):,})"
+        )
+
+
 def make_searcher(problem: VecrlNE, algorithm: str, popsize: int, stdev_init: float) -> Any:
     """EvoTorch's ``algorithm`` on ``problem``, with the settings EvoTorch's own examples use (PGPE: ClipUp and
     centered ranking)."""
     from evotorch.algorithms import CEM, CMAES, PGPE, SNES
 
+    least = MIN_POPSIZE.get(algorithm, 1)
+    if popsize < least:
+        raise ValueError(f"--popsize {popsize}: {algorithm} needs a population of at least {least}")
     if algorithm == "pgpe":
         return PGPE(
             problem,
@@ -130,6 +160,7 @@ class Evolution:
             executor=executor,
             seed=seed,
         )
+        check_population_fits(settings["popsize"], problem.solution_length)
         searcher = make_searcher(problem, settings["algorithm"], settings["popsize"], settings["stdev_init"])
         history: dict[str, list[float]] = {
             "mean": [],

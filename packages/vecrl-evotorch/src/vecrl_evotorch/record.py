@@ -78,16 +78,33 @@ def _episode_frames(env: Any, policy: Callable[[torch.Tensor], Any], seed: int, 
     snapshots = [_drawn(drawing.render_snapshot, 0)]
     with torch.no_grad():
         for _ in range(max_steps):
-            output = torch.as_tensor(policy(flatten(map_batch(torch.as_tensor, observation))[0]))
-            if discrete:
-                action = output.argmax().reshape(1)
-            else:
-                action = output.reshape(1, *env.single_action_space.shape)
+            flat = flatten(map_batch(torch.as_tensor, observation))[0]
+            try:
+                output = torch.as_tensor(policy(flat))
+                action = (
+                    output.argmax().reshape(1)
+                    if discrete
+                    else output.reshape(1, *env.single_action_space.shape)
+                )
+            except RuntimeError as error:  # (a matrix of the wrong size, or an output of the wrong length)
+                raise RecordError(
+                    f"the policy does not fit this env, whose observations are {flat.numel()} numbers and whose"
+                    f" actions are {_actions_of(env.single_action_space)}: it was made for another env"
+                    f" ({first_line(error)})"
+                ) from error
             observation, _, terminated, truncated, _ = env.step(action)
             snapshots.append(_drawn(drawing.render_snapshot, 0))
             if bool(terminated[0]) or bool(truncated[0]):
                 break
     return _drawn(drawing.render_frames, snapshots)
+
+
+def _actions_of(space: Any) -> str:
+    return (
+        f"one of {space.n} (the policy's {space.n} outputs)"
+        if isinstance(space, Discrete)
+        else f"{space.shape}"
+    )
 
 
 def _drawn(draw: Callable[[Any], Any], argument: Any) -> Any:
@@ -134,10 +151,14 @@ def _write(frames: list[Any], path: Path, fps: int) -> None:
 
 def record_command(args: argparse.Namespace) -> int:
     """``vecrl record`` with the parsed ``args``; its exit status."""
-    policy = load_policy(args.policy)
+    saved = load_saved(args.policy)
     try:
-        frames = record_video(args.env, policy, args.out, seed=args.seed, max_steps=args.max_steps)
+        frames = record_video(args.env, saved["policy"], args.out, seed=args.seed, max_steps=args.max_steps)
     except RecordError as error:
+        if "does not fit this env" in str(error) and saved.get("env") not in (None, args.env):
+            raise CommandError(
+                f"--policy {args.policy} was made for {saved['env']}, not {args.env}: {error}"
+            ) from error
         raise CommandError(str(error)) from error
     except (ValueError, TypeError, ImportError, LookupError) as error:
         raise CommandError(f"cannot record {args.env}: {first_line(error)}") from error
@@ -145,9 +166,9 @@ def record_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def load_policy(path: str | os.PathLike[str]) -> Any:
-    """The policy saved at ``path`` by ``VecrlNE.save_solution`` (a run's ``champion.pickle``: a pickle, so
-    load only files you trust); a CommandError saying why where it holds none."""
+def load_saved(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """What ``VecrlNE.save_solution`` saved at ``path`` (a run's ``champion.pickle``: a pickle, so load only
+    files you trust), its ``"policy"`` among it; a CommandError saying why where it holds no policy."""
     try:
         with open(path, "rb") as file:
             saved = pickle.load(file)
@@ -159,4 +180,4 @@ def load_policy(path: str | os.PathLike[str]) -> Any:
         raise CommandError(
             f"--policy {path}: holds no saved policy (a champion.pickle of vecrl evolve is one)"
         )
-    return saved["policy"]
+    return saved
