@@ -12,7 +12,7 @@ from vecrl_brax import VectorEnvFromBrax, make_brax_env
 
 
 def test_make_vector_env_with_the_brax_prefix_gives_torch_tensors():
-    env = vecrl.make_vector_env("brax::fast", num_envs=3, episode_length=4)
+    env = vecrl.make_vector_env("brax::fast", num_envs=3, episode_length=1)  # (each step ends the episodes)
     obs, _ = env.reset(seed=0)
     obs, reward, terminated, truncated, info = env.step(torch.ones(3, 1))
     assert isinstance(env.unwrapped, VectorEnvFromBrax)
@@ -26,7 +26,7 @@ def test_make_vector_env_with_the_brax_prefix_gives_torch_tensors():
 
 
 def test_torch_results_are_views_of_the_jax_buffers_not_copies():
-    env = make_brax_env("fast", num_envs=3, episode_length=4)
+    env = make_brax_env("fast", num_envs=3, episode_length=1)  # (each step ends the episodes)
     env.reset(seed=0)
     obs, reward, terminated, truncated, info = env.step(torch.ones(3, 1))
     # obs, reward and the final observations are views of the one buffer imported from jax through DLPack

@@ -16,9 +16,8 @@ worker processes), envpool, brax, playground and in what ``make_vector_env`` ret
   any ``vecrl.HostVectorEnv``): the ended episodes' last infos, batched as gymnasium's vector envs of the
   installed version batch them, while the rows of ``info`` hold the restarted sub-envs' reset infos.
 
-The keys are there on every step where an episode ended. Host backends (gym, envpool) leave them out on
-the other steps, as gymnasium does; the jitted ones (brax, playground) give them on every step, with an
-all-False mask where nothing ended, since finding out would cost a device sync.
+The keys are there on the steps where an episode ended, and only there, on every backend, as gymnasium
+gives them: ``if FINAL_OBS_KEY in info`` means an episode ended at this step.
 
 gymnasium's own vector envs keep the final observations in an object array instead (None where no
 episode ended; before 1.1, numeric ones in a numeric array, zeros there); ``observations_before_restart``

@@ -88,8 +88,9 @@ class JaxVectorEnv(EpisodeVectorEnv):
 
     - ``autoreset_mode="same_step"`` (the default, gymnasium's SAME_STEP): a sub-env whose episode ends
       is reset inside the same jitted step, from a fresh random initial state (a new key per reset,
-      unlike brax's own ``AutoResetWrapper``, which replays the first state). ``info[FINAL_OBS_KEY]``
-      holds the last observation of every row (meaningful where ``info[FINAL_OBS_MASK_KEY]`` is True).
+      unlike brax's own ``AutoResetWrapper``, which replays the first state). On a step where an episode
+      ended, ``info[FINAL_OBS_KEY]`` holds the last observation of every row (meaningful where
+      ``info[FINAL_OBS_MASK_KEY]`` is True), as on every backend (``vecrl.final_observations``).
     - ``"next_step"``: the step that ends an episode returns its last observation; the next step
       restarts that sub-env from a fresh state, ignores its action and reports reward 0 and
       ``terminated = truncated = False``. ``"disabled"``: no autoreset; stepping a sub-env whose episode
@@ -361,7 +362,7 @@ class JaxVectorEnv(EpisodeVectorEnv):
             if borrowed:  # the jitted call may read the caller's memory until it is done
                 out.reward.block_until_ready()
             info = dict(out.metrics)
-            if out.final_observation is not None:
+            if out.final_observation is not None and bool(out.episode_ended.any()):
                 info = {**info, **self._finals(out.final_observation, out.episode_ended, info)}
             result = (out.observation, out.reward, out.terminated, out.truncated, info)
             refill = -1 if out.refill is None else int(out.refill)
@@ -391,8 +392,9 @@ class JaxVectorEnv(EpisodeVectorEnv):
         for name, size in self._metric_sizes.items():
             info[name] = floats_t[offset : offset + n * size].view(n, *([size] if size != 1 else []))
             offset += n * size
-        if final_observation is not None:
-            info.update(self._finals(final_observation, flags_t[2 * n : 3 * n], info))
+        ended = flags_t[2 * n : 3 * n]
+        if final_observation is not None and bool(ended.any()):  # (the flags are read on the host anyway)
+            info.update(self._finals(final_observation, ended, info))
         refill = -1
         if self._autoreset_mode != "disabled":
             refill_first, refill_second = flags_t[-2:].tolist()
