@@ -11,6 +11,7 @@ import torch
 
 import vecrl
 from vecrl_policy import Policy, evaluate
+from vecrl_policy.randomness import episode_seed
 
 ROOT = Path(__file__).parent.parent
 
@@ -22,17 +23,17 @@ def row_seeds(seed: int, num_rows: int) -> list[int]:
 
 def reference_returns(policy, rows, num_episodes, seed, env_id="CartPole-v1"):
     """One plain gymnasium env and one nn.Module per row, stepped by hand (the specification): whatever
-    num_envs, row r starts from its own seed."""
+    num_envs, row r's episode e starts from a reset seeded with episode_seed(row r's seed, e)."""
     totals, steps = [], []
     for row, env_seed in zip(rows, row_seeds(seed, len(rows)), strict=True):
         module = policy.to_torch_module(row)
         env = gymnasium.make(env_id)
-        obs, _ = env.reset(seed=env_seed)
         total, count, h = 0.0, 0, None
         for episode in range(num_episodes):
-            if episode:
-                obs, _ = env.reset()
-                h = None
+            obs, _ = env.reset(
+                seed=int(episode_seed(np.array([env_seed], np.uint32), np.array([episode], np.uint32))[0])
+            )
+            h = None
             while True:
                 x = torch.as_tensor(obs, dtype=torch.float32)
                 with torch.no_grad():

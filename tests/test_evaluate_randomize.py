@@ -125,3 +125,41 @@ def test_scale_checks_its_ranges():
         scale({"g": 1})
     with pytest.raises(TypeError, match="takes a dict"):
         scale({})
+
+
+def engines_with_params() -> list[tuple[str, dict]]:
+    found = [("gym::Pendulum-v1", {})]
+    for module, name, kwargs in [
+        ("vecrl_brax", "brax::inverted_pendulum", {"episode_length": 30}),
+        ("vecrl_gymnax", "gymnax::Pendulum-v1", {"episode_length": 30}),
+    ]:
+        try:
+            __import__(module)
+        except ImportError:
+            continue
+        found.append((name, kwargs))
+    return found
+
+
+@pytest.mark.parametrize(("name", "kwargs"), engines_with_params())
+def test_a_row_s_later_episodes_follow_one_rule_with_or_without_params(name, kwargs):
+    """evaluate() and evaluate(randomize=every row at its defaults) give the same rows bit for bit over three
+    episodes, and params given to row 0 alone change row 0 alone."""
+    env = vecrl.make_vector_env(name, num_envs=3, **kwargs)
+    policy = Policy(
+        "Linear(obs_length, act_length)", obs_length=env.single_observation_space.shape[0], act_length=1
+    )
+    rows = torch.randn(9, policy.parameter_length, generator=torch.Generator().manual_seed(0))
+    defaults = env.unwrapped.default_params
+    at_defaults = {key: np.stack([value] * 9) for key, value in defaults.items()}
+    plain = evaluate(policy, env, rows, num_episodes=3, seed=5, fused=False)
+    given = evaluate(policy, env, rows, num_episodes=3, seed=5, fused=False, randomize=at_defaults)
+    assert torch.equal(plain.total_return, given.total_return) and torch.equal(plain.steps, given.steps)
+    (key,) = [key for key in ("gravity", "g") if key in defaults][:1] or [next(iter(defaults))]
+    changed = {k: v.copy() for k, v in at_defaults.items()}
+    changed[key][0] = changed[key][0] * 1.5
+    one = evaluate(policy, env, rows, num_episodes=3, seed=5, fused=False, randomize=changed)
+    assert torch.equal(one.total_return[1:], plain.total_return[1:]) and not torch.equal(
+        one.total_return[:1], plain.total_return[:1]
+    )
+    env.close()

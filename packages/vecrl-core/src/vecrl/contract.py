@@ -63,9 +63,6 @@ class Capabilities:
     - ``seeded_masked_reset``: ``reset(seed=..., options={"reset_mask": mask})`` can seed the masked
       sub-envs alone. False where seeds are fixed when the sub-envs are built (envpool): such a reset is
       refused, and seeded ``vecrl_policy.evaluate`` calls start rows with whole-env resets instead.
-    - ``autoreset_follows_seed``: a sub-env's autoreset continues the random stream its last seeded reset
-      started (gym's sub-envs each own a generator), so its later episodes depend on that seed alone;
-      seeded ``evaluate`` calls then let it autoreset instead of reseeding each later episode.
     - For ``vecrl.HostVectorEnv`` only: ``steps_reset_next``, the backend's own step resets a sub-env whose
       episode ended at its previous step (gymnasium's next-step autoreset, as envpool's pools do), and
       the engine leaves those resets to it in ``"next_step"`` mode; ``infos_per_sub_env``, the backend
@@ -76,7 +73,6 @@ class Capabilities:
 
     passes_reset_options: bool = False
     seeded_masked_reset: bool = True
-    autoreset_follows_seed: bool = False
     steps_reset_next: bool = False
     infos_per_sub_env: bool = False
     resets_spent_sub_envs: bool = False

@@ -26,7 +26,7 @@ class GymVectorEnv(EpisodeVectorEnv):
     ``SyncVectorEnv`` stands on) does not. Reset options other than ``reset_mask`` go on to the sub-envs'
     ``reset``; each sub-env's reset without a seed continues its own generator."""
 
-    capabilities = Capabilities(passes_reset_options=True, autoreset_follows_seed=True)
+    capabilities = Capabilities(passes_reset_options=True)
 
     def _take_options(
         self,

@@ -135,11 +135,10 @@ class _RowLoop:
         # masked resets start rows one sub-env at a time, where the backend can seed them so
         capabilities = capabilities_of(env)
         self.refills = seeds is None or capabilities.seeded_masked_reset
-        # a seeded row's later episodes start from seeded masked resets, unless the backend's autoreset
-        # continues the stream the row's seeded reset started (vecrl_policy.randomness)
-        self.reseeds = self.refills and seeds is not None and not capabilities.autoreset_follows_seed
-        # an episode with parameters of its own starts from a masked reset that gives them
-        self.reseeds = self.reseeds or (self.refills and params is not None)
+        # a seeded row's later episodes start from seeded masked resets, on every backend, with or without
+        # params (vecrl_policy.randomness); an episode with parameters of its own starts from a masked reset
+        # that gives them
+        self.reseeds = self.refills and (seeds is not None or params is not None)
         # each row's seed (drawn for an unseeded call: its noise needs one)
         self.row_seed = torch.as_tensor(
             random_row_seeds(len(rows)) if seeds is None else seeds, dtype=torch.int64
