@@ -194,3 +194,26 @@ def test_a_process_whose_rows_run_longer_takes_fewer_rows(tmp_path, no_process_l
     # ones. The worker starts with the last rows and takes more only as its sub-envs free up, while this
     # process, done with its short rows at once, runs most of the long ones.
     assert not worker & set(range(8)) and len(worker) < 8
+
+
+def test_a_worker_that_stops_answering_is_killed_and_its_rows_run_elsewhere(no_process_left, monkeypatch):
+    """A worker stopped (SIGSTOP: as a wedged env or a native deadlock would leave it) sends nothing: after
+    VECRL_WORKER_SILENCE_SECONDS it is killed, its rows run elsewhere with equal results, and a new worker
+    takes its place."""
+    monkeypatch.setenv("VECRL_WORKER_SILENCE_SECONDS", "2")
+    env, policy, rows = cartpole()
+    try:
+        expected = evaluate(policy, env, rows, seed=3)
+        evaluate(policy, env, rows, seed=3, num_workers=2)
+        (worker,) = env._evaluation_workers.workers
+        os.kill(worker.process.pid, signal.SIGSTOP)  # (before the call: it never answers this one)
+        with pytest.warns(
+            UserWarning,
+            match=rf"pid {worker.process.pid}\) sent nothing for \d+ s .*and was killed.*ran elsewhere",
+        ):
+            again = evaluate(policy, env, rows, seed=3, num_workers=2)
+        assert torch.equal(again.total_return, expected.total_return)
+        (new,) = env._evaluation_workers.workers
+        assert new is not worker and new.process.is_alive() and worker.process.exitcode == -signal.SIGKILL
+    finally:
+        env.close()

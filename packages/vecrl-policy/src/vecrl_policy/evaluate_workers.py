@@ -7,12 +7,16 @@ its own steps), so a process whose rows have longer episodes, or dearer steps, t
 finish together. A worker process makes the env again (from its ``recipe``) once and keeps it, with the
 policy, for the next call; it runs every episode of its rows and sends back their returns, episode counts
 and step counts: per step, nothing crosses a process but the odd request for rows. A row's result depends
-on its seed alone, so the rows of a worker that dies run again elsewhere with the same results.
+on its seed alone, so the rows of a worker that dies run again elsewhere with the same results. A worker
+that holds rows and sends nothing (no request for rows, no results) for ``silence_seconds()`` (a stopped
+process, a wedged env, a native deadlock) is killed and its rows run elsewhere the same way.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import time
 import warnings
 import weakref
 from collections import deque
@@ -40,8 +44,35 @@ STARTED_SHARE = 2
 ASKED_SHARE = 0.25
 
 
+#: The seconds a worker holding rows may send nothing before it is taken for stuck (default; the
+#: environment variable ``VECRL_WORKER_SILENCE_SECONDS`` sets another). A worker asks for rows each time its
+#: sub-envs free some, so only an episode longer than this on its own would be silent that long.
+SILENCE_SECONDS = 600.0
+SILENCE_VARIABLE = "VECRL_WORKER_SILENCE_SECONDS"
+
+
 class WorkerError(VecrlError, RuntimeError):
-    """An evaluation worker died before sending its results."""
+    """An evaluation worker died, or was stopped for sending nothing, before sending its results."""
+
+
+def silence_seconds() -> float:
+    """How long a worker holding rows may send nothing: ``VECRL_WORKER_SILENCE_SECONDS`` where set (a
+    positive number), else ``SILENCE_SECONDS``.
+
+    Examples:
+        >>> silence_seconds() > 0
+        True
+    """
+    text = os.environ.get(SILENCE_VARIABLE)
+    if text is None:
+        return SILENCE_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ValueError(f"{SILENCE_VARIABLE}={text!r}: expected a positive number of seconds.")
+    return seconds
 
 
 def checked_num_workers(num_workers: Any, env: Any) -> int:
@@ -166,6 +197,7 @@ class _Dispatch:
         self.dead: list[_Worker] = []
         self.results: list[tuple[torch.Tensor, ...]] = []
         self.device = evaluation.parameters.device
+        self.silence = silence_seconds()
 
     def run(self) -> None:
         self.hand_out()
@@ -173,15 +205,23 @@ class _Dispatch:
             if self.left:
                 self.results.append(self.workers.run_here(self.evaluation, self.job, _CallersRows(self)))
             else:
-                wait([end for worker in self.holding for end in (worker.connection, worker.process.sentinel)])
+                quietest = min(worker.heard for worker in self.holding)
+                ends = [
+                    end for worker in self.holding for end in (worker.connection, worker.process.sentinel)
+                ]
+                wait(ends, timeout=max(0.0, quietest + self.silence - time.monotonic()))
             self.serve()
         for worker in self.dead:
             self.workers.replace(worker)
 
     def serve(self) -> None:
         """Answer the workers that asked for rows, take the results of those done, hand the rows left to
-        idle workers."""
+        idle workers; a worker silent for longer than ``silence`` is stopped and its rows go back."""
+        now = time.monotonic()
         for worker in list(self.holding):
+            if now - worker.heard > self.silence and not worker.ready():
+                self.lost(worker, worker.stopped(now - worker.heard))
+                continue
             while worker in self.holding and worker.ready():
                 try:
                     message = worker.receive()
@@ -350,11 +390,13 @@ class _Worker(WorkerProcess):
         super().__init__(_serve, (), name="vecrl-evaluate")
         self._recipe = recipe
         self._sender = PartSender()
+        self.heard = time.monotonic()  # when it last sent something, or was given a job
 
     def send(self, evaluation: Evaluation, job: Part) -> None:
         """Send the job (the recipe and the policy only when it does not hold them yet); its rows follow
         with ``give``."""
         self._send(self._sender.pickled(evaluation, job, self._recipe, "evaluation worker processes"))
+        self.heard = time.monotonic()
 
     def give(self, rows: list[int]) -> None:
         """Rows of the job to run (none: there are no more)."""
@@ -372,6 +414,7 @@ class _Worker(WorkerProcess):
             message = self.connection.recv()
         except (EOFError, OSError):
             raise self._death() from None
+        self.heard = time.monotonic()
         if isinstance(message, RemoteFailure):
             raise message.exception()
         return message
@@ -385,6 +428,16 @@ class _Worker(WorkerProcess):
             self.connection.send(message)
         except OSError:
             raise self._death() from None
+
+    def stopped(self, silent: float) -> WorkerError:
+        """Kill the worker, silent for ``silent`` seconds while it held rows; the error that says so."""
+        self.process.kill()
+        self.process.join()
+        return WorkerError(
+            f"An evaluation worker (pid {self.process.pid}) sent nothing for {silent:.0f} s (stopped, or stuck in"
+            f" its env) and was killed; the next evaluate() starts a new one. {SILENCE_VARIABLE} sets how long"
+            f" a worker may be silent (default {SILENCE_SECONDS:.0f} s)."
+        )
 
     def _death(self) -> WorkerError:
         """The error for the worker having died before its results came (sending to it, or waiting)."""
