@@ -58,3 +58,23 @@ def test_a_value_the_env_s_float32_cannot_hold_is_refused_not_made_inf(name, kwa
     ):
         env.reset(seed=0, options={"params": {"body_mass": mass}})
     env.close()
+
+
+@pytest.mark.parametrize(("name", "kwargs"), engines())
+@pytest.mark.parametrize("mass", [0.0, -1.0])
+def test_a_mass_that_is_not_positive_is_refused_by_reset_and_by_randomize(name, kwargs, mass):
+    from vecrl.randomize import scale
+    from vecrl_policy import Policy, evaluate
+
+    env = vecrl.make_vector_env(name, num_envs=2, **kwargs)
+    masses = np.stack([env.unwrapped.default_params["body_mass"]] * 2)
+    masses[1, -1] = mass
+    with pytest.raises(
+        ValueError, match=rf"params\['body_mass'\] must be positive .*got {mass:g} for sub-env 1"
+    ):
+        env.reset(seed=0, options={"params": {"body_mass": masses}})
+    policy = Policy.for_env("Linear(obs_length, act_length)", env)
+    rows = torch.zeros(3, policy.parameter_length)
+    with pytest.raises(ValueError, match=r"params\['body_mass'\] must be positive"):
+        evaluate(policy, env, rows, randomize=scale({"body_mass": (mass, mass)}))
+    env.close()

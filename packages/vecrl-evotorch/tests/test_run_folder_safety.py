@@ -157,16 +157,18 @@ def test_an_interrupted_save_says_the_generation_that_is_on_disk(tmp_path):
         ("{tmp}/file/{name}", "does not exist"),
     ],
 )
-def test_evaluate_refuses_an_output_it_cannot_write_before_any_work(tmp_path, capsys, option, place, words):
+def test_evaluate_refuses_an_output_it_cannot_write_before_any_work(tmp_path, option, place, words):
     (tmp_path / "file").write_text("a file, not a folder")
     (tmp_path / "folder.csv").mkdir()
     name = "rows.csv" if option == "--out" else "stats.pt"
     path = place.format(tmp=tmp_path, name=name)
-    status = status_of(["evaluate", "gym::CartPole-v1", "--popsize", "30000", option, path])
-    (line,) = capsys.readouterr().err.strip().splitlines()
-    assert status == 2 and line.startswith(f"vecrl evaluate: error: argument {option}: ") and words in line, (
-        line
-    )
+    result = ran("evaluate", "gym::CartPole-v1", "--popsize", "30000", option, path)
+    (line,) = result.stderr.strip().splitlines()
+    assert (
+        result.returncode == 2
+        and line.startswith(f"vecrl evaluate: error: argument {option}: ")
+        and words in line
+    ), line
 
 
 def test_record_refuses_an_output_it_cannot_write(tmp_path, capsys):

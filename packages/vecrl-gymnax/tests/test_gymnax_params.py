@@ -92,3 +92,24 @@ def test_a_value_the_env_s_float32_cannot_hold_is_refused_not_made_inf():
     ):
         env.reset(seed=0, options={"params": {"masspole": [0.1, 1e39]}})
     env.close()
+
+
+def test_a_pole_mass_that_is_not_positive_is_refused():
+    env = vecrl.make_vector_env("gymnax::CartPole-v1", num_envs=2)
+    with pytest.raises(ValueError, match=r"params\['masspole'\] must be positive .*got -1 for sub-env 1"):
+        env.reset(seed=0, options={"params": {"masspole": [0.1, -1.0]}})
+    env.close()
+
+
+def test_evaluate_with_every_row_at_its_default_params_equals_evaluate_without():
+    # one rule for a row's later episodes, with or without params (tests/test_evaluate_randomize.py runs the
+    # same on gym and brax)
+    env = vecrl.make_vector_env("gymnax::Pendulum-v1", num_envs=3, episode_length=30)
+    policy = Policy("Linear(3, 1)")
+    rows = torch.randn(9, policy.parameter_length, generator=torch.Generator().manual_seed(0))
+    at_defaults = {key: np.stack([value] * 9) for key, value in env.unwrapped.default_params.items()}
+    for fused in (True, False):
+        plain = evaluate(policy, env, rows, num_episodes=3, seed=5, fused=fused)
+        given = evaluate(policy, env, rows, num_episodes=3, seed=5, fused=fused, randomize=at_defaults)
+        assert torch.equal(plain.total_return, given.total_return)
+    env.close()

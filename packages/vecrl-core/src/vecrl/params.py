@@ -42,6 +42,31 @@ MUJOCO_FIELDS = (
 )
 
 
+#: What physics asks of a parameter's values, by name (MuJoCo's fields, as gym, brax and playground name
+#: them, and classic control's, as gym and gymnax do): masses, inertias, lengths and time steps are positive
+#: (where the default is; a zero default, such as the world body's mass, stays zero or more), frictions,
+#: dampings and armatures are not negative. Other names (gravity, gears, forces) take any finite value.
+POSITIVE = (
+    "body_mass",
+    "body_inertia",
+    "masscart",
+    "masspole",
+    "total_mass",
+    "length",
+    "polemass_length",
+    "tau",
+    "dt",
+    "m",
+    "l",
+    "LINK_LENGTH_1",
+    "LINK_LENGTH_2",
+    "LINK_MASS_1",
+    "LINK_MASS_2",
+    "LINK_MOI",
+)
+NON_NEGATIVE = ("geom_friction", "dof_damping", "dof_armature", "dof_frictionloss")
+
+
 def checked_params(
     given: Any, defaults: Mapping[str, np.ndarray], num_envs: int, owner: str
 ) -> dict[str, np.ndarray]:
@@ -101,8 +126,34 @@ def checked_params(
                 f" {np.finfo(cast.dtype).max:.3g} in size), e.g. {array[~np.isfinite(cast)].flat[0]:g}:"
                 " give values it can hold."
             )
+        _check_physical(name, cast, default)
         checked[name] = cast
     return checked
+
+
+def _check_physical(name: str, values: np.ndarray, default: np.ndarray) -> None:
+    """A ValueError where ``values`` (one row per sub-env) of the parameter ``name`` break what physics asks
+    of it (``POSITIVE``, ``NON_NEGATIVE``), naming the first sub-env and value that does.
+
+    Examples:
+        >>> _check_physical("body_mass", np.array([[0.0, 3.5], [0.0, -1.0]]), np.array([0.0, 3.7]))
+        Traceback (most recent call last):
+        ...
+        ValueError: params['body_mass'] must be positive (as the default is), got -1 for sub-env 1: physics has no meaning for it (a mass, inertia, length or time step); give positive values.
+    """
+    if name in NON_NEGATIVE:
+        bad, kind, what = values < 0, "zero or more", "a friction, damping or armature"
+    elif name in POSITIVE:
+        bad = (values < 0) | ((values == 0) & (np.broadcast_to(default, values.shape) > 0))
+        kind, what = "positive (as the default is)", "a mass, inertia, length or time step"
+    else:
+        return
+    if bad.any():
+        where = np.argwhere(bad)[0]
+        raise ValueError(
+            f"params[{name!r}] must be {kind}, got {values[tuple(where)]:g} for sub-env {where[0]}: physics has no"
+            f" meaning for it ({what}); give {kind.split(' (')[0]} values."
+        )
 
 
 def with_defaults(
