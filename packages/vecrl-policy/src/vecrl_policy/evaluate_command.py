@@ -203,7 +203,7 @@ def ray_executor(address: str | None, num_actors: int | None) -> Any:
         raise CommandError(f"--ray: {first_line(error)}") from error
     where = f"joining the Ray cluster at {address}" if address else "starting Ray on this machine"
     print(f"{where} and starting its actors (a few seconds) ...", flush=True)
-    try:
-        return make(num_actors, address=address)
+    try:  # (without an address, a Ray of its own, as --help says: not whatever cluster runs here)
+        return make(num_actors, address=address or "local")
     except (ValueError, ConnectionError, TimeoutError) as error:
         raise CommandError(f"--ray: {str(error).splitlines()[0]}") from error

@@ -171,6 +171,8 @@ class RunFolder:
                 fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 os.close(descriptor)
+                if holder == str(os.getpid()):  # held by this process already (another RunFolder of it)
+                    return
                 raise RunError(
                     f"{str(self.path)!r} is in use by another process (pid {holder or '?'}, {path}): one process"
                     " at a time writes a run; wait for it to end or stop it, then --resume."
