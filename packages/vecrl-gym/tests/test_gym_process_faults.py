@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -147,6 +148,8 @@ if __name__ == "__main__":
     tracker = resource_tracker._resource_tracker._pid
     print(tracker, *[worker.process.pid for worker in env.unwrapped._workers], flush=True)
     if sys.argv[1] == "loop":
+        env.step(np.zeros(4, np.int64))
+        print("stepping", flush=True)
         while True:
             env.step(np.zeros(4, np.int64))
 """
@@ -164,13 +167,22 @@ def run_script(mode: str) -> tuple[subprocess.Popen, list[int]]:
     return process, [int(pid) for pid in line.split()]
 
 
-def wait_gone(pids: list[int], timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not any(alive(pid) for pid in pids):
-            return True
-        time.sleep(0.05)
-    return False
+def wait_gone(pids: list[int], timeout: float = 60.0) -> bool:
+    """Whether every process of ``pids`` exits within ``timeout``: woken by each exit (a pidfd becomes
+    readable then), not by polling."""
+    end = time.monotonic() + timeout
+    for pid in pids:
+        try:
+            descriptor = os.pidfd_open(pid)
+        except ProcessLookupError:  # gone already
+            continue
+        try:
+            ready, _, _ = select.select([descriptor], [], [], max(0.0, end - time.monotonic()))
+        finally:
+            os.close(descriptor)
+        if not ready:
+            return False
+    return True
 
 
 def test_interpreter_exit_without_close_ends_the_workers():
@@ -181,7 +193,7 @@ def test_interpreter_exit_without_close_ends_the_workers():
 
 def test_ctrl_c_in_the_caller_ends_every_worker():
     process, pids = run_script("loop")
-    time.sleep(0.5)  # stepping
+    assert process.stdout.readline() == "stepping\n", process.stderr.read()
     process.send_signal(signal.SIGINT)
     assert process.wait(30) != 0
     assert "KeyboardInterrupt" in process.stderr.read()
