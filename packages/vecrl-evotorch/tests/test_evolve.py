@@ -330,3 +330,15 @@ def imageio_frames(path: Path):
     import imageio.v3 as imageio
 
     return imageio.imiter(path)
+
+
+def test_the_time_left_is_a_bound_where_the_run_may_stop_at_until():
+    from types import SimpleNamespace
+
+    from vecrl_evotorch.evolve import DEFAULTS, Evolution
+
+    history = {"mean": [1.0], "best": [2.0], "center": [3.0], "env_steps": [100.0], "seconds": [2.0]}
+    state = {"searcher": SimpleNamespace(problem=None), "generation": 1, "history": history}
+    for until, said in ((None, "  18 s left"), (475.0, "  at most 18 s to gen 10")):
+        settings = {**DEFAULTS, "env": "gym::CartPole-v1", "generations": 10, "until": until}
+        assert Evolution(RunFolder("unused"), settings, state).progress().endswith(said)

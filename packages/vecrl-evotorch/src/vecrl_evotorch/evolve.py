@@ -280,8 +280,9 @@ class Evolution:
         limit = self.settings["generations"]
         if limit is not None:
             recent = history["seconds"][-10:]
-            left = (limit - generation) * sum(recent) / len(recent)
-            line += f"  {_duration(left)} left"
+            left = _duration((limit - generation) * sum(recent) / len(recent))
+            # with --until the run may stop sooner: the estimate is a bound, and says so
+            line += f"  {left} left" if self.settings["until"] is None else f"  at most {left} to gen {limit}"
         return line
 
     def _save_champion(self, center: torch.Tensor) -> None:
