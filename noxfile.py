@@ -143,14 +143,16 @@ def cpu_floor(session: nox.Session) -> Iterator[None]:
     """Log the block's wall time beside its processes' CPU time over this machine's cores: the least wall time
     the tests could take here, however they were spread."""
     start, before = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    yield
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    cores = len(os.sched_getaffinity(0))
-    session.log(
-        f"pytest took {time.monotonic() - start:.0f} s for {cpu:.0f} CPU-seconds: at least {cpu / cores:.0f} s"
-        f" on this machine's {cores} cores"
-    )
+    try:
+        yield
+    finally:  # (a failed run's time is the one most wanted)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+        cores = len(os.sched_getaffinity(0))
+        session.log(
+            f"pytest took {time.monotonic() - start:.0f} s for {cpu:.0f} CPU-seconds: at least"
+            f" {cpu / cores:.0f} s on this machine's {cores} cores"
+        )
 
 
 def isolation_params() -> list[nox.param]:
