@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from installed import installed
 
 import vecrl
 from vecrl.randomize import scale
@@ -128,17 +129,11 @@ def test_scale_checks_its_ranges():
 
 
 def engines_with_params() -> list[tuple[str, dict]]:
-    found = [("gym::Pendulum-v1", {})]
-    for module, name, kwargs in [
-        ("vecrl_brax", "brax::inverted_pendulum", {"episode_length": 30}),
-        ("vecrl_gymnax", "gymnax::Pendulum-v1", {"episode_length": 30}),
-    ]:
-        try:
-            __import__(module)
-        except ImportError:
-            continue
-        found.append((name, kwargs))
-    return found
+    pendulums = [
+        ("brax::inverted_pendulum", {"episode_length": 30}),
+        ("gymnax::Pendulum-v1", {"episode_length": 30}),
+    ]
+    return installed([("gym::Pendulum-v1", {}), *pendulums])
 
 
 @pytest.mark.parametrize(("name", "kwargs"), engines_with_params())

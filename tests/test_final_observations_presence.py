@@ -3,10 +3,9 @@ steps where an episode ended (gymnasium's), whether the env is stepped on the ho
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 import torch
+from installed import installed
 
 import vecrl
 from vecrl.compat import FINAL_OBS_KEY, FINAL_OBS_MASK_KEY
@@ -19,11 +18,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("name", "kwargs"), CASES, ids=[name for name, _ in CASES])
+@pytest.mark.parametrize(("name", "kwargs"), installed(CASES), ids=[name for name, _ in installed(CASES)])
 @pytest.mark.parametrize("array_type", ["torch", "numpy"])
 def test_the_final_observations_are_in_info_exactly_where_an_episode_ended(name, kwargs, array_type):
-    if importlib.util.find_spec(f"vecrl_{name.split('::')[0]}") is None:
-        pytest.skip(f"{name.split('::')[0]} is not installed in this row")
     env = vecrl.make_vector_env(name, num_envs=2, array_type=array_type, **kwargs)
     env.reset(seed=0)
     action = env.action_space.sample() * 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from installed import installed
 
 import vecrl
 from vecrl.compat import GYMNASIUM_1
@@ -17,17 +18,10 @@ GRAVITY = {"gravity": np.array([[0.0, 0.0, -9.81], [0.0, 0.0, -30.0]])}
 
 
 def engines() -> list[tuple[str, dict]]:
-    found = [("gym::" + ("Hopper-v5" if GYMNASIUM_1 else "Hopper-v4"), {})]
-    for module, name, kwargs in [
-        ("vecrl_brax", "brax::hopper", {}),
-        ("vecrl_playground", "playground::CartpoleBalance", {"episode_length": 50}),
-    ]:
-        try:
-            __import__(module)
-        except ImportError:
-            continue
-        found.append((name, kwargs))
-    return found
+    hopper = "gym::" + ("Hopper-v5" if GYMNASIUM_1 else "Hopper-v4")
+    return installed(
+        [(hopper, {}), ("brax::hopper", {}), ("playground::CartpoleBalance", {"episode_length": 50})]
+    )
 
 
 @pytest.mark.slow
