@@ -332,4 +332,5 @@ def test_third_party_backends_that_draw_are_recorded_by_vecrl_record(
 
     decoded = list(imageio.imiter(video))
     assert 2 <= frames <= 7 and len(decoded) == frames and decoded[0].shape == (16, 64, 3)
-    assert any(frame.max() == 255 for frame in decoded)  # (the backend drew, not a blank canvas)
+    # (the backend drew, not a blank canvas; MP4 is lossy, a one-pixel line is not white to the bit)
+    assert any(frame.max() > 128 for frame in decoded)
