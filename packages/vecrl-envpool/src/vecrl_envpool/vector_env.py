@@ -384,7 +384,7 @@ class EnvpoolVectorEnv(HostVectorEnv):
         self, observation: Any, reward: np.ndarray, terminated: np.ndarray, truncated: np.ndarray, info: Any
     ) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         *results, info = super().step_returned(observation, reward, terminated, truncated, info)
-        return (*results, self._info_results(info))  # type: ignore[return-value]
+        return (*results, self._info_results(info))
 
     def _info_results(self, info: dict[str, Any]) -> dict[str, Any]:
         """``info`` as the results are: its numeric arrays tensors on the device, as the gym backend's."""

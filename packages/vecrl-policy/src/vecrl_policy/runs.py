@@ -53,6 +53,8 @@ class RunFolder:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        self._lock: int | None = None  # the lock file's descriptor, while this object holds the folder
+        self._release: weakref.finalize | None = None
 
     @classmethod
     def create(
@@ -151,7 +153,7 @@ class RunFolder:
         """Hold the folder for this process until ``release`` (or the process ends, however it ends): a
         ``RunError`` naming the holder where another live process holds it. A lock left by a process that
         ended without releasing it (SIGKILL) is taken over, with a line on stderr saying so."""
-        if getattr(self, "_lock", None) is not None:
+        if self._lock is not None:
             return
         try:
             import fcntl
@@ -192,9 +194,9 @@ class RunFolder:
 
     def release(self) -> None:
         """Let another process have the folder (the lock file goes); nothing where it is not held."""
-        if getattr(self, "_lock", None) is not None:
+        if self._release is not None:
             self._release()
-            self._lock = None
+            self._lock = self._release = None
 
     def settings(self) -> dict[str, Any]:
         """The settings the run was started with."""
