@@ -15,7 +15,7 @@ from vecrl_envpool.vector_env import EnvpoolVectorEnv
 
 
 def make_envpool_env(env_name: str, **kwargs: Any) -> vecrl.TorchWrapper:
-    """``vecrl.make_vector_env("envpool::" + env_name, **kwargs)``: a ``EnvpoolVectorEnv`` that speaks torch."""
+    """``vecrl.make_vector_env("envpool::" + env_name, **kwargs)``: an ``EnvpoolVectorEnv`` that speaks torch."""
     return vecrl.make_vector_env(f"envpool::{env_name}", **kwargs)
 
 

@@ -120,9 +120,10 @@ class EnvpoolVectorEnv(HostVectorEnv):
       sub-env and 45 ms per Atari sub-env on a 2-core machine (classic control: microseconds). ``reset()``
       without a seed keeps the pool and continues each sub-env's random stream. A list of per-sub-env seeds
       (None: drawn at random) is accepted too.
-    - ``info`` holds envpool's per-env info as arrays of the results' kind (``elapsed_step``, Atari's ``lives``, ...), row
-      ``i`` for sub-env ``i``; for a sub-env restarted in the step (same_step), its reset's info, the last
-      step's being in ``info["final_info"]`` (gymnasium's layout: ``vecrl.final_observations``).
+    - ``info`` holds envpool's per-env info as arrays of the results' kind (``elapsed_step``, Atari's
+      ``lives``, ...), row ``i`` for sub-env ``i``; for a sub-env restarted in the step (same_step), its
+      reset's info, the last step's being in ``info["final_info"]`` (gymnasium's layout:
+      ``vecrl.final_observations``).
     - Observations: Box spaces in envpool's dtypes (float64 for MuJoCo, uint8 frames for Atari), or Discrete
       states as int64 (gymnasium's Discrete dtype; envpool gives int32).
       ``array_type="torch"`` returns observations, rewards and flags as torch tensors sharing envpool's

@@ -448,10 +448,11 @@ def checked_state(folder: RunFolder, settings: Mapping[str, Any], state: dict[st
             " states), e.g. one written by a script of your own: resume it with that script."
         )
     made_for = state.get("settings", {"env": getattr(problem, "_env_name", None)})
+    kept = fixed_settings(settings)
     differing = [
-        f"{key} {made_for[key]!r} in the state, {settings.get(key)!r} in settings.json"
-        for key in made_for
-        if key in fixed_settings(settings) and made_for[key] != settings.get(key)
+        f"{key} {value!r} in the state, {kept[key]!r} in settings.json"
+        for key, value in made_for.items()
+        if key in kept and value != kept[key]
     ]
     if differing:
         raise RunError(

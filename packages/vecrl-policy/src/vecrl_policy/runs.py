@@ -2,7 +2,8 @@
 
 ``RunFolder.create(path, settings)`` starts a run (refusing to replace another run's files unless told to),
 ``RunFolder.open(path)`` finds one to resume; either holds the folder (``run.lock``) until ``release`` or
-the process ends, so a second process cannot write into a run in progress. Each generation, ``save_state`` writes the state (anything
+the process ends, so a second process cannot write into a run in progress. Each generation, ``save_state``
+writes the state (anything
 picklable: a searcher, random generator states, histories) beside its final name and renames it over it, so
 an interruption, even during the write, leaves the previous state whole; ``write_results`` rewrites the
 results table (CSV, one row per generation) the same way, from the histories the state holds, so the table
@@ -53,8 +54,9 @@ class RunFolder:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self._lock: int | None = None  # the lock file's descriptor, while this object holds the folder
-        self._release: weakref.finalize | None = None
+        self._release: weakref.finalize | None = (
+            None  # closes the lock file, while this object holds the folder
+        )
 
     @classmethod
     def create(
@@ -153,7 +155,7 @@ class RunFolder:
         """Hold the folder for this process until ``release`` (or the process ends, however it ends): a
         ``RunError`` naming the holder where another live process holds it. A lock left by a process that
         ended without releasing it (SIGKILL) is taken over, with a line on stderr saying so."""
-        if self._lock is not None:
+        if self._release is not None:
             return
         try:
             import fcntl
@@ -189,14 +191,13 @@ class RunFolder:
             )
         os.ftruncate(descriptor, 0)
         os.pwrite(descriptor, str(os.getpid()).encode(), 0)
-        self._lock = descriptor
         self._release = weakref.finalize(self, _released, descriptor, path, os.getpid())
 
     def release(self) -> None:
         """Let another process have the folder (the lock file goes); nothing where it is not held."""
         if self._release is not None:
             self._release()
-            self._lock = self._release = None
+            self._release = None
 
     def settings(self) -> dict[str, Any]:
         """The settings the run was started with."""
