@@ -71,7 +71,7 @@ def test_bench_draws_a_progress_bar_on_a_terminal():
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["bench", "gym::NoSuchEnv-v0"], "cannot make 'gym::NoSuchEnv-v0'"),
+        (["bench", "gym::NoSuchEnv-v0"], "argument env: gymnasium has no environment 'NoSuchEnv-v0'"),
         (["bench", "nosuch::Thing"], "No vecrl backend serves the prefix 'nosuch'"),
         (["bench", "gym::CartPole-v1", "--num-envs", "0"], "expected a positive whole number"),
         (["bench", "gym::CartPole-v1", "--steps", "-3"], "expected a positive whole number"),
@@ -301,7 +301,7 @@ def test_import_vecrl_alone_imports_neither_torch_nor_gymnasium():
         ["evaluate", "--help"],
         ["evaluate"],
         ["evolve", "--help"],
-        ["evolve", "gym::CartPole-v1", "--out", "runs/x"],
+        ["evolve", "--out", "runs/x"],
         ["record"],
         ["bogus"],
         ["bench", "--steps", "0"],
@@ -322,6 +322,42 @@ def test_the_command_answers_help_version_backends_and_usage_mistakes_without_to
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert result.stderr.strip().splitlines()[-1] == "[]", result.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["evolve", "gym::CartPol-v1", "--out", "x"], "gymnasium has no environment 'CartPol-v1'. Did you mean"),
+        (["evaluate", "gymm::CartPole-v1"], "No vecrl backend serves the prefix 'gymm'"),
+        (["bench", "gym::Foo-v0"], "gymnasium has no environment 'Foo-v0'"),
+        (["record", "nosuch::x", "--policy", "p", "--out", "v.mp4"], "No vecrl backend serves the prefix"),
+        (["evolve", "gym::CartPole-v1", "--out", "run", "--generations", "2"], "'run' already holds a run"),
+        (["evolve", "--resume", "run", "--popsize", "16"], "--popsize 16 (the run was started with 8)"),
+        (["evolve", "--resume", "nothing"], "--resume: "),
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else "",
+)
+def test_name_and_folder_mistakes_are_refused_before_torch_or_evotorch_is_imported(tmp_path, args, said):
+    # a newcomer's typo or reused --out costs what argparse's mistakes cost, not the seconds of the imports
+    from vecrl_policy.runs import RunFolder
+
+    run = RunFolder.create(tmp_path / "run", {"env": "gym::CartPole-v1", "popsize": 8})
+    run.save_state({"generation": 1})
+    run.release()
+    code = (
+        "import sys\n"
+        "from vecrl.cli import main\n"
+        "try:\n"
+        f"    status = main({args!r})\n"
+        "except SystemExit as exit:\n"
+        "    status = exit.code\n"
+        "print(status, sorted(m for m in ('torch', 'jax', 'evotorch') if m in sys.modules), file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    *said_lines, last = result.stderr.strip().splitlines()
+    assert last == "2 []" and said in said_lines[-1], result.stderr[-2000:]
 
 
 @pytest.mark.parametrize(

@@ -306,3 +306,32 @@ def test_a_plugin_that_breaks_after_registering_is_named_and_the_others_still_se
     assert "'breaks-later'" in str(error) and words in str(error)
     with pytest.raises((TypeError, ValueError), match="breaks-later"):
         vecrl.list_backends()
+
+
+def test_check_env_name_asks_the_backend_s_check_name_and_nothing_is_made():
+    seen = []
+
+    def check(name):
+        seen.append(name)
+        if name != "good":
+            raise vecrl.UnknownEnvError(f"toy has no environment {name!r}")
+
+    def make(name, **kwargs):
+        raise AssertionError("check_env_name makes nothing")
+
+    with isolated_registry(), register_backend(Backend("toy", make=make, check_name=check)):
+        assert vecrl.check_env_name("toy::good") == "toy::good"
+        with pytest.raises(vecrl.UnknownEnvError, match="toy has no environment 'bad'"):
+            vecrl.check_env_name("toy::bad")
+        with pytest.raises(ValueError, match="No vecrl backend serves the prefix 'toyy'"):
+            vecrl.check_env_name("toyy::good")
+    assert seen == ["good", "bad"]
+
+
+@pytest.mark.parametrize(
+    ("check_name", "error", "words"),
+    [("vecrl_toy_nowhere", ValueError, "is no import path"), (3, TypeError, "check_name must be callable")],
+)
+def test_a_check_name_that_is_neither_a_function_nor_its_import_path_is_refused(check_name, error, words):
+    with pytest.raises(error, match=words):
+        Backend("toy", make="os.path:join", check_name=check_name)

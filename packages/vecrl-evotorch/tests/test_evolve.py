@@ -335,7 +335,8 @@ def imageio_frames(path: Path):
 def test_the_time_left_is_a_bound_where_the_run_may_stop_at_until():
     from types import SimpleNamespace
 
-    from vecrl_evotorch.evolve import DEFAULTS, Evolution
+    from vecrl_evotorch.evolve import Evolution
+    from vecrl_evotorch.run_settings import DEFAULTS
 
     history = {"mean": [1.0], "best": [2.0], "center": [3.0], "env_steps": [100.0], "seconds": [2.0]}
     state = {"searcher": SimpleNamespace(problem=None), "generation": 1, "history": history}

@@ -26,6 +26,8 @@ from vecrl.base_vector_env import BaseVectorEnv as BaseVectorEnv
 from vecrl.checks import SubEnvError as SubEnvError
 from vecrl.contract import Capabilities as Capabilities
 from vecrl.contract import EpisodeOptions as EpisodeOptions
+from vecrl.env_names import check_env_name as check_env_name
+from vecrl.env_names import split_env_name as split_env_name
 from vecrl.episode_vector_env import EpisodeVectorEnv as EpisodeVectorEnv
 from vecrl.errors import (
     UnknownEnvError as UnknownEnvError,
@@ -40,7 +42,6 @@ from vecrl.goal import GoalEnvWrapper as GoalEnvWrapper
 from vecrl.hookspecs import hookimpl as hookimpl
 from vecrl.host_vector_env import HostVectorEnv as HostVectorEnv
 from vecrl.make import make_vector_env as make_vector_env
-from vecrl.make import split_env_name as split_env_name
 from vecrl.registry import (
     BackendRegistration as BackendRegistration,
 )
@@ -88,6 +89,7 @@ __all__ = [
     "array_type",
     "backend_distribution",
     "backend_prefixes",
+    "check_env_name",
     "convert_from_torch",
     "convert_to_numpy",
     "convert_to_torch",

@@ -47,7 +47,9 @@ class Backend:
     returns a ``TorchWrapper``, keeps working.) ``keywords`` names which of vecrl's ``OPTIONAL_KEYWORDS`` it
     takes (``autoreset_mode``, ``num_episodes``, ``device``, ...): ``make_vector_env`` refuses the others
     with an ``UnknownKeywordError`` naming the backend, with the reason ``refusals`` gives for it, before
-    ``make`` is called. Without ``keywords`` every keyword reaches ``make``.
+    ``make`` is called. Without ``keywords`` every keyword reaches ``make``. ``check_name(name)`` (the
+    function or its import path), where given, raises the error ``make`` would raise for a name the backend
+    does not serve, at once: the ``vecrl`` command calls it before importing torch or making anything.
 
     Examples:
         >>> toy = Backend("toy", make=lambda name, **kw: None, keywords={"num_episodes"},
@@ -63,6 +65,7 @@ class Backend:
     description: str = ""
     keywords: Collection[str] | None = None
     refusals: Mapping[str, str] = field(default_factory=dict, compare=False)
+    check_name: Callable[[str], object] | str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.prefix, str) or not _PREFIX.match(self.prefix):
@@ -70,17 +73,18 @@ class Backend:
                 f"Backend prefix {self.prefix!r} is not valid: expected a name made of letters, digits, '_' or"
                 " '-', starting with a letter (for example 'gym' or 'my_sim'), and without '::'."
             )
-        if isinstance(self.make, str):
-            if not _IMPORT_PATH.match(self.make):
-                raise ValueError(
-                    f"Backend {self.prefix!r}: make={self.make!r} is no import path; write it as"
-                    " 'package.module:function' (e.g. 'vecrl_gym.make:make_gym_vector_env')."
+        for what, value in (("make", self.make), ("check_name", self.check_name)):
+            if isinstance(value, str):
+                if not _IMPORT_PATH.match(value):
+                    raise ValueError(
+                        f"Backend {self.prefix!r}: {what}={value!r} is no import path; write it as"
+                        " 'package.module:function' (e.g. 'vecrl_gym.make:make_gym_vector_env')."
+                    )
+            elif not callable(value) and (what == "make" or value is not None):
+                raise TypeError(
+                    f"Backend {self.prefix!r}: {what} must be callable or its import path"
+                    f" 'package.module:function', got {value!r}."
                 )
-        elif not callable(self.make):
-            raise TypeError(
-                f"Backend {self.prefix!r}: make must be callable (a function building the env) or its import path"
-                f" 'package.module:function', got {self.make!r}."
-            )
         if self.keywords is not None:
             if isinstance(self.keywords, str):
                 raise TypeError(
@@ -104,20 +108,31 @@ class Backend:
             >>> Backend("toy", make="os.path:join").make_function()("a", "b")
             'a/b'
         """
-        if not isinstance(self.make, str):
-            return self.make
-        module, _, name = self.make.partition(":")
+        return self._imported("make", self.make)
+
+    def check_env_name(self, name: str) -> None:
+        """Raise the error ``make`` would raise for ``name`` where the backend can tell at once (its
+        ``check_name``); nothing otherwise.
+
+        Examples:
+            >>> Backend("toy", make="os.path:join", check_name="os.path:basename").check_env_name("x")
+        """
+        if self.check_name is not None:
+            self._imported("check_name", self.check_name)(name)
+
+    def _imported(self, what: str, value: Callable[..., Any] | str) -> Callable[..., Any]:
+        if not isinstance(value, str):
+            return value
+        module, _, name = value.partition(":")
         try:
             function = getattr(importlib.import_module(module), name)
         except (ImportError, AttributeError) as error:
             raise ImportError(
-                f"The {self.prefix} backend's make, {self.make!r}, could not be imported: {error}. Reinstall the"
-                " package that provides the backend, or fix its plugin's Backend(make=...)."
+                f"The {self.prefix} backend's {what}, {value!r}, could not be imported: {error}. Reinstall the"
+                f" package that provides the backend, or fix its plugin's Backend({what}=...)."
             ) from error
         if not callable(function):
-            raise TypeError(
-                f"The {self.prefix} backend's make, {self.make!r}, is {function!r}: not callable."
-            )
+            raise TypeError(f"The {self.prefix} backend's {what}, {value!r}, is {function!r}: not callable.")
         return function
 
     def check_keywords(self, call: str, given: Mapping[str, Any]) -> None:

@@ -25,6 +25,7 @@ from vecrl.command import (
     Command,
     CommandError,
     ctrl_c_exits_at_once,
+    env_name,
     make_env_or_fail,
     positive_int,
     seed_int,
@@ -101,7 +102,7 @@ def _run_backends(args: argparse.Namespace) -> int:
 
 
 def _add_bench_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("env", help="environment name, e.g. gym::CartPole-v1 or brax::ant")
+    parser.add_argument("env", type=env_name, help="environment name, e.g. gym::CartPole-v1 or brax::ant")
     parser.add_argument("--num-envs", type=positive_int, default=16, help="sub-environments")
     parser.add_argument("--steps", type=positive_int, default=1000, help="vector steps to take")
     parser.add_argument("--seed", type=seed_int, default=0, help="seed for reset and the random actions")

@@ -117,6 +117,22 @@ def add_randomize_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def env_name(text: str) -> str:
+    """argparse type: an env name that a backend serves, checked before anything heavy is imported
+    (``vecrl.env_names.check_env_name``): a mistyped prefix or gymnasium id is a usage error at once.
+
+    Examples:
+        >>> env_name("gym::CartPole-v1")
+        'gym::CartPole-v1'
+    """
+    from vecrl.env_names import check_env_name
+
+    try:
+        return check_env_name(text)
+    except (ValueError, LookupError, ImportError, TypeError) as error:
+        raise argparse.ArgumentTypeError(first_line(error)) from error
+
+
 def finite_float(text: str) -> float:
     """argparse type: a finite number (``nan`` and ``inf`` are refused)."""
     try:

@@ -10,13 +10,13 @@ from typing import Any, Literal, overload
 
 from vecrl.arrays import ARRAY_TYPES, ArrayType
 from vecrl.backend import COMMON_KEYWORDS, OPTIONAL_KEYWORDS, Backend
+from vecrl.env_names import split_env_name
 from vecrl.episodes import budget_under_wrappers_error
 from vecrl.errors import UnknownKeywordError
 from vecrl.numpy_view import JaxView, NumpyView, VectorWrapperMaker, with_vector_wrappers
 from vecrl.registry import WELL_KNOWN_BACKENDS, backend_prefixes, get_backend
 from vecrl.torch_wrapper import TorchWrapper
 
-DEFAULT_PREFIX = "gym"
 _KWARGS_SUFFIX = "_kwargs"
 #: vecrl's own keywords: a near miss of one (``num_env``) is refused before it reaches the env's constructor,
 #: where any other keyword goes.
@@ -25,37 +25,6 @@ SHARED_KEYWORDS = (*COMMON_KEYWORDS, *OPTIONAL_KEYWORDS, "vector_wrappers", "arr
 _OWN_ARGUMENTS = (*COMMON_KEYWORDS, "vector_wrappers", "array_type")
 #: The view that makes a torch-speaking env's results numpy or jax arrays.
 _VIEWS: dict[str, type[NumpyView]] = {"numpy": NumpyView, "jax": JaxView}
-
-
-def split_env_name(env_name: str) -> tuple[str, str]:
-    """Split ``"prefix::name"`` on the first ``::``; a name without ``::`` belongs to the ``gym`` backend.
-
-    ``"gym:CartPole-v1"`` (one colon after a backend's prefix) is refused with a hint that ``::`` was
-    meant; any other ``"module:EnvId"`` is gymnasium's own form and goes to the gym backend.
-
-    Examples:
-        >>> split_env_name("brax::old::ant"), split_env_name("CartPole-v1")
-        (('brax', 'old::ant'), ('gym', 'CartPole-v1'))
-    """
-    if not isinstance(env_name, str):
-        raise TypeError(
-            f"env_name must be a str such as 'gym::CartPole-v1', got {type(env_name).__qualname__}."
-        )
-    prefix, separator, name = env_name.partition("::")
-    if not separator:
-        prefix, name = DEFAULT_PREFIX, env_name
-        module, colon, rest = env_name.partition(":")
-        if colon and module in set(WELL_KNOWN_BACKENDS) | set(backend_prefixes()):
-            raise ValueError(
-                f"env_name {env_name!r} has one colon after the backend prefix {module!r}; a prefix is"
-                f" separated by two: did you mean {module + '::' + rest!r}?"
-            )
-    if not prefix or not name:
-        raise ValueError(
-            f"env_name {env_name!r} is incomplete: expected 'prefix::name' (e.g. 'gym::CartPole-v1',"
-            " 'brax::ant') or a plain gymnasium id (e.g. 'CartPole-v1')."
-        )
-    return prefix, name
 
 
 @overload

@@ -12,6 +12,7 @@ import vecrl
 from vecrl.command import (
     Command,
     CommandError,
+    env_name,
     finite_float,
     finite_positive_float,
     positive_int,
@@ -24,7 +25,9 @@ ALGORITHMS = ("pgpe", "snes", "cem", "cmaes")
 
 
 def _evolve_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("env", nargs="?", help="environment name, e.g. gym::CartPole-v1 or brax::ant")
+    parser.add_argument(
+        "env", nargs="?", type=env_name, help="environment name, e.g. gym::CartPole-v1 or brax::ant"
+    )
     parser.add_argument(
         "--out", metavar="DIR", help="the run's folder: state, results.csv, plot.png, champion"
     )
@@ -49,7 +52,9 @@ def _evolve_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _record_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("env", help="environment name, e.g. gym::Hopper-v5 or brax::inverted_pendulum")
+    parser.add_argument(
+        "env", type=env_name, help="environment name, e.g. gym::Hopper-v5 or brax::inverted_pendulum"
+    )
     parser.add_argument("--policy", required=True, metavar="FILE", help="a champion.pickle of vecrl evolve")
     parser.add_argument(
         "--out", required=True, type=writable_file, metavar="VIDEO", help="the video to write (.mp4 or .gif)"
@@ -59,7 +64,8 @@ def _record_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def check_evolve_arguments(args: argparse.Namespace) -> None:
-    """The mistakes ``vecrl evolve`` finds in its arguments alone, before importing anything heavy."""
+    """The mistakes ``vecrl evolve`` finds in its arguments alone (``run_settings`` then checks the folder
+    they name), before importing anything heavy."""
     if args.resume is not None:
         if args.out is not None or args.overwrite:
             raise CommandError("--resume DIR goes on in DIR: give it without --out and --overwrite")
@@ -79,9 +85,12 @@ def check_evolve_arguments(args: argparse.Namespace) -> None:
 
 def _evolve(args: argparse.Namespace) -> int:
     check_evolve_arguments(args)
+    from vecrl_evotorch.run_settings import new_settings, resumed_settings
+
+    folder, settings = resumed_settings(args) if args.resume is not None else (None, new_settings(args))
     from vecrl_evotorch.evolve import run_command
 
-    return run_command(args)
+    return run_command(args, settings, folder)
 
 
 def _record(args: argparse.Namespace) -> int:

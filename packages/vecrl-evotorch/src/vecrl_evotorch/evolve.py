@@ -29,36 +29,9 @@ from vecrl.command import CommandError, first_line
 from vecrl.interrupts import raise_if_ctrl_c_pressed
 from vecrl.randomize import scale
 from vecrl_evotorch.problem import VecrlNE
-from vecrl_policy.runs import SETTINGS, STATE, RunError, RunFolder, contradictions
+from vecrl_evotorch.run_settings import CHAMPION, EVOLVE_FILES, fixed_settings
+from vecrl_policy.runs import SETTINGS, STATE, RunError, RunFolder
 
-#: The settings of a run and their defaults (``env`` has none); ``vecrl evolve``'s options of the same names.
-DEFAULTS: dict[str, Any] = {
-    "algorithm": "pgpe",
-    "policy": None,  # VecrlNE's default for the env's action space
-    "popsize": 64,
-    "generations": None,
-    "until": None,
-    "workers": None,
-    "ray": None,
-    "num_envs": None,
-    "episodes": 1,
-    "obs_norm": False,
-    "decrease_rewards_by": None,
-    "action_noise": None,
-    "alive_bonus_schedule": None,
-    "common_random_numbers": False,
-    "randomize": None,  # [[name, [low, high]], ...]: vecrl.randomize.scale's ranges
-    "stdev_init": 0.1,
-    "seed": 0,
-    "video": False,
-    "video_every": None,
-}
-#: What a resumed run may change: how long it goes on, and what it records.
-MAY_CHANGE = frozenset({"generations", "until", "video", "video_every"})
-CHAMPION = "champion.pickle"
-#: What a run writes beside ``vecrl_policy.runs.RUN_FILES`` (glob patterns): an ``--overwrite`` removes these
-#: too, and nothing it did not write.
-EVOLVE_FILES = (CHAMPION, "champion.mp4", "videos/generation-*.mp4")
 #: Fresh episodes the center is scored on each generation.
 CENTER_EPISODES = 4
 
@@ -123,6 +96,7 @@ class Evolution:
 
     Examples:
         >>> import tempfile
+        >>> from vecrl_evotorch.run_settings import DEFAULTS
         >>> settings = {**DEFAULTS, "env": "gym::CartPole-v1", "popsize": 8, "generations": 1}
         >>> run = Evolution.start(settings, RunFolder.create(tempfile.mkdtemp(), settings))  # doctest: +SKIP
         >>> run.step(); run.generation  # doctest: +SKIP
@@ -292,17 +266,12 @@ class Evolution:
         os.replace(partial, path)
 
 
-def run_command(args: argparse.Namespace) -> int:
-    """``vecrl evolve`` with the parsed ``args``; its exit status. Every mistake is a CommandError before any
+def run_command(args: argparse.Namespace, settings: dict[str, Any], folder: RunFolder | None) -> int:
+    """``vecrl evolve`` with the parsed ``args`` and the run's ``settings`` (``vecrl_evotorch.run_settings``'s),
+    in ``folder`` (held) when it resumes one; its exit status. Every mistake is a CommandError before any
     generation runs."""
     logging.getLogger("evotorch").setLevel(logging.WARNING)  # its INFO lines on every problem made
-    given = {key: getattr(args, key) for key in DEFAULTS if getattr(args, key) is not None}
-    folder: RunFolder | None = None
-    state: dict[str, Any] | None = None
-    if args.resume is not None:
-        folder, settings, state = _resumed(args, given)
-    else:
-        settings = _new_settings(args, given)
+    state = None if folder is None else _resumed_state(args, folder, settings)
     executor = _executor(settings)
     try:
         if folder is None:
@@ -374,35 +343,21 @@ def _record_champion(run: Evolution, name: str) -> None:
     print(f"video of the champion ({frames} frames) saved to {path}")
 
 
-def _new_settings(args: argparse.Namespace, given: Mapping[str, Any]) -> dict[str, Any]:
-    settings = {"env": args.env, **DEFAULTS, **given}
+def _created(out: str, settings: Mapping[str, Any], overwrite: bool) -> RunFolder:
     try:
-        RunFolder.check_new(args.out, overwrite=args.overwrite, also=EVOLVE_FILES)
+        return RunFolder.create(out, settings, overwrite=overwrite, also=EVOLVE_FILES)
     except RunError as error:
         raise CommandError(str(error)) from error
-    return settings
 
 
-def _resumed(
-    args: argparse.Namespace, given: Mapping[str, Any]
-) -> tuple[RunFolder, dict[str, Any], dict[str, Any]]:
-    """The run to resume, its settings with the changes ``given`` may make, and its state (read once)."""
+def _resumed_state(
+    args: argparse.Namespace, folder: RunFolder, settings: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The state of the run in ``folder``, checked to be its own and to have generations left."""
     try:
-        folder = RunFolder.open(args.resume)
-        saved = folder.settings()
-        state = folder.load_state()
+        state = checked_state(folder, folder.settings(), folder.load_state())
     except RunError as error:
         raise CommandError(f"--resume: {error}") from error
-    fixed = {key: value for key, value in given.items() if key not in MAY_CHANGE}
-    if args.env is not None:
-        fixed["env"] = args.env
-    contradicting = contradictions(saved, fixed)
-    if contradicting:
-        raise CommandError(
-            f"--resume {args.resume}: {'; '.join(contradicting)}: leave these out to go on as the run was started,"
-            " or start a new run with --out"
-        )
-    settings = {**DEFAULTS, **saved, **{key: given[key] for key in MAY_CHANGE if key in given}}
     if (
         settings["until"] is None
         and settings["generations"] is not None
@@ -412,23 +367,7 @@ def _resumed(
             f"--resume {args.resume}: the run already has its {settings['generations']} generations; give"
             " --generations N (more) to go on"
         )
-    try:
-        checked_state(folder, saved, state)
-    except RunError as error:
-        raise CommandError(f"--resume: {error}") from error
-    return folder, settings, state
-
-
-def _created(out: str, settings: Mapping[str, Any], overwrite: bool) -> RunFolder:
-    try:
-        return RunFolder.create(out, settings, overwrite=overwrite, also=EVOLVE_FILES)
-    except RunError as error:
-        raise CommandError(str(error)) from error
-
-
-def fixed_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The settings a resumed run keeps (all but ``MAY_CHANGE``)."""
-    return {key: value for key, value in settings.items() if key not in MAY_CHANGE}
+    return state
 
 
 def checked_state(folder: RunFolder, settings: Mapping[str, Any], state: dict[str, Any]) -> dict[str, Any]:

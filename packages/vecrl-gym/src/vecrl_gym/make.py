@@ -12,13 +12,13 @@ import gymnasium
 import torch
 
 import vecrl
-from vecrl.checks import checked_callables, did_you_mean
+from vecrl.checks import checked_callables
 from vecrl.contract import EpisodeOptions
-from vecrl.errors import UnknownEnvError
 from vecrl.seeding import SeedRule
 from vecrl.single_env import check_vector_only_options
 from vecrl_gym.auto_workers import auto_num_workers
 from vecrl_gym.checks import ObservationMode
+from vecrl_gym.names import unknown_gym_id
 from vecrl_gym.process_vector_env import ProcessVectorEnv
 from vecrl_gym.sync_vector_env import SyncVectorEnv
 
@@ -120,11 +120,7 @@ def _make_wrapped(env_name: str, wrappers: Sequence[EnvWrapper], kwargs: dict[st
     try:
         env = gymnasium.make(env_name, **kwargs)
     except gymnasium.error.UnregisteredEnv as error:
-        known = list(gymnasium.registry)
-        raise UnknownEnvError(
-            f"gymnasium has no environment {env_name!r}.{did_you_mean(env_name, known)} ({error} List them"
-            ' with: python -c "import gymnasium; gymnasium.pprint_registry()")'
-        ) from error
+        raise unknown_gym_id(env_name) from error
     for wrap in wrappers:
         env = wrap(env)
     return env

@@ -9,6 +9,7 @@ from vecrl.hookspecs import serving
 BACKEND = vecrl.Backend(
     prefix="gym",
     make="vecrl_gym.make:make_gym_vector_env",
+    check_name="vecrl_gym.names:check_gym_id",
     description="gymnasium environments, stepped in lockstep on the CPU with same-step autoreset",
     # every optional keyword of vecrl's but the one gymnasium spells its own way
     keywords=tuple(k for k in OPTIONAL_KEYWORDS if k != "episode_length"),

@@ -15,6 +15,7 @@ from vecrl.command import (
     Command,
     CommandError,
     add_randomize_argument,
+    env_name,
     finite_float,
     finite_positive_float,
     positive_int,
@@ -125,7 +126,7 @@ def evaluate_options(settings: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("env", help="environment name, e.g. gym::CartPole-v1 or brax::ant")
+    parser.add_argument("env", type=env_name, help="environment name, e.g. gym::CartPole-v1 or brax::ant")
     parser.add_argument(
         "--policy",
         default="Linear(obs_length, 32) >> Tanh() >> Linear(32, act_length)",

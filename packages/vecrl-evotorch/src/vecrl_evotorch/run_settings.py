@@ -1,0 +1,90 @@
+"""The settings of a ``vecrl evolve`` run, and the folder checks that need nothing but them: what ``vecrl
+evolve`` refuses before it imports torch and EvoTorch (an existing ``--out``, a ``--resume`` that contradicts
+the run, a folder another process holds).
+
+Examples:
+    >>> import argparse, tempfile
+    >>> out = tempfile.mkdtemp() + "/run"
+    >>> settings = new_settings(argparse.Namespace(env="gym::CartPole-v1", out=out, overwrite=False, popsize=8))
+    >>> settings["popsize"], settings["algorithm"]
+    (8, 'pgpe')
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from typing import Any
+
+from vecrl.command import CommandError
+from vecrl_policy.runs import RunError, RunFolder, contradictions
+
+#: The settings of a run and their defaults (``env`` has none); ``vecrl evolve``'s options of the same names.
+DEFAULTS: dict[str, Any] = {
+    "algorithm": "pgpe",
+    "policy": None,  # VecrlNE's default for the env's action space
+    "popsize": 64,
+    "generations": None,
+    "until": None,
+    "workers": None,
+    "ray": None,
+    "num_envs": None,
+    "episodes": 1,
+    "obs_norm": False,
+    "decrease_rewards_by": None,
+    "action_noise": None,
+    "alive_bonus_schedule": None,
+    "common_random_numbers": False,
+    "randomize": None,  # [[name, [low, high]], ...]: vecrl.randomize.scale's ranges
+    "stdev_init": 0.1,
+    "seed": 0,
+    "video": False,
+    "video_every": None,
+}
+#: What a resumed run may change: how long it goes on, and what it records.
+MAY_CHANGE = frozenset({"generations", "until", "video", "video_every"})
+CHAMPION = "champion.pickle"
+#: What a run writes beside ``vecrl_policy.runs.RUN_FILES`` (glob patterns): an ``--overwrite`` removes these
+#: too, and nothing it did not write.
+EVOLVE_FILES = (CHAMPION, "champion.mp4", "videos/generation-*.mp4")
+
+
+def given_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings the command line gives (the options of ``DEFAULTS``' names that it sets)."""
+    return {key: getattr(args, key) for key in DEFAULTS if getattr(args, key, None) is not None}
+
+
+def new_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings of a new run in ``args.out``; a CommandError if the folder holds a run it may not replace."""
+    try:
+        RunFolder.check_new(args.out, overwrite=args.overwrite, also=EVOLVE_FILES)
+    except RunError as error:
+        raise CommandError(str(error)) from error
+    return {"env": args.env, **DEFAULTS, **given_settings(args)}
+
+
+def resumed_settings(args: argparse.Namespace) -> tuple[RunFolder, dict[str, Any]]:
+    """The run in ``args.resume``, held by this process, and its settings with the changes ``args`` may make;
+    a CommandError if the folder holds no run or ``args`` contradicts how it was started."""
+    try:
+        folder = RunFolder.open(args.resume)
+        saved = folder.settings()
+    except RunError as error:
+        raise CommandError(f"--resume: {error}") from error
+    given = given_settings(args)
+    fixed = {key: value for key, value in given.items() if key not in MAY_CHANGE}
+    if args.env is not None:
+        fixed["env"] = args.env
+    contradicting = contradictions(saved, fixed)
+    if contradicting:
+        folder.release()
+        raise CommandError(
+            f"--resume {args.resume}: {'; '.join(contradicting)}: leave these out to go on as the run was started,"
+            " or start a new run with --out"
+        )
+    return folder, {**DEFAULTS, **saved, **{key: given[key] for key in MAY_CHANGE if key in given}}
+
+
+def fixed_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings a resumed run keeps (all but ``MAY_CHANGE``)."""
+    return {key: value for key, value in settings.items() if key not in MAY_CHANGE}
