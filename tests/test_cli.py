@@ -327,7 +327,10 @@ def test_the_command_answers_help_version_backends_and_usage_mistakes_without_to
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        (["evolve", "gym::CartPol-v1", "--out", "x"], "gymnasium has no environment 'CartPol-v1'. Did you mean"),
+        (
+            ["evolve", "gym::CartPol-v1", "--out", "x"],
+            "gymnasium has no environment 'CartPol-v1'. Did you mean",
+        ),
         (["evaluate", "gymm::CartPole-v1"], "No vecrl backend serves the prefix 'gymm'"),
         (["bench", "gym::Foo-v0"], "gymnasium has no environment 'Foo-v0'"),
         (["record", "nosuch::x", "--policy", "p", "--out", "v.mp4"], "No vecrl backend serves the prefix"),

@@ -36,6 +36,7 @@ def assert_same_rows(result, expected) -> None:
     assert torch.equal(result.episodes, expected.episodes)
     assert torch.equal(result.steps, expected.steps)
     torch.testing.assert_close(result.total_return, expected.total_return, rtol=1e-5, atol=1e-4)
+    torch.testing.assert_close(result.raw_return, expected.raw_return, rtol=1e-5, atol=1e-4)
 
 
 @pytest.mark.parametrize("name", list(ENVS))
@@ -51,6 +52,9 @@ def test_every_path_gives_each_row_the_same_numbers(name):
         env.close()
     assert [r.path for r in results.values()] == ["fused", "fused", "stepped", "stepped", "stepped"]
     assert (results[4].episodes == 3).all()
+    # the shaping took 0.5 from every step and added the bonus: the env's own rewards are summed apart
+    shaping = results[4].total_return - results[4].raw_return
+    assert (shaping != 0).all()
     for num_envs in (16, 3, 8, 64):
         assert_same_rows(results[num_envs], results[4])
         assert statistics[num_envs].count == statistics[4].count

@@ -42,11 +42,17 @@ def test_rewards_are_decreased_and_the_alive_bonus_follows_its_schedule(schedule
     rows = torch.randn(5, policy.parameter_length, generator=torch.Generator().manual_seed(4))
     env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=5, num_episodes=1)
     result = evaluate(policy, env, rows, seed=7, decrease_rewards_by=0.75, alive_bonus_schedule=schedule)
-    expected = [
-        sum(reward - 0.75 + bonus_of_step(t) for t, reward in enumerate(rewards, start=1))
-        for rewards in per_row_rewards(policy, rows, seed=7)
-    ]
+    rewards = per_row_rewards(policy, rows, seed=7)
+    expected = [sum(r - 0.75 + bonus_of_step(t) for t, r in enumerate(row, start=1)) for row in rewards]
     torch.testing.assert_close(result.total_return, torch.tensor(expected, dtype=torch.float64))
+    # the env's own return beside it, as vecrl evolve's results table records it
+    raw = torch.tensor([sum(row) for row in rewards], dtype=torch.float64)
+    torch.testing.assert_close(result.raw_return, raw)
+    torch.testing.assert_close(result.mean_raw_return, raw)
+    workers = evaluate(
+        policy, env, rows, seed=7, decrease_rewards_by=0.75, alive_bonus_schedule=schedule, num_workers=2
+    )
+    torch.testing.assert_close(workers.raw_return, raw)
 
 
 def test_the_alive_bonus_counts_steps_from_each_episodes_start():
@@ -58,6 +64,9 @@ def test_the_alive_bonus_counts_steps_from_each_episodes_start():
         policy, env, rows, num_episodes=2, seed=1, decrease_rewards_by=1.0, alive_bonus_schedule=(1, 1.0)
     )
     assert torch.equal(shaped.total_return, plain.total_return)  # -1 then +1 on every step of both episodes
+    assert torch.equal(plain.raw_return, plain.total_return) and torch.equal(
+        shaped.raw_return, plain.total_return
+    )
 
 
 def test_action_noise_reproduces_for_a_seed_and_changes_the_actions():

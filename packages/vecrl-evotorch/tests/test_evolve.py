@@ -343,3 +343,29 @@ def test_the_time_left_is_a_bound_where_the_run_may_stop_at_until():
     for until, said in ((None, "  18 s left"), (475.0, "  at most 18 s to gen 10")):
         settings = {**DEFAULTS, "env": "gym::CartPole-v1", "generations": 10, "until": until}
         assert Evolution(RunFolder("unused"), settings, state).progress().endswith(said)
+
+
+def test_a_shaped_run_records_and_plots_the_env_s_own_returns_with_the_fitness_beside_them(tmp_path):
+    # CartPole's reward is 1 per step: less 1.0, every fitness is 0 while the returns are the episodes' lengths
+    folder = tmp_path / "shaped"
+    args = ["gym::CartPole-v1", "--popsize", "8", "--generations", "2", "--decrease-rewards-by", "1.0"]
+    assert main(["evolve", *args, "--out", str(folder)]) == 0
+    with open(folder / "results.csv") as file:
+        table = list(csv.DictReader(file))
+    assert list(table[0])[:6] == [
+        "generation",
+        "mean_return",
+        "best_return",
+        "center_return",
+        "mean_fitness",
+        "best_fitness",
+    ]
+    for row in table:
+        assert float(row["mean_fitness"]) == float(row["best_fitness"]) == 0.0
+        assert 8 <= float(row["mean_return"]) <= float(row["best_return"])
+    status = RunFolder(folder).load_state()["searcher"].status
+    assert float(table[-1]["best_return"]) == status["pop_best_raw_return"]
+    unshaped = tmp_path / "plain"
+    assert main(["evolve", *args[:5], "--out", str(unshaped)]) == 0
+    with open(unshaped / "results.csv") as file:
+        assert "mean_fitness" not in next(csv.DictReader(file))

@@ -32,6 +32,8 @@ from vecrl_evotorch.problem import VecrlNE
 from vecrl_evotorch.run_settings import CHAMPION, EVOLVE_FILES, fixed_settings
 from vecrl_policy.runs import SETTINGS, STATE, RunError, RunFolder
 
+#: The history's curves of the population's shaped fitness, which a shaped run records beside its returns.
+FITNESS = ("mean_fitness", "best_fitness")
 #: Fresh episodes the center is scored on each generation.
 CENTER_EPISODES = 4
 
@@ -42,6 +44,12 @@ MIN_POPSIZE = {"cmaes": 2, "cem": 2, "pgpe": 2}
 #: The copies of the population (as float32) a generation holds at once: the samples, their noise, the
 #: searcher's own working copies and the evaluated rows.
 POPULATION_COPIES = 4
+
+
+def shaped(settings: Mapping[str, Any]) -> bool:
+    """Whether the searcher of a run of ``settings`` ranks a shaped fitness (``--decrease-rewards-by``,
+    ``--alive-bonus-schedule``) rather than the env's own return."""
+    return settings["decrease_rewards_by"] is not None or settings["alive_bonus_schedule"] is not None
 
 
 def check_population_fits(popsize: int, solution_length: int) -> None:
@@ -140,6 +148,7 @@ class Evolution:
             "mean": [],
             "best": [],
             "center": [],
+            **{name: [] for name in FITNESS if shaped(settings)},
             "env_steps": [],
             "seconds": [],
         }
@@ -166,6 +175,12 @@ class Evolution:
                 f"{folder.path / STATE}'s random generator states are damaged ({first_line(error)}): the run"
                 " cannot go on as it would have; start it again with --overwrite."
             ) from error
+        history = state["history"]
+        if (
+            shaped(settings) and "mean_fitness" not in history
+        ):  # saved when "mean" and "best" were the fitness
+            history["mean_fitness"], history["best_fitness"] = history["mean"], history["best"]
+            history["mean"] = history["best"] = [math.nan] * len(history["center"])
         run = cls(folder, settings, state)
         if executor is not None:  # an executor does not pickle: the resumed problem takes this one
             run.problem.with_executor(executor)
@@ -202,8 +217,11 @@ class Evolution:
         score = self.problem.score(center, num_episodes=CENTER_EPISODES, seed=seed)
         status = self.searcher.status
         history = self.history
-        history["mean"].append(float(status["mean_eval"]))
-        history["best"].append(float(status["pop_best_eval"]))
+        history["mean"].append(float(status["mean_raw_return"]))
+        history["best"].append(float(status["pop_best_raw_return"]))
+        if "mean_fitness" in history:
+            history["mean_fitness"].append(float(status["mean_eval"]))
+            history["best_fitness"].append(float(status["pop_best_eval"]))
         history["center"].append(score)
         history["env_steps"].append(float(self.problem.interaction_count - steps_before))
         history["seconds"].append(time.perf_counter() - start)
@@ -231,6 +249,7 @@ class Evolution:
                 "mean_return": history["mean"],
                 "best_return": history["best"],
                 "center_return": history["center"],
+                **{name: history[name] for name in FITNESS if name in history},
                 "env_steps": [int(steps) for steps in history["env_steps"]],
                 "seconds": [round(seconds, 3) for seconds in history["seconds"]],
             }
@@ -240,6 +259,9 @@ class Evolution:
         history = self.history
         curves = {"population mean": history["mean"], "best of population": history["best"]}
         curves["center, fresh episodes"] = history["center"]
+        if "mean_fitness" in history:
+            curves["population mean, shaped fitness"] = history["mean_fitness"]
+            curves["best of population, shaped fitness"] = history["best_fitness"]
         title = f"{self.settings['algorithm'].upper()} on {self.settings['env']} with vecrl"
         return self.folder.save_plot(curves, title, self.settings["until"])
 

@@ -75,7 +75,8 @@ class VecrlNE(BaseNEProblem):
     ``vecrl_policy.evaluate``'s ``randomize``). Each evaluation adds to
     ``interaction_count`` and ``episode_count``, which a searcher's status shows as
     ``total_interaction_count`` and ``total_episode_count`` (and ``obs_norm_count`` with
-    normalization). The problem pickles (the env and the executor are made or given again, see
+    normalization); ``mean_raw_return`` and ``pop_best_raw_return`` are the population's returns of the
+    env's own rewards, which ``mean_eval`` and ``pop_best_eval`` are not where rewards are shaped. The problem pickles (the env and the executor are made or given again, see
     ``with_executor``); EvoTorch's own Ray actors (``num_actors``) are not used: give ``num_workers`` or
     an ``executor``.
 
@@ -161,6 +162,7 @@ class VecrlNE(BaseNEProblem):
         self._evaluations: int = 0
         self._interaction_count: int = 0
         self._episode_count: int = 0
+        self._raw_returns: torch.Tensor | None = None  # the last population's, per solution
         self._popped: tuple[int, torch.Tensor, torch.Tensor] | None = None  # pop_observation_stats's mark
         self._env: Any = None
         probe = self._make_env(self._num_envs or 1)
@@ -256,6 +258,7 @@ class VecrlNE(BaseNEProblem):
         self._evaluations += 1
         self._interaction_count += int(result.steps.sum())
         self._episode_count += int(result.episodes.sum())
+        self._raw_returns = result.mean_raw_return
         batch.set_evals(result.mean_return.to(batch.values.dtype))
 
     def _extra_status(self, batch: SolutionBatch) -> dict[str, Any]:
@@ -265,6 +268,10 @@ class VecrlNE(BaseNEProblem):
         }
         if self.obs_norm is not None:
             status["obs_norm_count"] = self.obs_norm.count
+        raw = self._raw_returns
+        if raw is not None:  # the env's own returns, where decrease_rewards_by or alive_bonus_schedule shape
+            status["mean_raw_return"] = float(raw.mean())
+            status["pop_best_raw_return"] = float(raw.max())
         return status
 
     @property

@@ -39,11 +39,20 @@ class EvaluationResult:
     compile_seconds: float = 0.0
     """The seconds this call spent compiling its fused program in this process (0 when a compiled one was
     at hand, as for every call of a configuration after its first), so a rate can leave it out."""
+    raw_return: torch.Tensor | None = None
+    """Each row's return summed over its episodes, of the env's own rewards: ``total_return`` before
+    ``decrease_rewards_by`` and ``alive_bonus_schedule`` (equal to it where nothing shaped the rewards)."""
 
     @property
     def mean_return(self) -> torch.Tensor:
         """Average return per finished episode, per row."""
         return self.total_return / self.episodes.clamp(min=1)
+
+    @property
+    def mean_raw_return(self) -> torch.Tensor:
+        """Average return per finished episode, per row, of the env's own rewards (``raw_return``)."""
+        raw = self.total_return if self.raw_return is None else self.raw_return
+        return raw / self.episodes.clamp(min=1)
 
 
 def evaluate(
@@ -199,10 +208,10 @@ def evaluated(
     results = runner.run(evaluation, parts)
     if plan.executor is not None and progress is not None:
         progress(len(parameters))
-    total_return, episode_counts, steps, *observed = (
+    total_return, episode_counts, steps, raw_return, *observed = (
         torch.cat(column) for column in zip(*results, strict=True)
     )
     if plan.obs_norm is not None:  # each part's (count, sum, sum of squares), merged once the call is done
         plan.obs_norm.add_partial(*(column.sum(dim=0) for column in observed))
     compiled = compile_seconds() - compiled_before
-    return EvaluationResult(total_return, episode_counts, steps, plan.path, compiled)
+    return EvaluationResult(total_return, episode_counts, steps, plan.path, compiled, raw_return)

@@ -76,7 +76,7 @@ class Evaluation:
 @runtime_checkable
 class Executor(Protocol):
     """Runs the parts of a population evaluation, at once where it can, and returns their results as
-    ``(total_return, episodes, steps)`` tuples (plus the observation statistics, with normalization)
+    ``(total_return, episodes, steps, raw_return)`` tuples (plus the observation statistics, with normalization)
     whose rows, concatenated in order, are those of ``parts``: one per part, or one per batch for an
     executor that cuts the parts further. Each equals what ``run_rows`` gives for those rows in this
     process (a row's result depends on its seed alone)."""
@@ -196,7 +196,7 @@ class PartRunner:
         self._env: Any = None
 
     def run(self, message: PartMessage, source: Any = None) -> tuple[np.ndarray, ...]:
-        """The part's ``(total_return, episodes, steps)`` as numpy arrays (of the rows ``source`` gives, when
+        """The part's ``(total_return, episodes, steps, raw_return)`` as numpy arrays (of the rows ``source`` gives, when
         given); an error leaves no env behind."""
         if message.recipe is not None:
             self._recipe = message.recipe

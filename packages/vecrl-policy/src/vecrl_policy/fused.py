@@ -209,9 +209,9 @@ def run_fused(
     if shares > 1:  # gathered on the first device (a few numbers per row), where torch can view them
         results = jax.device_put(results, devices[0])
     outputs = tuple(results[name] for name in RESULTS)
-    total, episode_counts, steps, non_finite, moments = outputs
-    total, episode_counts, steps, non_finite = (
-        convert_to_torch(part)[:num_rows] for part in (total, episode_counts, steps, non_finite)
+    total, episode_counts, steps, raw, non_finite, moments = outputs
+    total, episode_counts, steps, raw, non_finite = (
+        convert_to_torch(part)[:num_rows] for part in (total, episode_counts, steps, raw, non_finite)
     )
     rows = non_finite.nonzero().flatten().tolist() if bool(non_finite.any()) else []
     if rows:
@@ -220,7 +220,8 @@ def run_fused(
             " the env's states NaN; no result is returned. Look for them where the actions are made, e.g."
             " parameters so large that a layer overflows."
         )
-    results = (total.double(), episode_counts.long(), steps.long())
+    raw = raw if settings.shaping.changes_rewards else total
+    results = (total.double(), episode_counts.long(), steps.long(), raw.double())
     if settings.normalize is None:
         return results
     return results + tuple(part.to(parameters.device) for part in Moments(*moments).unshifted(mean))
@@ -468,6 +469,7 @@ def _start(
         t=zeros_w,
         next_row=jnp.full(1, width, jnp.int32),  # (an array: split by device with the rest of the carry)
         total=jnp.zeros(num_rows, jnp.float32),
+        raw=jnp.zeros(num_rows, jnp.float32),  # the env's own rewards, where shaping changes them
         episodes=jnp.zeros(num_rows, jnp.int32),
         steps=jnp.zeros(num_rows, jnp.int32),
         non_finite=jnp.zeros(num_rows, jnp.int32),  # the steps of each row whose action was not finite
@@ -546,6 +548,7 @@ def _loop(
         done = outcome.terminated | outcome.truncated
         t = c["t"] + 1
         if shaping.changes_rewards:
+            c["raw"] = add_to_rows(c["raw"], reward, rows, counting)
             reward = shaping.shaped(reward, t.astype(reward.dtype), jnp.where)
         c["total"] = add_to_rows(c["total"], reward, rows, counting)
         c["steps"] = add_to_rows(c["steps"], counting.astype(jnp.int32), rows, counting)
@@ -604,7 +607,7 @@ def _loop(
 
 
 #: What a call's results are made of, of the loop's carry.
-RESULTS = ("total", "episodes", "steps", "non_finite", "moments")
+RESULTS = ("total", "episodes", "steps", "raw", "non_finite", "moments")
 
 
 def _whole(settings: _Settings, *arguments: Any) -> tuple[dict[str, Any], Any]:

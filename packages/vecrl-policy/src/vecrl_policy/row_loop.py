@@ -93,7 +93,7 @@ def run_rows(
 ) -> tuple[torch.Tensor, ...]:
     """Run each of ``rows`` for ``settings.num_episodes`` episodes on ``env``, row ``r`` reset with
     ``seeds[r]`` (unseeded when ``seeds`` is None) and, with ``params``, its episode ``e`` run with the env
-    parameters ``params[name][r, e]`` (``vecrl.randomize.params_table``): each row's ``(total_return, episodes, steps)`` on the
+    parameters ``params[name][r, e]`` (``vecrl.randomize.params_table``): each row's ``(total_return, episodes, steps, raw_return)`` (``raw_return`` of the env's own rewards) on the
     device of ``rows``, and with ``settings.normalize``, the observations the rows saw as ``(count, sum,
     sum of squares)`` (one row each). ``progress`` hears how many rows are done whenever rows finish.
     ``source`` says which rows run (default: all, in order); the results of the others are zeros."""
@@ -157,6 +157,7 @@ class _RowLoop:
         self.no_slots = torch.zeros(self.num_slots, dtype=torch.bool)
         self.resetting = self.no_slots
         self.total = torch.zeros(self.num_rows, dtype=torch.float64)
+        self.raw = torch.zeros(self.num_rows, dtype=torch.float64)  # the env's own rewards, where shaped
         self.episodes = torch.zeros(self.num_rows, dtype=torch.int64)
         self.steps = torch.zeros(self.num_rows, dtype=torch.int64)
         self.rows_done = 0
@@ -193,6 +194,7 @@ class _RowLoop:
                 done = (terminated | truncated).cpu()
                 reward = reward.to("cpu", torch.float64)
                 if self.shaping.changes_rewards:
+                    self.fold.raw.append(reward)
                     self.t += ~resetting
                     reward = self.shaping.shaped(reward, self.t.to(torch.float64))
                     self.t = torch.where(done, 0, self.t)
@@ -212,12 +214,13 @@ class _RowLoop:
                 elif self.refills and self.source.arrived():
                     features = self._restart(features)
                 if len(self.fold.rewards) == FOLD_STEPS:
-                    self.total, self.steps = self.fold(self.total, self.steps)
-        self.total, self.steps = self.fold(self.total, self.steps)
+                    self.fold(self)
+        self.fold(self)
         if progress is not None:
             progress(self.num_rows)
         device = self.rows.device
-        results = tuple(result.to(device) for result in (self.total, self.episodes, self.steps))
+        raw = self.raw if self.shaping.changes_rewards else self.total
+        results = tuple(result.to(device) for result in (self.total, self.episodes, self.steps, raw))
         return results if self.normalize is None else results + self.fold.statistics()
 
     def _episodes_ended(self, ended: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
@@ -381,33 +384,35 @@ class _RowLoop:
 
 
 class _Fold:
-    """The rewards of the last steps and the row each slot counted them for (-1: none), and with
-    ``observed``, the features the policy saw; added to the rows every FOLD_STEPS steps."""
+    """The rewards of the last steps (and, where shaping changes them, the env's own) and the row each slot
+    counted them for (-1: none), and with ``observed``, the features the policy saw; added to the rows
+    every FOLD_STEPS steps."""
 
     def __init__(self, num_rows: int, *, observed: bool) -> None:
         self.num_rows = num_rows
         self.rewards: list[torch.Tensor] = []
+        self.raw: list[torch.Tensor] = []
         self.owners: list[torch.Tensor] = []
         self.observed: list[torch.Tensor] = []
         self.moments = Moments.zero()
 
-    def __call__(self, total: torch.Tensor, steps: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``total`` and ``steps`` with the kept rewards and steps added to their rows, in step order; the
-        observations counted added to the statistics; the lists emptied. (Rewards counted for no row, NaN
-        under a spent budget, are left out.)"""
+    def __call__(self, loop: _RowLoop) -> None:
+        """Add the kept rewards and steps to ``loop``'s rows, in step order, and the observations counted to
+        the statistics; the lists emptied. (Rewards counted for no row, NaN under a spent budget, are left
+        out.)"""
         if not self.rewards:
-            return total, steps
+            return
         owners = torch.stack(self.owners)
         counted = owners >= 0
-        total = add_to_rows(total, torch.stack(self.rewards), owners, counted)
-        steps = add_to_rows(steps, counted.long(), owners, counted)
+        loop.total = add_to_rows(loop.total, torch.stack(self.rewards), owners, counted)
+        if self.raw:
+            loop.raw = add_to_rows(loop.raw, torch.stack(self.raw), owners, counted)
+        loop.steps = add_to_rows(loop.steps, counted.long(), owners, counted)
         if self.observed:
             observed = torch.stack(self.observed).to(torch.float64)
             self.moments = self.moments.added(observed, counted.to(observed.device), axis=(0, 1))
-        self.rewards.clear()
-        self.owners.clear()
-        self.observed.clear()
-        return total, steps
+        for kept in (self.rewards, self.raw, self.owners, self.observed):
+            kept.clear()
 
     def statistics(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The observations counted so far: ``(count, sum, sum of squares)``, one row each."""
