@@ -344,7 +344,9 @@ def demo(session: nox.Session) -> None:
         "runs/cartpole",
         "--overwrite",
     ]
-    session.run("vecrl", "evolve", *(session.posargs or demo))
+    # (after Ctrl-C the command says how to go on: in the nox form, as no vecrl is on the user's PATH)
+    resume = {"VECRL_EVOLVE_COMMAND": f"python3.11 -m nox -s {session.name} --"}
+    session.run("vecrl", "evolve", *(session.posargs or demo), env=resume)
 
 
 def has_modules(session: nox.Session, modules: tuple[str, ...]) -> bool:

@@ -49,6 +49,16 @@ def test_out_writes_each_rows_results(tmp_path, suffix):
     assert [int(row["row"]) for row in rows] == [0, 1, 2, 3, 4]
     assert all(int(row["episodes"]) == 2 and int(row["steps"]) >= 2 for row in rows)
     assert set(rows[0]) == {"row", "mean_return", "total_return", "episodes", "steps"}
+    # a second call replaces nothing unasked (one rule with vecrl evolve's --out), and does with --overwrite
+    again = ["gym::FrozenLake-v1", "--popsize", "3", "--out", f"rows{suffix}"]
+    refused = evaluate_command(*again, cwd=tmp_path)
+    assert (
+        refused.returncode == 2
+        and f"'rows{suffix}' exists: give another --out, or pass --overwrite" in refused.stderr
+    )
+    assert (tmp_path / f"rows{suffix}").read_text() == text
+    assert evaluate_command(*again, "--overwrite", cwd=tmp_path).returncode == 0
+    assert (tmp_path / f"rows{suffix}").read_text() != text
 
 
 @pytest.mark.parametrize(

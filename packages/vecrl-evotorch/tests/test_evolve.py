@@ -7,10 +7,12 @@ from __future__ import annotations
 import csv
 import os
 import pickle
+import re
 import shlex
 import signal
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -107,10 +109,15 @@ def test_a_ctrl_c_that_python_dropped_stops_the_run_after_its_generation(tmp_pat
         "from vecrl.cli import main\n"
         f"sys.exit(main({['evolve', *RUN, '--out', str(folder)]!r}))\n"
     )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    # started as nox -s demo starts it: the line says how to go on in that form
+    demo = {**os.environ, "VECRL_EVOLVE_COMMAND": "python3.11 -m nox -s demo --"}
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=demo
+    )
     assert result.returncode == 130, result.stderr[-3000:]
     assert "Exception ignored" in result.stderr and saved_generations(folder) == 4
-    assert f"--resume {folder} goes on" in result.stderr.splitlines()[-1]
+    said = result.stderr.splitlines()[-1]
+    assert said.endswith(f": python3.11 -m nox -s demo -- --resume {folder} goes on"), said
     finished("evolve", "--resume", str(folder))
     center, rows = outcome(folder)
     assert torch.equal(center, uninterrupted[0]) and rows == uninterrupted[1]
@@ -266,9 +273,29 @@ def test_record_reads_a_saved_policy_and_refuses_what_is_none(tmp_path, capsys):
         == 0
     )
     assert video.stat().st_size > 0
-    capsys.readouterr()
+    # CartPole pays 1 a step: five steps, cut by --max-steps, and a frame before the first
+    said = capsys.readouterr().out.strip().splitlines()[-1]
     assert (
-        main(["record", "gym::CartPole-v1", "--policy", str(folder / "results.csv"), "--out", str(video)])
+        said
+        == f"gym::CartPole-v1: episode return 5.0 over 5 steps (cut there by max_steps: it had not ended); 6 frames saved to {video}"
+    )
+    assert (
+        main(["record", "gym::CartPole-v1", "--policy", str(folder / "champion.pickle"), "--out", str(video)])
+        == 2
+    )
+    assert f"{str(video)!r} exists: give another --out, or pass --overwrite" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "record",
+                "gym::CartPole-v1",
+                "--policy",
+                str(folder / "results.csv"),
+                "--out",
+                str(video),
+                "--overwrite",
+            ]
+        )
         == 2
     )
     errors = capsys.readouterr().err.splitlines()
@@ -289,9 +316,15 @@ def test_videos_of_mujoco_brax_and_playground_envs_decode(tmp_path, env, act_len
     import imageio.v3 as imageio
 
     path = tmp_path / "video.mp4"
-    frames = record_video(env, lambda observation: torch.zeros(act_length), path, max_steps=12)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        recording = record_video(env, lambda observation: torch.zeros(act_length), path, max_steps=12)
+    assert not [w for w in caught if "os.fork()" in str(w.message)]  # (jax's, for ffmpeg's fork and exec)
     decoded = list(imageio.imiter(path))
-    assert frames == 13 and len(decoded) == frames and decoded[0].std() > 0  # (a blank frame draws nothing)
+    assert (
+        recording.frames == 13 and len(decoded) == 13 and decoded[0].std() > 0
+    )  # (a blank frame draws nothing)
+    assert (recording.steps, recording.ended) == (12, False) and recording.episode_return != 0
 
 
 def readme_runs() -> list[list[str]]:
@@ -340,9 +373,19 @@ def test_the_time_left_is_a_bound_where_the_run_may_stop_at_until():
 
     history = {"mean": [1.0], "best": [2.0], "center": [3.0], "env_steps": [100.0], "seconds": [2.0]}
     state = {"searcher": SimpleNamespace(problem=None), "generation": 1, "history": history}
+    lines = {}
     for until, said in ((None, "  18 s left"), (475.0, "  at most 18 s to gen 10")):
         settings = {**DEFAULTS, "env": "gym::CartPole-v1", "generations": 10, "until": until}
-        assert Evolution(RunFolder("unused"), settings, state).progress().endswith(said)
+        lines[until] = Evolution(RunFolder("unused"), settings, state).progress()
+        assert lines[until].endswith(said)
+    # the root README shows the demo's lines (--until 475): the same words, the numbers aside
+
+    def shape(line: str) -> str:
+        return re.sub(r"[\d,.]+", "N", re.sub(r" +", " ", line))
+
+    readme = (Path(__file__).parents[3] / "README.md").read_text()
+    shown = [line for line in readme.splitlines() if line.startswith("gen ")]
+    assert shown and {shape(line) for line in shown} == {shape(lines[475.0])}
 
 
 def test_a_shaped_run_records_and_plots_the_env_s_own_returns_with_the_fitness_beside_them(tmp_path):

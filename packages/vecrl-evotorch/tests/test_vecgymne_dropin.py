@@ -101,3 +101,14 @@ def test_num_actors_is_the_number_of_evaluation_processes():
 def test_what_has_no_vecrl_meaning_is_refused_naming_the_vecrl_way(kwargs, error, words):
     with pytest.raises(error, match=words):
         VecrlNE("gym::CartPole-v1", "Linear(obs_length, act_length)", **kwargs)
+
+
+def test_num_actors_on_a_jitted_env_is_refused_in_the_words_the_user_wrote():
+    pytest.importorskip("vecrl_brax")
+    with pytest.raises(ValueError) as refused:
+        VecrlNE("brax::fast", "Linear(obs_length, act_length)", num_actors=2)
+    said = str(refused.value)
+    assert said.startswith(
+        "VecrlNE(num_actors=2) evaluates in 2 worker processes, and evaluate(num_workers=2)"
+    )
+    assert said.endswith("leave num_actors out.")

@@ -56,6 +56,7 @@ def test_vecrl_evolve_evolves_hopper_on_ray_actors_and_writes_its_plot(tmp_path)
         )
     assert done.returncode == 0, done.stderr
     assert "starting Ray on this machine" in done.stdout and "gen    2" in done.stdout
+    assert "Token authentication is enabled" not in done.stderr  # (the secure default, said on every start)
     assert (out / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -259,3 +259,22 @@ def writable_file(text: str) -> Path:
             f"cannot write in {path.parent} ({error.strerror or error}): give a path you can write to"
         ) from error
     return path
+
+
+def add_overwrite_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``--overwrite`` option of a command that writes a file at ``--out`` (``check_overwrite``'s)."""
+    parser.add_argument("--overwrite", action="store_true", help="replace the file already at --out")
+
+
+def check_overwrite(path: Path | None, overwrite: bool) -> None:
+    """A CommandError if the file ``path`` (``--out``) exists and ``overwrite`` was not given: the commands
+    replace nothing of a user's unasked, as ``vecrl evolve`` replaces no run without ``--overwrite``.
+
+    Examples:
+        >>> check_overwrite(Path("/etc/hostname"), overwrite=False)
+        Traceback (most recent call last):
+        ...
+        vecrl.command.CommandError: '/etc/hostname' exists: give another --out, or pass --overwrite to replace it.
+    """
+    if path is not None and not overwrite and path.exists():
+        raise CommandError(f"{str(path)!r} exists: give another --out, or pass --overwrite to replace it.")

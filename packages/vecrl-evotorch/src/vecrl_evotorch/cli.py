@@ -12,6 +12,8 @@ import vecrl
 from vecrl.command import (
     Command,
     CommandError,
+    add_overwrite_argument,
+    check_overwrite,
     env_name,
     finite_float,
     finite_positive_float,
@@ -61,6 +63,7 @@ def _record_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=seed_int, default=0, help="seed of the episode")
     parser.add_argument("--max-steps", type=positive_int, default=1000, help="most steps recorded")
+    add_overwrite_argument(parser)
 
 
 def check_evolve_arguments(args: argparse.Namespace) -> None:
@@ -94,6 +97,7 @@ def _evolve(args: argparse.Namespace) -> int:
 
 
 def _record(args: argparse.Namespace) -> int:
+    check_overwrite(args.out, args.overwrite)
     from vecrl_evotorch.record import record_command
 
     return record_command(args)

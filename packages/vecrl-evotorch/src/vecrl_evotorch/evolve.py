@@ -34,6 +34,9 @@ from vecrl_policy.runs import SETTINGS, STATE, RunError, RunFolder
 
 #: The history's curves of the population's shaped fitness, which a shaped run records beside its returns.
 FITNESS = ("mean_fitness", "best_fitness")
+#: How the user starts ``vecrl evolve``, where it is not by that name (``nox -s demo``'s venv is not on the
+#: user's PATH): the line after Ctrl-C says how to go on in that form.
+EVOLVE_COMMAND_ENV = "VECRL_EVOLVE_COMMAND"
 #: Fresh episodes the center is scored on each generation.
 CENTER_EPISODES = 4
 
@@ -337,7 +340,8 @@ def _evolve(run: Evolution) -> None:
         done = {0: "no generation was saved", 1: "generation 1 is saved"}.get(
             saved, f"generations 1-{saved} are saved"
         )
-        raise KeyboardInterrupt(f"after {done}: vecrl evolve --resume {run.folder.path} goes on") from None
+        command = os.environ.get(EVOLVE_COMMAND_ENV, "vecrl evolve")
+        raise KeyboardInterrupt(f"after {done}: {command} --resume {run.folder.path} goes on") from None
     center = run.history["center"]
     target = run.settings["until"]
     if target is not None and center and center[-1] >= target:
@@ -358,11 +362,11 @@ def _record_champion(run: Evolution, name: str) -> None:
     path = run.folder.path / name
     path.parent.mkdir(exist_ok=True)
     try:
-        frames = record_video(run.settings["env"], run.problem.to_policy(run.state["champion"][1]), path)
+        recording = record_video(run.settings["env"], run.problem.to_policy(run.state["champion"][1]), path)
     except RecordError as error:
         print(f"vecrl evolve: no video: {error}", file=sys.stderr)
         return
-    print(f"video of the champion ({frames} frames) saved to {path}")
+    print(f"video of the champion ({recording}) saved to {path}")
 
 
 def _created(out: str, settings: Mapping[str, Any], overwrite: bool) -> RunFolder:

@@ -200,6 +200,15 @@ class VecrlNE(BaseNEProblem):
                 replace(options, executor=executor, obs_norm=self.obs_norm),
                 start_workers=False,
             )
+        except ValueError as error:
+            probe.close()
+            if num_actors is None or "num_workers" not in str(error):
+                raise
+            # (evaluate names its own keyword; the user wrote VecGymNE's)
+            raise ValueError(
+                f"VecrlNE(num_actors={num_actors!r}) evaluates in {num_workers} worker processes, and "
+                + str(error).replace("leave num_workers out", "leave num_actors out")
+            ) from error
         except BaseException:
             probe.close()
             raise

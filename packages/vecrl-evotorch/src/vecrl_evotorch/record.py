@@ -12,9 +12,10 @@ from __future__ import annotations
 import argparse
 import os
 import pickle
+import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -38,6 +39,20 @@ class RecordError(VecrlError, RuntimeError):
     """No video can be made as asked; the message says why and what to do, in one line."""
 
 
+class Recording(NamedTuple):
+    """What ``record_video`` recorded: the ``frames`` written, and the episode's ``episode_return`` (the env's
+    own rewards) over its ``steps``; ``ended`` is False where ``max_steps`` stopped it first."""
+
+    frames: int
+    episode_return: float
+    steps: int
+    ended: bool
+
+    def __str__(self) -> str:
+        cut = "" if self.ended else " (cut there by max_steps: it had not ended)"
+        return f"episode return {self.episode_return:.1f} over {self.steps} steps{cut}; {self.frames} frames"
+
+
 def record_video(
     env_name: str,
     policy: Callable[[torch.Tensor], Any],
@@ -45,39 +60,45 @@ def record_video(
     *,
     seed: int = 0,
     max_steps: int = 1000,
-) -> int:
+) -> Recording:
     """Run one episode of ``policy`` (an ``nn.Module`` taking a flat float32 observation, as
     ``VecrlNE.to_policy`` gives it) on ``env_name`` from ``seed``, drawing each state, and write the frames
-    to ``path`` (.mp4 or .gif); the number of frames written.
+    to ``path`` (.mp4 or .gif); the frames written and the episode's return and length.
 
     Examples:
         >>> policy = lambda observation: torch.zeros(2)
         >>> record_video("gym::CartPole-v1", policy, "cartpole.mp4", max_steps=5)  # doctest: +SKIP
-        6
+        Recording(frames=6, episode_return=5.0, steps=5, ended=False)
     """
     if Path(path).suffix.lower() not in (".mp4", ".gif"):
         raise RecordError(f"{str(path)!r}: the video's name must end in .mp4 or .gif")
     env = vecrl.make_vector_env(env_name, num_envs=1, autoreset_mode="disabled", render_mode="rgb_array")
     try:
-        frames = _episode_frames(env, policy, seed, max_steps)
+        frames, episode_return, steps, ended = _episode(env, policy, seed, max_steps)
     finally:
         env.close()
-    _write(frames, Path(path), fps=int(env.metadata.get("render_fps") or 30))
-    return len(frames)
+    with warnings.catch_warnings():
+        # jax warns of any fork; this one is subprocess's fork and exec of ffmpeg, whose child runs no jax
+        warnings.filterwarnings("ignore", r"os\.fork\(\) was called", RuntimeWarning)
+        _write(frames, Path(path), fps=int(env.metadata.get("render_fps") or 30))
+    return Recording(len(frames), episode_return, steps, ended)
 
 
-def _episode_frames(env: Any, policy: Callable[[torch.Tensor], Any], seed: int, max_steps: int) -> list[Any]:
-    """The frames of one episode of ``policy`` on sub-env 0 of ``env`` (made to draw them, without
-    autoreset), from a reset with ``seed``: what the env's ``render_frames`` makes of a snapshot before the
-    first step and after each."""
+def _episode(
+    env: Any, policy: Callable[[torch.Tensor], Any], seed: int, max_steps: int
+) -> tuple[list[Any], float, int, bool]:
+    """One episode of ``policy`` on sub-env 0 of ``env`` (made to draw them, without autoreset), from a reset
+    with ``seed``: what the env's ``render_frames`` makes of a snapshot before the first step and after
+    each, the episode's return and steps, and whether it ended."""
     # the observation as evaluate hands it to a policy (flattened), for sub-env 0
     flatten = observation_flattener(env.single_observation_space, torch.float32, "cpu")
     discrete = isinstance(env.single_action_space, Discrete)
     drawing = env.unwrapped
     observation, _ = env.reset(seed=seed)
     snapshots = [_drawn(drawing.render_snapshot, 0)]
+    episode_return, steps, ended = 0.0, 0, False
     with torch.no_grad():
-        for _ in range(max_steps):
+        while steps < max_steps and not ended:
             flat = flatten(map_batch(torch.as_tensor, observation))[0]
             try:
                 output = torch.as_tensor(policy(flat))
@@ -92,11 +113,12 @@ def _episode_frames(env: Any, policy: Callable[[torch.Tensor], Any], seed: int, 
                     f" actions are {_actions_of(env.single_action_space)}: it was made for another env"
                     f" ({first_line(error)})"
                 ) from error
-            observation, _, terminated, truncated, _ = env.step(action)
+            observation, reward, terminated, truncated, _ = env.step(action)
             snapshots.append(_drawn(drawing.render_snapshot, 0))
-            if bool(terminated[0]) or bool(truncated[0]):
-                break
-    return _drawn(drawing.render_frames, snapshots)
+            episode_return += float(reward[0])
+            steps += 1
+            ended = bool(terminated[0]) or bool(truncated[0])
+    return _drawn(drawing.render_frames, snapshots), episode_return, steps, ended
 
 
 def _actions_of(space: Any) -> str:
@@ -153,7 +175,9 @@ def record_command(args: argparse.Namespace) -> int:
     """``vecrl record`` with the parsed ``args``; its exit status."""
     saved = load_saved(args.policy)
     try:
-        frames = record_video(args.env, saved["policy"], args.out, seed=args.seed, max_steps=args.max_steps)
+        recording = record_video(
+            args.env, saved["policy"], args.out, seed=args.seed, max_steps=args.max_steps
+        )
     except RecordError as error:
         if "does not fit this env" in str(error) and saved.get("env") not in (None, args.env):
             raise CommandError(
@@ -162,7 +186,7 @@ def record_command(args: argparse.Namespace) -> int:
         raise CommandError(str(error)) from error
     except (ValueError, TypeError, ImportError, LookupError) as error:
         raise CommandError(f"cannot record {args.env}: {first_line(error)}") from error
-    print(f"{frames} frames saved to {args.out}")
+    print(f"{args.env}: {recording} saved to {args.out}")
     return 0
 
 

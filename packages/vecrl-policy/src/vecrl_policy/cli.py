@@ -14,7 +14,9 @@ import vecrl
 from vecrl.command import (
     Command,
     CommandError,
+    add_overwrite_argument,
     add_randomize_argument,
+    check_overwrite,
     env_name,
     finite_float,
     finite_positive_float,
@@ -152,6 +154,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="write each row's results to PATH (.csv or .json)",
     )
+    add_overwrite_argument(parser)
 
 
 def _results_path(text: str) -> Path:
@@ -167,6 +170,7 @@ def _run(args: argparse.Namespace) -> int:
             f"--out and --obs-norm both name {str(args.out)!r}: the results would be written over the statistics"
             " it reads and saves; give them different paths"
         )
+    check_overwrite(args.out, args.overwrite)
     from vecrl_policy.evaluate_command import run
 
     return run(args)

@@ -8,12 +8,14 @@ Nothing crosses per step: a Ray round trip costs milliseconds, a CartPole step m
 from __future__ import annotations
 
 import collections
+import contextlib
+import logging
 import math
 import socket
 import time
 import warnings
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from numbers import Integral, Real
 from typing import Any
 
@@ -115,7 +117,8 @@ class RayExecutor:
                 _check_reachable(address)
             else:
                 _say_if_joining()
-            ray.init(address=address)
+            with _without_the_token_notice():
+                ray.init(address=address)
         try:
             cpus = ray.cluster_resources().get("CPU", 0.0)
             if num_actors is None:
@@ -265,6 +268,26 @@ def _free_cpus(needed: float) -> float:
     while (free := ray.available_resources().get("CPU", 0.0)) < needed and time.monotonic() < deadline:
         time.sleep(0.05)
     return free
+
+
+#: Ray's logger of its token authentication, and the notice it logs for the secure default (a local Ray
+#: started with a token): said on every start, it asks nothing of a user (the notice for an insecure
+#: cluster is kept).
+TOKEN_LOGGER = "ray._private.authentication.authentication_token_setup"
+TOKEN_ENABLED_NOTICE = "Token authentication is enabled"
+
+
+@contextlib.contextmanager
+def _without_the_token_notice() -> Iterator[None]:
+    def keep(record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(TOKEN_ENABLED_NOTICE)
+
+    logger = logging.getLogger(TOKEN_LOGGER)
+    logger.addFilter(keep)
+    try:
+        yield
+    finally:
+        logger.removeFilter(keep)
 
 
 #: The addresses ray.init takes that are not ``host:port``.
