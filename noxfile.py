@@ -319,10 +319,12 @@ def typecheck(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def docs(session: nox.Session) -> None:
     """The documentation site into site/: mkdocs-material, pages made of the READMEs (docs/hooks.py) and
-    the API reference that mkdocstrings reads from the docstrings; warnings are errors (strict)."""
+    the API reference that mkdocstrings reads from the docstrings; warnings are errors (strict), and
+    docs/check_reference.py fails the session where a public name or a cited one has no entry."""
     # ruff formats the signatures on the API pages
     install(session, "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26", "ruff")
     session.run("mkdocs", "build", "--strict", env={"NO_MKDOCS_2_WARNING": "1"})
+    session.run("python", "docs/check_reference.py", "site")  # every public name, with its signature
 
 
 @nox.session(python=PYTHON, reuse_venv=True)

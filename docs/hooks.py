@@ -57,16 +57,30 @@ def on_files(files: Files, config: Any, **kwargs: Any) -> Files:
 
 def _api_markdown(package: Any) -> str:
     """The API reference page of ``package``: its docstring, then each name of its ``__all__`` under a
-    heading of its own (so the page's table of contents lists them). A name that mkdocstrings cannot find
-    fails the strict build, so nothing public is left out."""
+    heading of its own with its signature (so the page's table of contents lists them), then the modules its
+    ``api-modules`` name (those the READMEs send readers to). A name that mkdocstrings cannot find fails the
+    strict build, so nothing public is left out; ``docs/check_reference.py`` checks the built pages."""
     name = package.import_name
     parts = [
         f"# `{name}`\n\n::: {name}\n    options:\n      members: false\n      show_root_heading: false\n"
     ]
     init = package.folder / "src" / name / "__init__.py"
     for public in public_names(stub if (stub := init.with_suffix(".pyi")).exists() else init):
-        parts.append(f"## `{public}`\n\n::: {name}.{public}\n    options:\n      show_root_heading: false\n")
+        parts.append(f"::: {name}.{public}\n{ENTRY.format(level=2, full_path='false')}")
+    modules = package.get("api-modules")
+    if modules:
+        parts.append("## Modules\n")
+        parts += [f"::: {module}\n{ENTRY.format(level=3, full_path='true')}" for module in modules]
     return "\n".join(parts)
+
+
+#: The options of one entry of an API page: a heading (in the page's table of contents) and the signature.
+ENTRY = """    options:
+      show_root_heading: true
+      show_root_toc_entry: true
+      show_root_full_path: {full_path}
+      heading_level: {level}
+"""
 
 
 def public_names(init: Path) -> list[str]:

@@ -33,7 +33,9 @@ its own folder only:
 - ``matrix-tests``: the repository's own tests (under ``tests/``) that run in every matrix row holding it;
 - ``docs-title``: a backend's title on the docs site, where its README is its own page (``docs/hooks.py``
   makes it), or ``docs-page``: the authored page of ``docs/`` that shows its README. Every package gets an
-  API reference page.
+  API reference page;
+- ``api-modules``: the modules, beyond the package's own names, that its API reference page shows (those the
+  READMEs send readers to: ``docs/check_reference.py`` checks that each reference has its entry).
 
     >>> [p.name for p in read_packages()][:2]
     ['vecrl-core', 'vecrl-brax']
@@ -63,6 +65,7 @@ KEYS = {
     "conformance",
     "docs-page",
     "docs-title",
+    "api-modules",
 }
 
 

@@ -58,7 +58,7 @@ def array_type(x: Any, fallback: ArrayType | None = None) -> ArrayType:
 def array_namespace(x: Any) -> Any:
     """The module of the array library ``x`` belongs to (``torch``, ``numpy`` or ``jax.numpy``), for a rule
     written once over the functions these share (``where``, ``log``, ``sqrt``, ``arange``, ...); a TypeError
-    for anything else, as :func:`array_type` gives.
+    for anything else, as ``array_type`` gives.
 
     Examples:
         >>> array_namespace(np.zeros(2)).__name__, array_namespace(torch.zeros(2)).__name__

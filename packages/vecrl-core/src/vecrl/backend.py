@@ -17,8 +17,6 @@ _IMPORT_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
 #: The keywords every backend takes: ``make_vector_env`` passes ``num_envs`` to the backend's ``make`` and
 #: applies the others (``TorchWrapper``'s options) to what it returns.
 COMMON_KEYWORDS = ("num_envs", "force_classic_api", "discrete_to_continuous_act", "clip_actions")
-#: vecrl's keywords that a backend takes or not (``Backend.keywords`` says which); each means the same on
-#: every backend that takes it.
 OPTIONAL_KEYWORDS = (
     "autoreset_mode",
     "device",
@@ -31,6 +29,8 @@ OPTIONAL_KEYWORDS = (
     "seed_rule",
     "wrappers",
 )
+"""vecrl's keywords that a backend takes or not (``Backend.keywords`` says which); each means the same on
+every backend that takes it."""
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,6 @@ from vecrl.spaces import ARRAY_SPACES, check_supported_space, write_rows
 #: with one row per sub-env stepped, other values as they are; with ``infos_per_sub_env``, a list of
 #: their info dicts).
 StepRows = tuple[Any, np.ndarray, np.ndarray, np.ndarray, Any]
-#: The hooks' names before they were public (old -> new); a subclass that writes an old one still works, warned.
 RENAMED_HOOKS = {
     "_reset_rows": "reset_rows",
     "_step_rows": "step_rows",
@@ -53,6 +52,8 @@ RENAMED_HOOKS = {
     "_reset_returned": "reset_returned",
     "_step_returned": "step_returned",
 }
+"""The hooks' names before they were public (old -> new); a subclass that writes an old one still works,
+warned."""
 
 
 class HostVectorEnv(EpisodeVectorEnv):

@@ -41,8 +41,6 @@ def alive_bonus_schedule(text: str) -> list[float]:
     return [int(value) for value in values[:-1]] + [values[-1]]
 
 
-#: The options ``vecrl evaluate`` and ``vecrl evolve`` share, each ``(flags, argparse keywords, default)``: what
-#: they mean for ``evaluate`` is ``evaluate_options``'s (the names are those of a saved run's settings).
 SHARED_OPTIONS: tuple[tuple[str, dict[str, Any], Any], ...] = (
     ("--episodes", {"type": positive_int, "help": "episodes per row"}, 1),
     ("--num-envs", {"type": positive_int, "help": "sub-envs (default: the popsize, at most 256)"}, None),
@@ -92,10 +90,12 @@ SHARED_OPTIONS: tuple[tuple[str, dict[str, Any], Any], ...] = (
         False,
     ),
 )
+"""The options ``vecrl evaluate`` and ``vecrl evolve`` share, each ``(flags, argparse keywords, default)``:
+what they mean for ``evaluate`` is ``evaluate_options``'s (the names are those of a saved run's settings)."""
 
 
 def add_evaluate_options(parser: argparse.ArgumentParser, *, defaults: bool = True) -> None:
-    """Add :data:`SHARED_OPTIONS` and ``--randomize`` to ``parser``; with ``defaults=False`` an option not
+    """Add ``SHARED_OPTIONS`` and ``--randomize`` to ``parser``; with ``defaults=False`` an option not
     given is None (``vecrl evolve``: a resumed run fills in its saved settings), its help naming the default
     all the same."""
     for flag, keywords, default in SHARED_OPTIONS:

@@ -35,7 +35,7 @@ class EvaluationResult:
     steps: torch.Tensor
     """The env steps each row took, over all its episodes (int64)."""
     path: str = "stepped"
-    """How the call ran: ``"fused"`` (one compiled jax program, :mod:`vecrl_policy.fused`) or ``"stepped"``."""
+    """How the call ran: ``"fused"`` (one compiled jax program, ``vecrl_policy.fused``) or ``"stepped"``."""
     compile_seconds: float = 0.0
     """The seconds this call spent compiling its fused program in this process (0 when a compiled one was
     at hand, as for every call of a configuration after its first), so a rate can leave it out."""
@@ -83,8 +83,8 @@ def evaluate(
     ``env`` is a vector env made by ``vecrl.make_vector_env`` (``gym::``, ``brax::`` or any backend). The
     first rows start on the sub-envs together; when a row is done, its sub-env takes the next row at once
     (a masked reset), so the loop's cost follows the rows still running (see
-    :mod:`vecrl_policy.row_loop`). Every random thing of row ``r`` is a function of ``(seed, r, episode,
-    step)`` alone (:mod:`vecrl_policy.randomness`): its first episode starts from a reset with the row's
+    ``vecrl_policy.row_loop``). Every random thing of row ``r`` is a function of ``(seed, r, episode,
+    step)`` alone (``vecrl_policy.randomness``): its first episode starts from a reset with the row's
     seed (word ``r`` of ``numpy.random.SeedSequence(seed)``, modulo 2**31 - 1), each later episode from a
     seed hashed from it and the episode's number (or the sub-env's own autoreset, where that continues the
     seeded stream, as gym's does), and its action noise from a hash of its seed and step. So a row's result
@@ -112,18 +112,18 @@ def evaluate(
 
     The neuroevolution options, named and meant as in EvoTorch's ``VecGymNE``:
 
-    - ``obs_norm=stats`` (a :class:`vecrl_policy.ObsNorm` kept across calls): the policy sees each flat
+    - ``obs_norm=stats`` (a ``vecrl_policy.ObsNorm`` kept across calls): the policy sees each flat
       observation as ``stats`` normalized it when the call began (every row alike), and once the call is
       done, ``stats`` holds every observation a counted row saw (parts run elsewhere send theirs back).
       A policy that carries its own (``policy.obs_norm``) normalizes by itself and is not updated.
     - ``decrease_rewards_by`` and ``alive_bonus_schedule`` change each step's reward before it is summed
       (``total_return`` is the shaped return); ``action_noise_stdev`` adds Gaussian noise to continuous
       actions, drawn by each row's seed and step (a row gets the same noise wherever it runs). See
-      :class:`vecrl_policy.shaping.Shaping`.
+      ``vecrl_policy.shaping.Shaping``.
 
     On a jax env (``brax::``, ``playground::``, ``gymnax::``) without gymnasium wrappers, with a network
-    whose layers have jax twins (:mod:`vecrl_policy.layer_table`) and float32 parameters, the whole loop
-    runs as one compiled jax program (:mod:`vecrl_policy.fused`; each Ray actor runs its part so): the
+    whose layers have jax twins (``vecrl_policy.layer_table``) and float32 parameters, the whole loop
+    runs as one compiled jax program (``vecrl_policy.fused``; each Ray actor runs its part so): the
     same results within float tolerance, at the speed of an EvoJAX-style rollout and without a host round
     trip per step, compiled once per configuration. ``fused=False`` steps the env from Python instead,
     ``fused=True`` insists (a ValueError says why it cannot). ``result.path`` says which ran. The program
@@ -135,8 +135,8 @@ def evaluate(
     CPU 1 step and ``cond``); the results are the same, bit for bit, for every ``steps_per_check`` (and the
     same to float rounding with or without selection, which XLA compiles apart). The program returns
     to the host about every quarter second, where a Ctrl-C stops the call and ``progress`` hears how many
-    rows are done. The checks and the choice of path are :func:`vecrl_policy.plan.checked_plan`'s;
-    :mod:`vecrl_policy.runners` runs the rows.
+    rows are done. The checks and the choice of path are ``vecrl_policy.plan.checked_plan``'s;
+    ``vecrl_policy.runners`` runs the rows.
 
     ``randomize`` varies the env's parameters (``env.default_params``: MuJoCo model fields, classic-control
     constants, gymnax's ``EnvParams``; ``vecrl.params``) per row and episode, for domain randomization: a
@@ -147,7 +147,7 @@ def evaluate(
     ``num_envs``, workers, the executor and the fused path. Without it, every sub-env runs with the env's
     defaults.
 
-    The loop runs on one torch thread (see :func:`vecrl_policy.threads.one_torch_thread` for why); the
+    The loop runs on one torch thread (see ``vecrl_policy.threads.one_torch_thread`` for why); the
     count is restored when the call returns.
 
     The options can come as one value instead, ``options=vecrl_policy.EvaluateOptions(...)`` (the same

@@ -1,7 +1,7 @@
 """The batched fast path: known layers run as one batched matmul per weight matrix.
 
 A ``Chain`` or ``nn.Sequential`` (or a single known layer) is compiled into a tree of nodes. Known
-layers (those of :mod:`vecrl_policy.layer_table`: ``nn.Linear``, parameter-free elementwise modules, our
+layers (those of ``vecrl_policy.layer_table``: ``nn.Linear``, parameter-free elementwise modules, our
 ``RNN``/``LSTM``/``GRU``) get a batched
 implementation; any other layer inside the chain runs on its own through ``functional_call`` + vmap
 (so one unusual layer does not slow the rest down). ``FastNet.bind(flat)`` turns a flat parameter

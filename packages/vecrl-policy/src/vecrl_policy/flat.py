@@ -66,7 +66,7 @@ class FunctionalNet:
         return {name: slot.view(flat) for name, slot in self.slots.items()}
 
     def call_views(self, views: dict[str, torch.Tensor], x: torch.Tensor, h: Any, *, batched: bool) -> Any:
-        """Run with parameters from :meth:`views`; batched means one network per row of ``x`` and ``h``."""
+        """Run with parameters from ``views``; batched means one network per row of ``x`` and ``h``."""
         if not batched:
             return self._call(views, x, h)
         return self._batched(views, x) if h is None else self._batched_with_state(views, x, h)

@@ -1,12 +1,12 @@
 """evaluate's loop as one compiled jax program, for envs that give their episodes as pure jax functions.
 
 On a jax backend (``brax::``, ``playground::``, ``gymnax::``, any env whose ``unwrapped.jax_env`` is a
-``vecrl_jax.JaxEnv``) and a network that :mod:`vecrl_policy.layer_specs` describes, ``evaluate`` runs the
-policy (its jax twins, :mod:`vecrl_policy.jax_layers`), the env's step and the bookkeeping of the returns
+``vecrl_jax.JaxEnv``) and a network that ``vecrl_policy.layer_specs`` describes, ``evaluate`` runs the
+policy (its jax twins, ``vecrl_policy.jax_layers``), the env's step and the bookkeeping of the returns
 inside a ``lax.while_loop``, as EvoJAX, evosax and brax's evaluator do: no Python, no torch and no host
 round trip per step. The population enters and the results leave through DLPack.
 
-The rules are those of the stepped loop (:mod:`vecrl_policy.row_loop`), so the same population, network
+The rules are those of the stepped loop (``vecrl_policy.row_loop``), so the same population, network
 and seed give the same results on either path, within float tolerance (jax sums returns in float32, the
 stepped loop in float64; XLA rounds the network's matmuls otherwise than torch). On chaotic physics
 (brax's ant, long episodes) that rounding grows: a row's actions differ by 1e-7 at first, and contacts
@@ -15,7 +15,7 @@ make another trajectory of it within a few dozen steps, so single rows' returns 
 
 - ``env.num_envs`` slots (fewer for a smaller population) start rows 0, 1, ...; episode ``e`` of row ``r``
   starts from ``jax.random.PRNGKey(episode_seed(seed_r, e))`` and its action noise is ``action_noise(seed_r,
-  k)`` at its ``k``-th step (:mod:`vecrl_policy.randomness`, the rule the stepped loop follows with
+  k)`` at its ``k``-th step (``vecrl_policy.randomness``, the rule the stepped loop follows with
   seeded masked resets). A slot whose row is done takes the next row (refill); the loop ends when every
   row is done (the early exit). With env parameters per row and episode (``evaluate(randomize=)``), each
   episode's fresh state gets its own (the env's ``with_params``).
@@ -145,7 +145,7 @@ def run_fused(
     progress: Callable[[int], None] | None = None,
 ) -> tuple[torch.Tensor, ...]:
     """Every row of ``parameters`` for ``settings.num_episodes`` episodes in one compiled program; what
-    :func:`vecrl_policy.row_loop.run_rows` returns for the same call, on the device of ``parameters``.
+    ``vecrl_policy.row_loop.run_rows`` returns for the same call, on the device of ``parameters``.
 
     The program runs in segments of about ``SEGMENT_SECONDS`` (``_run_segments``), each resuming the loop
     from the last one's carry: the results are those of one uninterrupted loop, a Ctrl-C stops the call

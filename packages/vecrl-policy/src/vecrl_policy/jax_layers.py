@@ -1,4 +1,4 @@
-"""jax twins of the layers :mod:`vecrl_policy.layer_specs` describes: the same flat parameter rows and the same
+"""jax twins of the layers ``vecrl_policy.layer_specs`` describes: the same flat parameter rows and the same
 math as the torch layers (``vecrl_policy.layers``), one network per row, for evaluate's fused rollout.
 
 Only the fused rollout imports this module (it imports jax); ``import vecrl_policy`` never does.

@@ -1,8 +1,8 @@
 """A network as plain data: the layers a fused jax rollout can run, each with where its parameters live.
 
 ``describe(module, layout)`` reads a ``Chain`` or ``nn.Sequential`` of the layers of
-:mod:`vecrl_policy.layer_table` and returns one :class:`LayerSpec` per layer, or None when a layer has no
-jax twin (an ``nn.Module`` of the user's own: :func:`vecrl_policy.layer_table.why_not_fused` says which). The specs are hashable: they key the cache of compiled programs.
+``vecrl_policy.layer_table`` and returns one ``LayerSpec`` per layer, or None when a layer has no
+jax twin (an ``nn.Module`` of the user's own: ``vecrl_policy.layer_table.why_not_fused`` says which). The specs are hashable: they key the cache of compiled programs.
 """
 
 from __future__ import annotations

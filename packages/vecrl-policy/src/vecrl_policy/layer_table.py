@@ -1,8 +1,8 @@
 """The one table of the layers vecrl-policy knows: for each module type, its kind, the attributes that
 configure it, how the batched torch path computes it, and whether it has a jax twin (or why not).
 
-:mod:`vecrl_policy.fastpath` (batched torch), :mod:`vecrl_policy.layer_specs` (what the fused program can
-run) and :mod:`vecrl_policy.jax_layers` (the twins, by kind) read it, so their coverage agrees: a layer
+``vecrl_policy.fastpath`` (batched torch), ``vecrl_policy.layer_specs`` (what the fused program can
+run) and ``vecrl_policy.jax_layers`` (the twins, by kind) read it, so their coverage agrees: a layer
 the fast path takes either runs fused or is refused with the reason written here.
 
 Examples:
@@ -28,7 +28,7 @@ from vecrl_policy.chain import Chain
 class Layer:
     """One kind of layer.
 
-    - ``kind``: its name, the key of its jax twin in :mod:`vecrl_policy.jax_layers`.
+    - ``kind``: its name, the key of its jax twin in ``vecrl_policy.jax_layers``.
     - ``settings``: the attributes that configure it (an activation's ``alpha``, an RNN's ``nonlinearity``).
     - ``weights``: True for the layers with parameters (``Linear`` and the recurrent cells), which the
       fast path batches as matmuls; the others are parameter-free and act elementwise or on the last

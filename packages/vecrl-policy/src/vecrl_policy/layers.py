@@ -1,7 +1,7 @@
 """Layers a policy string needs: single-step recurrent cells and small elementwise helpers.
 
 The recurrent layers take one unbatched input and an optional state, ``forward(x, h=None) -> (y, new_h)``,
-so that ``torch.func.vmap`` (and :class:`vecrl_policy.Policy`) can batch them over parameter rows. Their
+so that ``torch.func.vmap`` (and ``vecrl_policy.Policy``) can batch them over parameter rows. Their
 parameters are laid out exactly like ``torch.nn.RNNCell`` / ``LSTMCell`` / ``GRUCell`` (``weight_ih``,
 ``weight_hh``, ``bias_ih``, ``bias_hh``, gates stacked in torch's order), so a flat parameter vector
 means the same network for both.

@@ -1,7 +1,7 @@
-"""What an ``evaluate`` call is asked to do, as one value: :class:`EvaluateOptions`, made once by
-``evaluate``, ``VecrlNE`` and the ``vecrl`` commands and read by the plan (:mod:`vecrl_policy.plan`) and
-both drivers of the rollout (:mod:`vecrl_policy.row_loop`, :mod:`vecrl_policy.fused`), which read what the
-plan derives from it for every row: :class:`RowSettings`.
+"""What an ``evaluate`` call is asked to do, as one value: ``EvaluateOptions``, made once by
+``evaluate``, ``VecrlNE`` and the ``vecrl`` commands and read by the plan (``vecrl_policy.plan``) and
+both drivers of the rollout (``vecrl_policy.row_loop``, ``vecrl_policy.fused``), which read what the
+plan derives from it for every row: ``RowSettings``.
 
 An option lives in its field and check here, in ``evaluate``'s keyword of the same name (a test holds the two
 lists equal) and in the rule that uses it (the plan, or a driver through a field of ``RowSettings``); the
@@ -27,7 +27,7 @@ MAX_DEFAULT_NUM_ENVS = 256
 
 def default_num_envs(popsize: int, cap: int | None = None) -> int:
     """The sub-envs that run a population of ``popsize`` rows where no ``num_envs`` is given: one a row, at
-    most ``cap`` (default :data:`MAX_DEFAULT_NUM_ENVS`), since more rows than that refill freed sub-envs.
+    most ``cap`` (default ``MAX_DEFAULT_NUM_ENVS``), since more rows than that refill freed sub-envs.
 
     Examples:
         >>> default_num_envs(64), default_num_envs(1000)
@@ -148,7 +148,7 @@ def checked_devices(devices: Any) -> tuple[Any, ...] | None:
 
 
 def executor_error(executor: Any) -> str:
-    """The words for an ``executor=`` that is no :class:`vecrl_policy.executor.Executor`."""
+    """The words for an ``executor=`` that is no ``vecrl_policy.executor.Executor``."""
     return (
         "executor must be a vecrl_policy Executor (with num_parts, run(evaluation, parts) and close()), such as"
         f" vecrl_ray.RayExecutor(num_actors=2); got {executor!r}."

@@ -3,7 +3,7 @@
 The text is parsed with Python's ``ast`` and walked against a whitelist; nothing is ever evaluated.
 Allowed: layer calls ``Name(arg, ..., key=arg)`` chained with ``>>``, where each argument is a literal
 (number, string, bool, None, or a tuple/list of those), a negated number, or the name of a constant
-given as a keyword argument to :func:`str_to_net`. Comments and line breaks are free.
+given as a keyword argument to ``str_to_net``. Comments and line breaks are free.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class NetParsingError(VecrlError, ValueError):
 def str_to_net(text: str, *, max_parameters: int = MAX_PARAMETERS, **constants: Any) -> nn.Module:
     """Build the network described by ``text``; names of layers resolve to vecrl_policy, then torch.nn.
 
-    A single layer call gives that layer; a ``>>`` chain gives a :class:`Chain`. Keyword arguments are
+    A single layer call gives that layer; a ``>>`` chain gives a ``Chain``. Keyword arguments are
     the named constants the text may use as arguments. A network of more than ``max_parameters``
     parameters (10 million by default) is refused before it is built: the layers are first made on
     torch's meta device, which allocates nothing, and counted.

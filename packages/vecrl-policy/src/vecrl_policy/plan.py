@@ -1,7 +1,7 @@
 """What an ``evaluate`` call will do, checked whole before anything runs: its arguments, the settings
 every row runs with, the rows' seeds, and where the rows run (this process or an executor's parts) and how
 (``"fused"`` or ``"stepped"``). ``VecrlNE`` and the ``vecrl evaluate`` command check their settings with
-:func:`checked_plan` too, so every entry point refuses the same mistakes in the same words."""
+``checked_plan`` too, so every entry point refuses the same mistakes in the same words."""
 
 from __future__ import annotations
 
@@ -172,7 +172,7 @@ def checked_plan(
 
 
 def _seeds(seed: int | None, num_rows: int, common: bool) -> RowSeeds | None:
-    """The rows' seeds: each its own (:func:`vecrl_policy.randomness.row_seeds`), or with ``common``, row 0's
+    """The rows' seeds: each its own (``vecrl_policy.randomness.row_seeds``), or with ``common``, row 0's
     for every row (a seed drawn at random for an unseeded call)."""
     if not common:
         return row_seeds(seed, num_rows)

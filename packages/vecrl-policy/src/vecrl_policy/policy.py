@@ -26,19 +26,19 @@ class Policy:
     """Run a network whose parameters come from a flat vector (1-D) or a batch of them (2-D).
 
     ``net`` is an ``nn.Module``, a callable building one (called with ``**kwargs``) or a network string
-    for :func:`vecrl_policy.str_to_net` (``**kwargs`` are its constants). The flat vector follows the
+    for ``vecrl_policy.str_to_net`` (``**kwargs`` are its constants). The flat vector follows the
     order of ``net.named_parameters()``. With 2-D parameters, row ``i`` drives the network that sees
     observation ``i``. A recurrent network (``forward(x, h=None) -> (y, h)``) keeps its state between
-    calls until :meth:`reset`.
+    calls until ``reset``.
 
     Known layers (``Linear``, elementwise activations, ``RNN``/``LSTM``/``GRU``), alone or in a
     ``Chain``/``nn.Sequential``, run on a batched fast path (one ``baddbmm`` per weight matrix, weights
-    packed once per :meth:`set_parameters`); other layers of a chain run through
+    packed once per ``set_parameters``); other layers of a chain run through
     ``torch.func.functional_call`` + ``vmap`` on their own, and so does any other network as a whole.
 
     The network runs in eval mode (a policy is scored, not trained by backprop: dropout is off).
     A policy pickles (``pickle``, ``torch.save``; load the latter with ``torch.load(path,
-    weights_only=False)``) with its parameters, hidden state, path and :attr:`obs_norm`.
+    weights_only=False)``) with its parameters, hidden state, path and ``obs_norm``.
 
     Examples:
         >>> policy = Policy("Linear(3, 8) >> Tanh() >> LSTM(8, 2)")
@@ -228,7 +228,7 @@ class Policy:
 
     @property
     def parameters(self) -> torch.Tensor | None:
-        """The current parameters (1-D or 2-D), or None before :meth:`set_parameters`."""
+        """The current parameters (1-D or 2-D), or None before ``set_parameters``."""
         return self._parameters
 
     @property
@@ -244,7 +244,7 @@ class Policy:
     @property
     def layer_specs(self) -> tuple[LayerSpec, ...] | None:
         """The network's layers as plain data, for a fused jax rollout (``evaluate`` on a jax env); None
-        when a layer has no jax twin (see :mod:`vecrl_policy.layer_specs`).
+        when a layer has no jax twin (see ``vecrl_policy.layer_specs``).
 
         Examples:
             >>> [spec.kind for spec in Policy("Linear(3, 4) >> ReLU()").layer_specs]
@@ -426,7 +426,7 @@ class Policy:
 
     def to_torch_module(self, vector: torch.Tensor) -> nn.Module:
         """A standalone copy of the network with the parameters ``vector`` (1-D), on its device (behind
-        the normalization of :attr:`obs_norm`, in a ``NormalizedNet``, when the policy carries one).
+        the normalization of ``obs_norm``, in a ``NormalizedNet``, when the policy carries one).
 
         Examples:
             >>> policy = Policy(nn.Linear(3, 2))

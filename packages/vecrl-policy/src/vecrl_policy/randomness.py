@@ -3,14 +3,14 @@
 This module is the one home of the rule; the stepped loop (torch), the fused program (``jax.numpy``) and
 the host side (numpy) all call it, so a row's numbers do not depend on which path runs it:
 
-- **Row seeds.** Row ``r`` of a call made with ``seed`` has the seed :func:`row_seeds` gives it: word ``r``
+- **Row seeds.** Row ``r`` of a call made with ``seed`` has the seed ``row_seeds`` gives it: word ``r``
   of ``numpy.random.SeedSequence(seed)``, modulo 2**31 - 1 (every backend takes seeds below that).
 - **Episodes.** Episode ``e`` of row ``r`` starts from a reset seeded with
   ``episode_seed(row_seed, e)`` (the row's seed for ``e = 0``), on every backend, with or without env
   parameters: a row's episodes do not depend on whether other rows (or it) are given parameters, nor on
   where the backend's autoreset would have taken it.
 - **Action noise.** The noise added to row ``r``'s action at its ``k``-th step (counted over its
-  episodes) is :func:`action_noise` of ``(row_seed, k)``: a standard normal per action component, by the
+  episodes) is ``action_noise`` of ``(row_seed, k)``: a standard normal per action component, by the
   Box-Muller transform of two uniforms from a counter-based hash.
 
 The hash works on 32-bit words: jax and numpy ``uint32`` arrays, or torch ``int64`` tensors holding

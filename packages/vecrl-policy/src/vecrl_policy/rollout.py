@@ -1,8 +1,8 @@
 """The rules of evaluate's rollout that both of its drivers follow, written once over an array namespace:
-the stepped loop (:mod:`vecrl_policy.row_loop`) calls them on torch tensors, the fused program
-(:mod:`vecrl_policy.fused`) on jax arrays inside its compiled loop. With them: the random rule
-(:mod:`vecrl_policy.randomness`), the statistics (:mod:`vecrl_policy.statistics`) and the shaping
-(:meth:`vecrl_policy.shaping.Shaping.shaped`).
+the stepped loop (``vecrl_policy.row_loop``) calls them on torch tensors, the fused program
+(``vecrl_policy.fused``) on jax arrays inside its compiled loop. With them: the random rule
+(``vecrl_policy.randomness``), the statistics (``vecrl_policy.statistics``) and the shaping
+(``vecrl_policy.shaping.Shaping.shaped``).
 
 A slot is one sub-env; it holds a row (``held``) and counts for it while the row is not done
 (``counting``). The rules: a step's values go to the rows of the counting slots (``add_to_rows``), a slot

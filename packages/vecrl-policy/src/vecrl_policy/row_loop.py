@@ -4,7 +4,7 @@ and recurrent state for that slot replaced), so the cost follows the rows still 
 call's last rows form a tail.
 
 Row ``r``'s episodes start from its own reset seeds and its action noise comes from its seed too
-(:mod:`vecrl_policy.randomness`, the rule the fused program follows as well), whichever sub-env runs it:
+(``vecrl_policy.randomness``, the rule the fused program follows as well), whichever sub-env runs it:
 its result depends on (the call's seed, ``r``) alone, not on ``num_envs``, on how the population is split
 among workers, or on the rows beside it.
 
@@ -276,7 +276,7 @@ class _RowLoop:
     ) -> torch.Tensor:
         """The rows at hand (waiting for some, with ``wait``) on the free slots, and the next episode of the
         rows on the slots of the mask ``again``, started by one masked reset, each seeded by the rule of
-        :mod:`vecrl_policy.randomness`; the features of the observations the reset returns (``features``
+        ``vecrl_policy.randomness``; the features of the observations the reset returns (``features``
         when nothing starts)."""
         mask = self.no_slots if again is None else again
         if not self.source.done:  # (the tail, where the policy dropped done rows, comes after)

@@ -1,7 +1,7 @@
-"""Where the rows of one ``evaluate`` call run: :func:`run_part` runs rows in this process, as one compiled
-jax program where the env and network allow (:mod:`vecrl_policy.fused`) and by the stepped loop
-otherwise (:mod:`vecrl_policy.row_loop`); worker processes and Ray actors call it on their parts, so a
-Ray actor on a jax env runs its part fused too. :class:`InThisProcess` is the executor of a call that
+"""Where the rows of one ``evaluate`` call run: ``run_part`` runs rows in this process, as one compiled
+jax program where the env and network allow (``vecrl_policy.fused``) and by the stepped loop
+otherwise (``vecrl_policy.row_loop``); worker processes and Ray actors call it on their parts, so a
+Ray actor on a jax env runs its part fused too. ``InThisProcess`` is the executor of a call that
 names none."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def run_part(
     progress: Callable[[int], None] | None = None,
     source: RowSource | None = None,
 ) -> tuple[torch.Tensor, ...]:
-    """What :func:`vecrl_policy.row_loop.run_rows` returns for these rows: by one compiled program where
+    """What ``vecrl_policy.row_loop.run_rows`` returns for these rows: by one compiled program where
     ``settings.fused`` allows it and the rows are all at hand (no ``source``), else by the stepped loop."""
     if source is None and settings.fused is not False:
         episodes = fused_episodes(policy, env, rows, settings)

@@ -1,7 +1,7 @@
 """The one accumulator of observation statistics: a count, a sum and a sum of squares of the observations
 that counted rows saw, taken about a shift, written once over an array namespace. The stepped loop adds
 torch batches to it, the fused program adds jax batches inside its loop (shifted by the mean the call
-began with, so that float32 sums keep their precision), and :class:`vecrl_policy.ObsNorm` and the merge of
+began with, so that float32 sums keep their precision), and ``vecrl_policy.ObsNorm`` and the merge of
 the parts of a call (worker processes, Ray actors) add the results, which merge by addition.
 
 Examples:
