@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -126,6 +127,11 @@ def tests(session: nox.Session) -> None:
     # matplotlib: the example's plot, smoke-tested here; moviepy: gymnasium's RecordVideo writes with it.
     install_packages(session, TOGETHER, "gymnasium-robotics", "matplotlib", "moviepy", editable=True)
     sources = [f"{path_of(p)}/src" for p in TOGETHER]  # the docstring examples run too
+    if session.posargs[:1] == [
+        "--stress"
+    ]:  # `-- --stress [N]`: the tests that race, N times beside busy loops
+        stress(session, int(session.posargs[1]) if len(session.posargs) > 1 else 1)
+        return
     # words after `--` name what to run instead, in this process (a failed test's id, with `nox -R`: README.md)
     targets = session.posargs or [*IN_PARALLEL, *test_paths(TOGETHER), "tests", *sources]
     with cpu_floor(session):
@@ -136,6 +142,34 @@ def tests(session: nox.Session) -> None:
             *targets,
             env={**RAY_LOCAL_ONLY, **jax_cache(session)},
         )
+
+
+def stress(session: nox.Session, rounds: int) -> None:
+    """The tests marked ``races`` (they send signals or wait for another process) ``rounds`` times in a row,
+    with a CPU-bound process per core running beside them, as on a shared machine: a test that waits for a
+    time rather than an event fails here. CI runs one round; each round's time and the load are logged."""
+    cores = len(os.sched_getaffinity(0))
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cores)]
+    try:
+        for round_number in range(1, rounds + 1):
+            start = time.monotonic()
+            session.run(
+                "pytest",
+                "-m",
+                "races",
+                *IN_PARALLEL,
+                *test_paths(TOGETHER),
+                "tests",
+                env={**RAY_LOCAL_ONLY, **jax_cache(session)},
+            )
+            session.log(
+                f"stress round {round_number}/{rounds} passed in {time.monotonic() - start:.0f} s beside {cores}"
+                f" busy processes (load average {os.getloadavg()[0]:.1f})"
+            )
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
 
 
 @contextlib.contextmanager

@@ -183,6 +183,7 @@ def test_evaluate_says_a_brax_env_ran_as_one_compiled_program():
     assert re.search(r"compiled in \d+\.\d s, then [\d,]+ env-steps in", result.stdout), result.stdout
 
 
+@pytest.mark.races
 @pytest.mark.parametrize("delay_s", [0.2, 0.6, 1.2])
 def test_ctrl_c_while_the_command_starts_is_one_line_and_status_130(delay_s):
     # the first second imports torch, gymnasium and the plugins: Ctrl-C then is no traceback either
@@ -199,6 +200,7 @@ def test_ctrl_c_while_the_command_starts_is_one_line_and_status_130(delay_s):
     assert "interrupted" in stderr and "Traceback" not in stderr
 
 
+@pytest.mark.races
 def test_ctrl_c_in_the_command_s_imports_exits_at_once_raising_nothing():
     # a KeyboardInterrupt raised inside torch.distributed's import aborted the command (status -6, 1 run in 60)
     code = (

@@ -102,11 +102,13 @@ def interrupted(arguments: list[str], rows: int, cwd: Path) -> tuple[str, float]
     return stderr, time.perf_counter() - signalled
 
 
+@pytest.mark.races
 def test_an_interrupted_call_says_how_many_rows_were_done(tmp_path):
     interrupted(["gym::Hopper-v5", "--num-envs", "8"], 100000, tmp_path)  # (100000 rows take minutes)
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.races
 @pytest.mark.slow
 def test_ctrl_c_stops_a_fused_evaluation_within_two_seconds(tmp_path):
     """The fused program runs in segments of about a quarter second: a Ctrl-C stops it between two, with the

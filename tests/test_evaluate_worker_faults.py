@@ -67,6 +67,7 @@ def test_an_exception_in_a_worker_is_raised_as_itself_with_the_workers_traceback
         env.close()
 
 
+@pytest.mark.races
 def test_a_worker_killed_between_calls_has_its_rows_run_here_and_is_replaced(no_process_left):
     env, policy, rows = cartpole()
     try:
@@ -103,6 +104,7 @@ class DiesInAWorker(gym.Wrapper):
         return self.env.step(action)
 
 
+@pytest.mark.races
 def test_a_worker_killed_mid_call_loses_nothing_its_rows_run_elsewhere_with_equal_results(no_process_left):
     env, policy, rows = cartpole(wrappers=[DiesInAWorker])
     try:
@@ -196,6 +198,7 @@ def test_a_process_whose_rows_run_longer_takes_fewer_rows(tmp_path, no_process_l
     assert not worker & set(range(8)) and len(worker) < 8
 
 
+@pytest.mark.races
 def test_a_worker_that_stops_answering_is_killed_and_its_rows_run_elsewhere(no_process_left, monkeypatch):
     """A worker stopped (SIGSTOP: as a wedged env or a native deadlock would leave it) sends nothing: after
     VECRL_WORKER_SILENCE_SECONDS it is killed, its rows run elsewhere with equal results, and a new worker

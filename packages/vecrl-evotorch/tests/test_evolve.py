@@ -70,6 +70,7 @@ def uninterrupted(tmp_path_factory):
     return outcome(folder)
 
 
+@pytest.mark.races
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "sigkill"])
 def test_a_stopped_run_resumes_to_the_same_center_as_a_run_never_stopped(tmp_path, uninterrupted, stop):
     folder = tmp_path / "run"
@@ -89,6 +90,7 @@ def test_a_stopped_run_resumes_to_the_same_center_as_a_run_never_stopped(tmp_pat
     assert torch.equal(center, uninterrupted[0]) and rows == uninterrupted[1]
 
 
+@pytest.mark.races
 def test_a_ctrl_c_that_python_dropped_stops_the_run_after_its_generation(tmp_path, uninterrupted):
     # Python drops a KeyboardInterrupt raised in a garbage collector's callback (jax's: 2 runs in 25)
     folder = tmp_path / "run"
@@ -123,6 +125,7 @@ def test_a_ctrl_c_that_python_dropped_stops_the_run_after_its_generation(tmp_pat
     assert torch.equal(center, uninterrupted[0]) and rows == uninterrupted[1]
 
 
+@pytest.mark.races
 def test_sigkill_while_the_state_is_written_leaves_the_previous_state_whole(tmp_path, uninterrupted):
     folder = tmp_path / "run"
     # the run as the command runs it, killed halfway through writing generation 4's state

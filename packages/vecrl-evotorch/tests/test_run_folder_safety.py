@@ -108,6 +108,7 @@ def test_settings_that_are_no_vecrl_evolve_run_s_are_one_line(tmp_path, two_runs
     assert result.returncode == 2 and "no settings of vecrl evolve" in result.stderr, result.stderr
 
 
+@pytest.mark.races
 def test_a_run_in_progress_is_held_and_a_killed_one_s_lock_is_taken_over(tmp_path):
     folder = tmp_path / "run"
     first = vecrl_command(

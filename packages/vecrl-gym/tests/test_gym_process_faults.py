@@ -99,6 +99,7 @@ def test_a_sub_env_error_in_the_callers_block_is_raised_after_the_workers_answer
     env.close()
 
 
+@pytest.mark.races
 def test_a_killed_worker_is_an_error_naming_it_at_once_and_reset_starts_a_new_one(no_process_left):
     env = ProcessVectorEnv([lambda: gym.make(MUJOCO_ENV_ID)] * 4, num_workers=2)
     env.reset(seed=0)
@@ -185,12 +186,14 @@ def wait_gone(pids: list[int], timeout: float = 60.0) -> bool:
     return True
 
 
+@pytest.mark.races
 def test_interpreter_exit_without_close_ends_the_workers():
     process, pids = run_script("exit")
     assert process.wait(30) == 0, process.stderr.read()
     assert wait_gone(pids)
 
 
+@pytest.mark.races
 def test_ctrl_c_in_the_caller_ends_every_worker():
     process, pids = run_script("loop")
     assert process.stdout.readline() == "stepping\n", process.stderr.read()
@@ -236,6 +239,7 @@ def test_a_script_without_a_main_guard_gets_an_error_saying_to_add_one(tmp_path)
     assert "could not be made" in result.stderr and "if __name__ == '__main__':" in result.stderr
 
 
+@pytest.mark.races
 def test_ctrl_c_reaching_the_workers_while_they_start_leaves_them_working(no_process_left):
     # Ctrl-C goes to the whole process group; a worker still importing torch died of it with a traceback
     before, signalled, making = vecrl.testing.child_processes(), set(), True

@@ -381,7 +381,7 @@ def _resumed_state(
 ) -> dict[str, Any]:
     """The state of the run in ``folder``, checked to be its own and to have generations left."""
     try:
-        state = checked_state(folder, folder.settings(), folder.load_state())
+        state = folder.load_state()
     except RunError as error:
         raise CommandError(f"--resume: {error}") from error
     if (
@@ -393,7 +393,10 @@ def _resumed_state(
             f"--resume {args.resume}: the run already has its {settings['generations']} generations; give"
             " --generations N (more) to go on"
         )
-    return state
+    try:
+        return checked_state(folder, folder.settings(), state)
+    except RunError as error:
+        raise CommandError(f"--resume: {error}") from error
 
 
 def checked_state(folder: RunFolder, settings: Mapping[str, Any], state: dict[str, Any]) -> dict[str, Any]:
