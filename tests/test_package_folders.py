@@ -24,7 +24,9 @@ def test_a_misspelled_key_names_the_file_and_the_known_keys(tmp_path: Path):
     (folder / "src" / "vecrl_new" / "__init__.py").write_text("")
     (folder / "smoke_check.py").write_text("def check() -> None: ...\n")
     (folder / "pyproject.toml").write_text('[project]\nname = "vecrl-new"\n\n[tool.vecrl]\nbring = ["jax"]\n')
-    with pytest.raises(ValueError, match=r"unknown \[tool.vecrl\] keys \['bring'\]; known: \['api-modules', 'brings'"):
+    with pytest.raises(
+        ValueError, match=r"unknown \[tool.vecrl\] keys \['bring'\]; known: \['api-modules', 'brings'"
+    ):
         read_package(folder)
     (folder / "pyproject.toml").write_text('[project]\nname = "vecrl-new"\n')
     with pytest.raises(ValueError, match="any other package a docs-page"):

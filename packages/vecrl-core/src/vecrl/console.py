@@ -20,9 +20,18 @@ import signal
 import sys
 
 
+def _interrupted_while_starting(signum: int, frame: object) -> None:
+    os.write(2, b"vecrl: interrupted\n")
+    os._exit(130)
+
+
 def main() -> int:
     """Run ``vecrl.cli.main`` on the command line's arguments; returns the exit status."""
+    # before any import of vecrl's (a KeyboardInterrupt in one is a traceback), until the block that says so
+    signal.signal(signal.SIGINT, _interrupted_while_starting)
     from vecrl.command import ctrl_c_exits_at_once
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
     try:
         with ctrl_c_exits_at_once("vecrl: interrupted"):
