@@ -4,6 +4,8 @@ terminate_on_success, set_goal, and every autoreset mode."""
 
 from __future__ import annotations
 
+import warnings
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -12,7 +14,7 @@ from gymnasium.spaces import Box
 
 import vecrl
 from vecrl import GoalEnvWrapper
-from vecrl.compat import FINAL_OBS_KEY
+from vecrl.compat import FINAL_OBS_KEY, GYMNASIUM_1
 from vecrl_gym import SyncVectorEnv
 
 GOALS = Box(-np.pi, np.pi, (1,), dtype=np.float32)
@@ -64,7 +66,7 @@ def test_observations_are_goal_dicts_and_reward_and_success_come_from_one_batche
     assert torch.equal(obs["achieved_goal"], angle(obs["observation"]))
     assert env.observation_space["desired_goal"].shape == (NUM_ENVS, 1)
     obs, reward, terminated, truncated, info = env.step(torch.zeros(NUM_ENVS, 1))
-    assert env.compute_reward.shapes == [(NUM_ENVS, 1)] and env.compute_success.shapes == [(NUM_ENVS, 1)]
+    assert env.reward_function.shapes == [(NUM_ENVS, 1)] and env.compute_success.shapes == [(NUM_ENVS, 1)]
     assert torch.allclose(reward, -angle_error(obs["achieved_goal"], obs["desired_goal"]))
     assert info["is_success"].dtype == torch.bool and info["is_success"].shape == (NUM_ENVS,)
 
@@ -81,9 +83,12 @@ def test_at_a_same_step_episode_end_the_reward_comes_from_the_finished_episodes_
     env.step(torch.zeros(NUM_ENVS, 1))
     obs, reward, _, truncated, info = env.step(torch.zeros(NUM_ENVS, 1))
     assert truncated.all()
-    last = torch.from_numpy(np.stack(list(info[FINAL_OBS_KEY])))
-    assert torch.allclose(reward, -angle_error(angle(last), obs["desired_goal"]))
+    last = info[FINAL_OBS_KEY]  # the ended episodes' last goal observations
+    assert sorted(last) == ["achieved_goal", "desired_goal", "observation"]
+    assert torch.allclose(reward, -angle_error(angle(last["observation"]), last["desired_goal"]))
+    assert torch.equal(last["achieved_goal"], angle(last["observation"]))
     assert torch.equal(obs["achieved_goal"], angle(obs["observation"]))  # of the new episode
+    assert not torch.equal(obs["desired_goal"], last["desired_goal"])  # with new goals
 
 
 @pytest.mark.parametrize("mode", ["same_step", "next_step", "disabled"])
@@ -101,8 +106,9 @@ def test_reset_done_starts_new_episodes_with_new_goals_only_for_the_done_rows(mo
     assert torch.equal(env.desired_goal, obs["desired_goal"])
 
 
-@pytest.mark.parametrize("mode", ["same_step", "next_step", "disabled"])
-def test_after_episode_ends_reset_done_lets_every_mode_continue_without_a_lost_step(mode):
+@pytest.mark.parametrize("mode", ["next_step", "disabled"])
+def test_after_episode_ends_reset_done_lets_a_loop_of_its_own_go_on_without_a_lost_step(mode):
+    # xpag's loop restarts the ended rows itself: in next_step mode that cancels the env's own restart
     env = target_angle_task(autoreset_mode=mode, max_steps=3)
     env.reset(seed=4)
     for _ in range(3):
@@ -116,30 +122,84 @@ def test_after_episode_ends_reset_done_lets_every_mode_continue_without_a_lost_s
     assert not (terminated | truncated).any() and (reward != 0).all()  # a real step of the new episodes
 
 
-def test_a_same_step_env_does_not_reset_again_the_sub_envs_it_already_restarted():
+def test_reset_done_leaves_alone_the_rows_a_same_step_step_restarted():
     env = target_angle_task(max_steps=2)
     env.reset(seed=5)
     env.step(torch.zeros(NUM_ENVS, 1))
     obs, _, _, truncated, _ = env.step(torch.zeros(NUM_ENVS, 1))
     assert truncated.all()
-    again, _ = env.reset_done(truncated)
-    assert torch.equal(again["observation"], obs["observation"])  # the env's own new episodes are kept
-    assert not torch.equal(again["desired_goal"], obs["desired_goal"])
+    again, _ = env.reset_done(truncated)  # (an xpag-style loop's call after every step)
+    assert torch.equal(again["observation"], obs["observation"])  # the step's new episodes are kept
+    assert torch.equal(again["desired_goal"], obs["desired_goal"])  # with the goals it gave them
 
 
-def test_terminate_on_success_ends_the_successful_episodes_and_reset_done_restarts_them():
+def goal_tracking_run(mode, steps, terminate_on_success):
+    """Every step of a run (goals before it, what it returned) on a task whose rows 0 and 1 start at their
+    goal, so that success ends their episodes at once under terminate_on_success."""
+    env = target_angle_task(
+        autoreset_mode=mode, max_steps=4, terminate_on_success=terminate_on_success, threshold=0.3
+    )
+    obs, _ = env.reset(seed=8)
+    env.set_goal(obs["achieved_goal"][:2], indices=[0, 1])
+    records, goals = [], env.desired_goal
+    for _ in range(steps):
+        obs, reward, terminated, truncated, info = env.step(torch.zeros(NUM_ENVS, 1))
+        records.append((goals, obs, reward, terminated | truncated, info))
+        goals = obs["desired_goal"]
+    return records
+
+
+@pytest.mark.parametrize("terminate_on_success", [False, True])
+@pytest.mark.parametrize("mode", ["same_step", "next_step", "disabled"])
+def test_goals_change_exactly_at_episode_ends_in_every_mode(mode, terminate_on_success):
+    records = goal_tracking_run(
+        mode, 4 if mode == "disabled" else 11, terminate_on_success
+    )  # (disabled: to the end)
+    ended_before = torch.zeros(NUM_ENVS, dtype=torch.bool)
+    episodes = torch.zeros(NUM_ENVS, dtype=torch.int64)
+    for goals_before, obs, reward, done, info in records:
+        changed = (obs["desired_goal"] != goals_before).any(dim=1)
+        if mode == "same_step":  # the ending step starts the next episode, with its goal
+            assert torch.equal(changed, done)
+            if done.any():
+                final = info[FINAL_OBS_KEY]
+                assert torch.equal(info["_" + FINAL_OBS_KEY], done)
+                assert torch.equal(final["desired_goal"][done], goals_before[done])  # the ended episode's
+                assert torch.equal(final["achieved_goal"], angle(final["observation"]))
+            else:
+                assert FINAL_OBS_KEY not in info
+        elif mode == "next_step":  # the step after it does, its reward 0
+            assert torch.equal(changed, ended_before) and (reward[ended_before] == 0).all()
+            assert not info["is_success"][ended_before].any()
+        else:  # ended episodes stay ended
+            assert not changed.any()
+        episodes += done
+        ended_before = done
+    if mode != "disabled":
+        assert (episodes >= 2).all()  # several episodes per row (4 steps each, or 1 on success)
+    if terminate_on_success:
+        assert records[0][3][:2].all()  # rows 0 and 1 succeeded at once
+        if mode == "same_step":  # and were restarted: a new start beside the ended episode's last observation
+            first_obs = records[0][1]["observation"][:2]
+            assert not torch.equal(first_obs, records[0][4][FINAL_OBS_KEY]["observation"][:2])
+
+
+def test_terminate_on_success_ends_the_successful_episodes_and_restarts_them():
     env = target_angle_task(terminate_on_success=True, max_steps=50, threshold=0.3)
     plain = target_angle_task(terminate_on_success=False, max_steps=50, threshold=0.3)
     for task in (env, plain):
         obs, _ = task.reset(seed=6)
         task.set_goal(obs["achieved_goal"][:2], indices=[0, 1])  # rows 0 and 1: already at their goal
+    goals = env.desired_goal
     obs, _, terminated, truncated, info = env.step(torch.zeros(NUM_ENVS, 1))
-    _, _, plain_terminated, _, plain_info = plain.step(torch.zeros(NUM_ENVS, 1))
+    plain_obs, _, plain_terminated, _, plain_info = plain.step(torch.zeros(NUM_ENVS, 1))
     assert info["is_success"][:2].all() and torch.equal(info["is_success"], plain_info["is_success"])
     assert torch.equal(terminated, info["is_success"]) and not plain_terminated.any()
-    restarted, _ = env.reset_done(terminated | truncated)
-    assert not torch.equal(restarted["observation"][:2], obs["observation"][:2])  # really reset
-    assert torch.equal(restarted["observation"][2:], obs["observation"][2:])
+    # restarted in the same step: a new start and a new goal; the ended episode's last observation kept
+    assert torch.equal(info[FINAL_OBS_KEY]["observation"][:2], plain_obs["observation"][:2])
+    assert not torch.equal(obs["observation"][:2], plain_obs["observation"][:2])
+    assert not torch.equal(obs["desired_goal"][:2], goals[:2])
+    assert torch.equal(obs["observation"][2:], plain_obs["observation"][2:])
 
 
 def test_set_goal_sets_all_rows_or_chosen_rows_without_touching_earlier_observations():
@@ -185,3 +245,44 @@ def test_misuse_is_a_clear_error():
         GoalEnvWrapper(env.env, gym.spaces.Discrete(3), angle, lambda *a: 0, lambda *a: 0)
     with pytest.raises(TypeError, match="wraps a vector env"):
         GoalEnvWrapper(vecrl.make_vector_env("gym::Pendulum-v1"), GOALS, angle, lambda *a: 0, lambda *a: 0)
+
+
+def test_set_goal_for_one_row_warns_of_nothing():
+    # (a read-only broadcast of the goal made torch warn that it could not share it)
+    env = target_angle_task()
+    env.reset(seed=9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        env.set_goal(torch.ones(1), indices=[2])
+    assert env.desired_goal[2].tolist() == [1.0]
+
+
+def test_compute_reward_is_a_goal_env_s_for_her_in_numpy_or_torch():
+    env = target_angle_task()
+    env.reset(seed=10)
+    achieved, desired = np.zeros((3, 1), np.float32), np.full((3, 1), 0.5, np.float32)
+    reward = env.compute_reward(achieved, desired, [{}, {}, {}])  # as HER relabels stored steps
+    assert isinstance(reward, np.ndarray) and reward.tolist() == [-0.5, -0.5, -0.5]
+    tensor_reward = env.compute_reward(torch.from_numpy(achieved), torch.from_numpy(desired), {})
+    assert isinstance(tensor_reward, torch.Tensor) and tensor_reward.tolist() == [-0.5, -0.5, -0.5]
+    needs_the_action = GoalEnvWrapper(
+        env.env,
+        GOALS,
+        angle,
+        lambda achieved, desired, action, *_: -action.abs().sum(-1),
+        env.compute_success,
+    )
+    needs_the_action.reset(seed=0)
+    with pytest.raises(TypeError, match="None for the action, observation, reward, terminated and truncated"):
+        needs_the_action.compute_reward(achieved, desired, {})
+
+
+def test_it_is_a_gymnasium_vector_env_that_gymnasium_s_vector_wrappers_take():
+    if not GYMNASIUM_1:
+        pytest.skip("gymnasium 0.29's vector wrappers take the old VectorEnvWrapper API")
+    task = target_angle_task(max_steps=3)
+    assert isinstance(task, gym.vector.VectorEnv)
+    env = gym.wrappers.vector.TransformReward(task, lambda reward: 2 * reward)
+    env.reset(seed=11)
+    obs, reward, *_ = env.step(torch.zeros(NUM_ENVS, 1))
+    assert torch.allclose(reward, -2 * angle_error(obs["achieved_goal"], obs["desired_goal"]))

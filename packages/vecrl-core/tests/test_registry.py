@@ -188,7 +188,7 @@ def test_a_backend_refuses_the_vecrl_keywords_it_does_not_take_before_make_is_ca
             assert str(caught.value) == (
                 f"make_vector_env('rec::Thing-v0') got {key}={value!r}, which the rec backend does not take"
                 f"{why}Of vecrl's keywords it takes device, num_episodes (and those of every backend: num_envs,"
-                " force_classic_api, discrete_to_continuous_act, clip_actions)."
+                " force_classic_api, discrete_to_continuous_act, clip_actions, dtype)."
             )
     assert len(calls) == 1  # nothing was made for the refused calls
 

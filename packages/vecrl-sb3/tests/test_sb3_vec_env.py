@@ -7,6 +7,8 @@ These need the gym backend (vecrl-gym), which the `tests` session and the `isola
 
 from __future__ import annotations
 
+import json
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -180,3 +182,35 @@ def test_dict_and_tuple_actions_one_per_sub_env_step_as_in_dummy_vec_env(kind):
     np.testing.assert_array_equal(ours.step(batched)[0], expected)  # vecrl's own form still steps
     with pytest.raises(ValueError, match="sub-env 1's has"):
         ours.step([actions[0], {"a": 0}] if kind == "dict" else [actions[0], (0,)])
+
+
+def episodes_seen_by_ppo(env: SB3VecEnv) -> int:
+    model = PPO("MlpPolicy", env, n_steps=64, seed=0, device="cpu")
+    model.learn(total_timesteps=512)  # one rollout of 8 x 64 steps
+    return len(model.ep_info_buffer)
+
+
+def test_a_vector_wrapper_s_episode_statistics_reach_ppo_as_monitor_s_do():
+    # SB3 reads info["episode"] where a row's episode ended: gymnasium's RecordEpisodeStatistics reports it
+    # at the vector level, beside the ended episode's own last info
+    monitored = SB3VecEnv(vecrl.make_vector_env("gym::CartPole-v1", num_envs=8, wrappers=[Monitor]))
+    recorded = SB3VecEnv(
+        vecrl.make_vector_env(
+            "gym::CartPole-v1", num_envs=8, vector_wrappers=[gym.wrappers.vector.RecordEpisodeStatistics]
+        )
+    )
+    monitored.seed(0)
+    recorded.seed(0)
+    assert episodes_seen_by_ppo(recorded) == episodes_seen_by_ppo(monitored) > 0
+
+
+def test_monitor_s_episode_records_are_python_numbers_as_in_dummy_vec_env():
+    env = SB3VecEnv(vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, wrappers=[Monitor]))
+    env.reset()
+    for _ in range(200):
+        _, _, dones, infos = env.step(np.ones(2, dtype=np.int64))
+        if dones.any():
+            break
+    episode = infos[int(np.flatnonzero(dones)[0])]["episode"]
+    assert {type(value) for value in episode.values()} <= {int, float}
+    json.dumps(episode)  # (numpy scalars would not be)

@@ -16,7 +16,7 @@ _IMPORT_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
 
 #: The keywords every backend takes: ``make_vector_env`` passes ``num_envs`` to the backend's ``make`` and
 #: applies the others (``TorchWrapper``'s options) to what it returns.
-COMMON_KEYWORDS = ("num_envs", "force_classic_api", "discrete_to_continuous_act", "clip_actions")
+COMMON_KEYWORDS = ("num_envs", "force_classic_api", "discrete_to_continuous_act", "clip_actions", "dtype")
 OPTIONAL_KEYWORDS = (
     "autoreset_mode",
     "device",

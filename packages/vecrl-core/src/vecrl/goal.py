@@ -1,4 +1,5 @@
-"""GoalEnvWrapper: any vecrl vector env made goal-conditioned, with xpag's surface.
+"""GoalEnvWrapper: any vecrl vector env made goal-conditioned, a gymnasium vector env with xpag's surface,
+that stable-baselines3's HER learns on through ``vecrl_sb3.SB3VecEnv``.
 
 Backend-agnostic: it only speaks to the env through ``reset`` (with gymnasium's ``reset_mask``
 option), ``step``, its spaces and ``metadata["autoreset_mode"]``, so gym and brax envs can both use it.
@@ -13,10 +14,12 @@ from typing import Any
 import numpy as np
 import torch
 from gymnasium.spaces import Box, Dict, Space
+from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from vecrl.arrays import ArrayType, MaskOrIndices, array_type, convert_from_torch, convert_to_torch
 from vecrl.autoreset import declared_autoreset_mode
+from vecrl.compat import FINAL_OBS_KEY, FINAL_OBS_MASK_KEY, VECTOR_WRAPPER_BASE
 from vecrl.final_observations import observations_before_restart
 from vecrl.nests import first_leaf
 
@@ -24,9 +27,9 @@ from vecrl.nests import first_leaf
 RewardFunction = Callable[[Any, Any, Any, Any, Any, Any, Any, Any], Any]
 
 
-class GoalEnvWrapper:
-    """A goal-conditioned view of a vector env: observations become dicts ``{"observation",
-    "achieved_goal", "desired_goal"}``; reward and success are computed from the goals.
+class GoalEnvWrapper(VECTOR_WRAPPER_BASE):
+    """A goal-conditioned view of a vector env, itself a gymnasium vector env: observations become dicts
+    ``{"observation", "achieved_goal", "desired_goal"}``; reward and success are computed from the goals.
 
     Args:
         env: a vector env (e.g. ``vecrl.make_vector_env("gym::Pendulum-v1", num_envs=8)``) whose
@@ -41,28 +44,31 @@ class GoalEnvWrapper:
         terminate_on_success: report ``terminated=True`` for the sub-envs that succeed.
 
     ``info["is_success"]`` holds the success of every sub-env at each step. Reward and success at an
-    episode's last step are computed from that episode's last observation, also when the env resets
-    in the same step (it is read from ``info`` under gymnasium's final-observation key, where the env
-    reports it there).
+    episode's last step are computed from that episode's last observation.
 
-    Call ``reset_done(done)`` after a step to start new episodes, with new goals, for the sub-envs
-    where ``done`` is True (only those get new goals). How the sub-envs are reset depends on the env's
-    ``metadata["autoreset_mode"]``:
+    Episodes follow the env's ``metadata["autoreset_mode"]``, whatever ended them (the env, a success under
+    ``terminate_on_success``, a time limit), and each new episode gets a new goal:
 
-    - ``same_step`` (vecrl's default; also assumed when the env declares no mode): the sub-envs whose
-      episode the env ended have already been reset by the env, and are not reset again; the others
-      in ``done`` (e.g. ended by ``terminate_on_success``, or by the caller's own rules) are reset with
-      ``env.reset(options={"reset_mask": mask})``, which the env must then support.
-    - ``next_step`` and ``disabled``: every sub-env in ``done`` is reset with ``reset_mask`` (which
-      also cancels a pending next-step autoreset).
+    - ``same_step`` (vecrl's default; also assumed when the env declares no mode): the step that ends an
+      episode starts the next one (the env restarts what it ended; the wrapper restarts, by a masked
+      ``reset``, what a success ended) and returns its first goal observation; the ended episode's last
+      one, ``{"observation", "achieved_goal", "desired_goal"}``, is in ``info["final_obs"]``
+      (``"final_observation"`` on gymnasium 0.29), rows masked by ``info["_final_obs"]``, as vecrl's
+      layout has it (``vecrl.final_observations``).
+    - ``next_step``: the step after the ending one starts the next episode, its action ignored, reward 0.
+    - ``disabled``: an ended episode stays ended until ``reset`` or ``reset_done``.
 
-    The env must support ``reset_mask`` for those masked resets: vecrl's gym backend does in every mode,
-    and so does gymnasium's SyncVectorEnv from 1.1 on (gymnasium 0.29's passes the option to every
-    sub-env, resetting them all). With ``next_step`` autoreset, call ``reset_done`` after every step
-    that ends episodes: otherwise the env's own reset step (which ignores the action) comes next, with
-    the old goals.
+    ``compute_reward(achieved_goal, desired_goal, info)`` is a GoalEnv's (gymnasium-robotics'), which HER
+    calls on stored steps (through ``vecrl_sb3.SB3VecEnv.env_method``): numpy or torch batches in, the same
+    type out, from your function, which then gets None for the action, observation, reward, terminated
+    and truncated it has no record of.
 
-    Goal arrays are never modified in place: ``set_goal`` and ``reset_done`` make new ones, so
+    ``reset_done(done)`` stays for xpag-style loops that restart episodes themselves: it restarts, with new
+    goals, the rows of ``done`` that the last step did not restart already. The env must support
+    ``reset_mask`` for masked resets: vecrl's gym backend does in every mode, and so does gymnasium's
+    SyncVectorEnv from 1.1 on (gymnasium 0.29's passes the option to every sub-env, resetting them all).
+
+    Goal arrays are never modified in place: ``set_goal`` and new episodes make new ones, so
     observations kept from earlier steps stay valid.
 
     Examples:
@@ -99,11 +105,11 @@ class GoalEnvWrapper:
                 f"goal_space must be a gymnasium Box (the space of one goal), but got {goal_space!r} (of type"
                 f" {type(goal_space).__qualname__}). For example: Box(-1.0, 1.0, (2,))."
             )
-        single_observation_space = getattr(env, "single_observation_space", None)
-        if single_observation_space is None or not hasattr(env, "num_envs"):
+        if not isinstance(env, VectorEnv):
             raise TypeError(
-                f"GoalEnvWrapper wraps a vector env (with num_envs and single_observation_space), but got"
-                f" {type(env).__qualname__}. Make one with vecrl.make_vector_env(..., num_envs=N)."
+                f"GoalEnvWrapper wraps a vector env (a gymnasium.vector.VectorEnv, with num_envs sub-envs), but"
+                f" got {type(env).__qualname__}. Give num_envs to make one: vecrl.make_vector_env(name,"
+                " num_envs=N)."
             )
         for name, function in [
             ("compute_achieved_goal", compute_achieved_goal),
@@ -112,23 +118,21 @@ class GoalEnvWrapper:
         ]:
             if not callable(function):
                 raise TypeError(f"{name} must be callable (a batched function), but got {function!r}.")
-        self.env = env
-        self.num_envs: int = int(env.num_envs)
+        super().__init__(env)
+
         self.goal_space: Box = goal_space
         self.compute_achieved_goal = compute_achieved_goal
-        self.compute_reward = compute_reward
+        self.reward_function: RewardFunction = compute_reward
         self.compute_success = compute_success
         self.terminate_on_success = bool(terminate_on_success)
         self.single_observation_space: Dict = Dict(
             {
-                "observation": single_observation_space,
+                "observation": env.single_observation_space,
                 "achieved_goal": goal_space,
                 "desired_goal": goal_space,
             }
         )
         self.observation_space: Space = batch_space(self.single_observation_space, self.num_envs)
-        self.single_action_space: Space = env.single_action_space
-        self.action_space: Space = env.action_space
         self.autoreset_mode = declared_autoreset_mode(env)
 
         self._sampler: Box = copy.deepcopy(goal_space)
@@ -136,22 +140,15 @@ class GoalEnvWrapper:
         self._device: torch.device | None = None
         self._observation: Any = None  # the env's observation last reported
         self._desired_goal: Any = None
-        self._env_reset_rows = np.zeros(self.num_envs, dtype=bool)  # rows the env restarted (same_step)
+        none = np.zeros(self.num_envs, dtype=bool)
+        self._restarted = none  # rows the last step started a new episode in (same_step)
+        self._ended = none  # rows whose episode the last step ended (next_step: restarted by the next)
+        self._env_ended = none  # of those, the rows the env ended itself (next_step: it restarts them)
 
     @property
     def desired_goal(self) -> Any:
         """The desired goal of every sub-env (None before ``reset()``)."""
         return self._desired_goal
-
-    @property
-    def metadata(self) -> dict[str, Any]:
-        """The wrapped env's ``metadata``."""
-        return getattr(self.env, "metadata", None) or {}
-
-    @property
-    def unwrapped(self) -> Any:
-        """The innermost env."""
-        return self.env.unwrapped
 
     def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], Any]:
         """Reset every sub-env and sample a goal for each; returns ``(obs, info)``.
@@ -170,12 +167,13 @@ class GoalEnvWrapper:
         self._learn_array_type(observation)
         self._observation = observation
         self._desired_goal = self._sampled_goals(self.num_envs)
-        self._env_reset_rows[:] = False
+        self._restarted = self._ended = self._env_ended = np.zeros(self.num_envs, dtype=bool)
         return self._goal_observation(observation), info
 
     def step(self, action: Any) -> tuple[dict[str, Any], Any, Any, Any, Any]:
-        """Step the env; returns ``(obs, reward, terminated, truncated, info)`` with the goal-based reward
-        and ``info["is_success"]`` (and, with ``terminate_on_success``, terminated where successful)."""
+        """Step the env; returns ``(obs, reward, terminated, truncated, info)`` with the goal-based reward,
+        ``info["is_success"]`` (and, with ``terminate_on_success``, terminated where successful), each
+        ended episode followed by a new one with a new goal as the autoreset mode says."""
         if self._desired_goal is None:
             raise RuntimeError("GoalEnvWrapper.step() was called before reset(): call reset() first.")
         result = self.env.step(action)
@@ -185,34 +183,84 @@ class GoalEnvWrapper:
                 " terminated, truncated, info). Make the env without force_classic_api."
             )
         observation, env_reward, terminated, truncated, info = result
-        ended = _as_numpy_bool(terminated) | _as_numpy_bool(truncated)
-        self._env_reset_rows = ended if self.autoreset_mode == "same_step" else np.zeros_like(ended)
-        last_observation = self._last_observation(observation, info, ended)
-
+        starting = self._ended if self.autoreset_mode == "next_step" else np.zeros(self.num_envs, dtype=bool)
+        if starting.any():  # this step starts the next episodes (those the env did not end, restarted here)
+            observation, info = self._restarted_rows(observation, info, starting & ~self._env_ended)
+            self._desired_goal = self._with_rows(
+                self._desired_goal, starting, self._sampled_goals(int(starting.sum()))
+            )
+        env_ended = _as_numpy_bool(terminated) | _as_numpy_bool(truncated)
+        last_observation = observation
+        if self.autoreset_mode == "same_step" and env_ended.any():
+            last_observation = observations_before_restart(observation, info)
         achieved_goal = self.compute_achieved_goal(last_observation)
         desired_goal = self._desired_goal
         reward = self._as_env_array(
-            self.compute_reward(
+            self.reward_function(
                 achieved_goal, desired_goal, action, last_observation, env_reward, terminated, truncated, info
             )
         )
         success = self._as_env_bool(self.compute_success(achieved_goal, desired_goal))
+        if starting.any():  # (the restarting step of next_step: no reward, no success, no end)
+            rows = self._as_env_bool(starting)
+            reward, success = self._where(rows, 0, reward), self._where(rows, False, success)
         if isinstance(info, dict):
             info["is_success"] = success
         if self.terminate_on_success:
             terminated = self._as_env_bool(terminated) | success
-        self._observation = observation
-        if last_observation is observation:
-            goal_observation = self._goal_observation(observation, achieved_goal)
-        else:  # the rows that started a new episode report their new episode's achieved goal
+        ended = _as_numpy_bool(terminated) | _as_numpy_bool(truncated)
+        self._ended, self._env_ended = ended, env_ended
+        self._restarted = np.zeros(self.num_envs, dtype=bool)
+        if self.autoreset_mode == "same_step" and ended.any():
+            info[FINAL_OBS_KEY] = self._goal_observation(last_observation, achieved_goal)
+            info[FINAL_OBS_MASK_KEY] = self._as_env_bool(ended)
+            observation, info = self._restarted_rows(observation, info, ended & ~env_ended)
+            self._desired_goal = self._with_rows(
+                self._desired_goal, ended, self._sampled_goals(int(ended.sum()))
+            )
+            self._restarted = ended
             goal_observation = self._goal_observation(observation)
+        else:
+            goal_observation = self._goal_observation(observation, achieved_goal)
+        self._observation = observation
         return goal_observation, reward, terminated, truncated, info
+
+    def compute_reward(self, achieved_goal: Any, desired_goal: Any, info: Any, *more: Any) -> Any:
+        """The reward of ``achieved_goal`` against ``desired_goal`` (batches), as a GoalEnv computes it
+        (gymnasium-robotics' ``compute_reward(achieved_goal, desired_goal, info)``, which HER calls): your
+        ``compute_reward`` function on them in the env's array type, the action, observation, reward,
+        terminated and truncated given as None; the result in the type of ``achieved_goal`` (numpy or
+        torch). Called with all eight arguments, it is your function itself.
+
+        Examples:
+            >>> env.compute_reward(np.zeros((2, 1)), np.ones((2, 1)), [{}, {}])  # doctest: +SKIP
+            array([-1., -1.], dtype=float32)
+        """
+        if more:
+            return self.reward_function(achieved_goal, desired_goal, info, *more)
+        numpy_in = not isinstance(achieved_goal, torch.Tensor) and self._array_type != "numpy"
+        achieved, desired = (
+            self._as_env_array(np.asarray(g)) if numpy_in else g for g in (achieved_goal, desired_goal)
+        )
+        try:
+            reward = self.reward_function(achieved, desired, None, None, None, None, None, info)
+        except (TypeError, AttributeError) as error:
+            raise TypeError(
+                "GoalEnvWrapper.compute_reward(achieved_goal, desired_goal, info) (a GoalEnv's, as HER calls it"
+                " on stored steps) calls your compute_reward with None for the action, observation, reward,"
+                f" terminated and truncated, which it failed on: {error}. Compute the reward from the goals"
+                " (and info) alone."
+            ) from error
+        if not numpy_in:
+            return reward
+        return np.asarray(reward.detach().cpu() if isinstance(reward, torch.Tensor) else reward)
 
     def reset_done(
         self, done: Any, *, seed: Any = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], Any]:
         """Start new episodes, with newly sampled goals, for the sub-envs where ``done`` is True (a bool
-        array, tensor or list of length ``num_envs``); the others keep their state and goals.
+        array, tensor or list of length ``num_envs``) that the last step did not restart already; the others
+        keep their state and goals. For loops that restart episodes themselves (xpag's).
 
         ``seed`` and ``options`` go to the env's masked reset (seeds apply only to the reset sub-envs).
         Returns ``(obs, info)``: the observations of all sub-envs, ``info`` that of the masked reset
@@ -226,17 +274,17 @@ class GoalEnvWrapper:
                 f"reset_done(done) needs one bool per sub-env, of shape ({self.num_envs},), but got shape"
                 f" {done_rows.shape}: {done!r}."
             )
-        to_reset = done_rows & ~self._env_reset_rows
+        to_reset = done_rows & ~self._restarted
         info: Any = {}
         observation = self._observation
         if to_reset.any():
             observation, info = self.env.reset(seed=seed, options={**(options or {}), "reset_mask": to_reset})
-        self._env_reset_rows = self._env_reset_rows & ~done_rows
-        self._observation = observation
-        if done_rows.any():
             self._desired_goal = self._with_rows(
-                self._desired_goal, done_rows, self._sampled_goals(int(done_rows.sum()))
+                self._desired_goal, to_reset, self._sampled_goals(int(to_reset.sum()))
             )
+        self._restarted = self._restarted & ~done_rows
+        self._ended = self._env_ended = self._ended & ~to_reset  # (a masked reset cancels a pending restart)
+        self._observation = observation
         return self._goal_observation(observation), info
 
     def set_goal(self, goal: Any, indices: MaskOrIndices | None = None) -> None:
@@ -257,8 +305,8 @@ class GoalEnvWrapper:
             dtype=self.goal_space.dtype,
         )
         goal_shape, count = self.goal_space.shape, int(rows.sum())
-        if goal_array.shape == goal_shape:
-            goal_array = np.broadcast_to(goal_array, (count, *goal_shape))
+        if goal_array.shape == goal_shape:  # (a copy: torch refuses to share a read-only broadcast view)
+            goal_array = np.repeat(goal_array[None], count, axis=0)
         if goal_array.shape != (count, *goal_shape):
             raise ValueError(
                 f"set_goal() received a goal of shape {goal_array.shape} for {count} sub-env(s); expected one"
@@ -266,12 +314,26 @@ class GoalEnvWrapper:
             )
         self._desired_goal = self._with_rows(self._desired_goal, rows, goal_array)
 
-    def close(self) -> None:
-        """Close the wrapped env."""
-        self.env.close()
-
     def __repr__(self) -> str:
         return f"GoalEnvWrapper({self.env!r})"
+
+    def _restarted_rows(self, observation: Any, info: Any, rows: np.ndarray) -> tuple[Any, Any]:
+        """``observation`` and ``info`` of a step, with ``rows`` (whose episodes the env did not end, or
+        restart) restarted by a masked reset: their first observations; the step's info kept."""
+        if not rows.any():
+            return observation, info
+        observation, _ = self.env.reset(options={"reset_mask": rows})
+        return observation, info
+
+    def _where(self, rows: Any, value: Any, values: Any) -> Any:
+        """``values`` with ``value`` in the ``rows`` (a mask of the env's array type)."""
+        if self._array_type == "torch":
+            return torch.where(rows.to(values.device), torch.as_tensor(value, dtype=values.dtype), values)
+        if self._array_type == "numpy":
+            return np.where(rows, value, values).astype(values.dtype)
+        import jax.numpy as jnp
+
+        return jnp.where(rows, value, values)
 
     def _learn_array_type(self, observation: Any) -> None:
         leaf = first_leaf(observation)

@@ -6,7 +6,7 @@ import difflib
 import importlib.util
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from vecrl.arrays import ARRAY_TYPES, ArrayType
 from vecrl.backend import COMMON_KEYWORDS, OPTIONAL_KEYWORDS, Backend
@@ -16,6 +16,9 @@ from vecrl.errors import UnknownKeywordError
 from vecrl.numpy_view import JaxView, NumpyView, VectorWrapperMaker, with_vector_wrappers
 from vecrl.registry import WELL_KNOWN_BACKENDS, backend_prefixes, get_backend
 from vecrl.torch_wrapper import TorchWrapper
+
+if TYPE_CHECKING:
+    import torch
 
 _KWARGS_SUFFIX = "_kwargs"
 #: vecrl's own keywords: a near miss of one (``num_env``) is refused before it reaches the env's constructor,
@@ -35,6 +38,7 @@ def make_vector_env(
     num_envs: int | None = None,
     discrete_to_continuous_act: bool = False,
     clip_actions: bool = False,
+    dtype: torch.dtype | None = None,
     gym_kwargs: Mapping[str, Any] | None = None,
     brax_kwargs: Mapping[str, Any] | None = None,
     vector_wrappers: Sequence[VectorWrapperMaker] = (),
@@ -49,6 +53,7 @@ def make_vector_env(
     num_envs: int | None = None,
     discrete_to_continuous_act: bool = False,
     clip_actions: bool = False,
+    dtype: torch.dtype | None = None,
     gym_kwargs: Mapping[str, Any] | None = None,
     brax_kwargs: Mapping[str, Any] | None = None,
     vector_wrappers: Sequence[VectorWrapperMaker] = (),
@@ -62,6 +67,7 @@ def make_vector_env(
     num_envs: int | None = None,
     discrete_to_continuous_act: bool = False,
     clip_actions: bool = False,
+    dtype: torch.dtype | None = None,
     gym_kwargs: Mapping[str, Any] | None = None,
     brax_kwargs: Mapping[str, Any] | None = None,
     vector_wrappers: Sequence[VectorWrapperMaker] = (),
@@ -82,6 +88,8 @@ def make_vector_env(
     ``NormalizeObservation``, ``NormalizeReward``) go in ``vector_wrappers``: each is applied, in order, to
     a numpy view of the env, and the results become torch tensors (on the CPU) after the last of them.
     They cannot be combined with ``num_episodes``, whose spent sub-envs' NaN rows they would take in.
+    ``dtype=torch.float32`` casts floating observations and rewards to float32 once (gym's MuJoCo
+    observations and every gym reward are float64), and says so in the observation spaces.
     ``array_type="numpy"`` or ``"jax"`` makes the results numpy or jax arrays instead of torch tensors, on
     every backend alike (a ``NumpyView`` or ``JaxView`` of the torch env: on the CPU no value is copied).
     The env keeps these arguments as its ``recipe`` (a ``VectorEnvRecipe``), to be made again elsewhere.
@@ -99,6 +107,7 @@ def make_vector_env(
             "num_envs": num_envs,
             "discrete_to_continuous_act": discrete_to_continuous_act,
             "clip_actions": clip_actions,
+            "dtype": dtype,
             "gym_kwargs": gym_kwargs,
             "brax_kwargs": brax_kwargs,
             "vector_wrappers": vector_wrappers,
@@ -148,6 +157,7 @@ def make_vector_env(
         "force_classic_api": force_classic_api,
         "discrete_to_continuous_act": discrete_to_continuous_act,
         "clip_actions": clip_actions,
+        "dtype": dtype,
     }
     try:
         env = _speaking_torch(backend, made, vector_wrappers, options)

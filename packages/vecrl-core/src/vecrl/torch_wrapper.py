@@ -63,6 +63,9 @@ class TorchWrapper:
             are, as above.
         device: move the observations, rewards and flags to this device (by default they stay where the
             env made them: on the CPU for numpy, on the jax array's device for jax).
+        dtype: cast floating observations (final ones included) and rewards to this torch dtype once, here,
+            and say it in the observation spaces (``torch.float32`` for a float32 network on MuJoCo's
+            float64 observations); by default they keep the env's dtypes.
 
     Examples:
         >>> import gymnasium
@@ -90,6 +93,7 @@ class TorchWrapper:
         discrete_to_continuous_act: bool = False,
         clip_actions: bool = False,
         device: str | torch.device | None = None,
+        dtype: torch.dtype | None = None,
     ) -> None:
         self.env = env
         self._vectorized = hasattr(env.unwrapped, "single_observation_space")
@@ -104,10 +108,11 @@ class TorchWrapper:
         check_supported_space(single_act, "action space")
         self._device = None if device is None else checked_device(device)
 
-        self.observation_space: Space = env.observation_space
+        self._dtype = _checked_float_dtype(dtype)
+        self.observation_space: Space = _with_float_dtype(env.observation_space, self._dtype)
         self.action_space: Space = env.action_space
         if self._vectorized:
-            self.single_observation_space: Space = single_obs
+            self.single_observation_space: Space = _with_float_dtype(single_obs, self._dtype)
             self.single_action_space: Space = single_act
 
         self._force_classic_api = checked_flag(force_classic_api, "force_classic_api")
@@ -194,6 +199,8 @@ class TorchWrapper:
         observation = tree_to_torch(observation) if self._tree_observations else convert_to_torch(observation)
         if self._device is not None:
             observation = _to_device(observation, self._device)
+        if self._dtype is not None:
+            observation = _floating_as(observation, self._dtype)
         if self._force_classic_api or not got_info:
             return observation
         return observation, info
@@ -308,6 +315,10 @@ class TorchWrapper:
             and type(info[FINAL_OBS_KEY]) is not torch.Tensor  # (what torch backends give: nothing to do)
         ):
             info = self._final_observations_as_tensors(info)
+        if self._dtype is not None:
+            observation, reward = _floating_as((observation, reward), self._dtype)
+            if self._final_observations_in_layout and FINAL_OBS_KEY in info:
+                info = {**info, FINAL_OBS_KEY: _floating_as(info[FINAL_OBS_KEY], self._dtype)}
         if len(result) == 4:
             return observation, reward, terminated, info
         truncated = result[3]
@@ -414,6 +425,44 @@ def _tree_for(action: Any, array_type: ArrayType) -> Any:
     if array_type == "torch":
         return tree_to_torch(action)
     return tree_from_torch(action, array_type)
+
+
+#: The dtypes ``dtype=`` takes: torch's floating dtypes that numpy has too (the spaces say them).
+FLOAT_DTYPES = (torch.float16, torch.float32, torch.float64)
+
+
+def _checked_float_dtype(dtype: Any) -> torch.dtype | None:
+    if dtype is None or dtype in FLOAT_DTYPES:
+        return dtype
+    raise ValueError(
+        f"dtype must be None or a torch floating dtype, {', '.join(map(str, FLOAT_DTYPES))} (what floating"
+        f" observations and rewards are cast to), got {dtype!r}."
+    )
+
+
+def _with_float_dtype(space: Space, dtype: torch.dtype | None) -> Space:
+    """``space`` with its floating Box spaces (nested in Dict and Tuple spaces) of ``dtype``."""
+    if dtype is None:
+        return space
+    if isinstance(space, Box) and np.issubdtype(space.dtype, np.floating):
+        numpy_dtype = torch.empty(0, dtype=dtype).numpy().dtype
+        return Box(space.low.astype(numpy_dtype), space.high.astype(numpy_dtype), space.shape, numpy_dtype)
+    if isinstance(space, gymnasium.spaces.Dict):
+        return gymnasium.spaces.Dict(
+            {key: _with_float_dtype(sub, dtype) for key, sub in space.spaces.items()}
+        )
+    if isinstance(space, gymnasium.spaces.Tuple):
+        return gymnasium.spaces.Tuple(tuple(_with_float_dtype(sub, dtype) for sub in space.spaces))
+    return space
+
+
+def _floating_as(x: Any, dtype: torch.dtype) -> Any:
+    """``x`` (a tensor, or tuples and dicts of them) with its floating tensors of ``dtype``."""
+    if isinstance(x, torch.Tensor):
+        return x.to(dtype) if x.is_floating_point() else x
+    if isinstance(x, tuple):
+        return tuple(_floating_as(item, dtype) for item in x)
+    return {key: _floating_as(value, dtype) for key, value in x.items()}
 
 
 def _to_device(x: Any, device: torch.device) -> Any:

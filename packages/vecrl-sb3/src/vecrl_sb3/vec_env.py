@@ -15,6 +15,7 @@ from vecrl.arrays import tree_from_torch
 from vecrl.autoreset import autoreset_mode_name
 from vecrl.checks import checked_seed
 from vecrl.compat import FINAL_INFO_KEY, FINAL_INFO_MASK_KEY, FINAL_OBS_KEY, FINAL_OBS_MASK_KEY
+from vecrl.goal import GoalEnvWrapper
 from vecrl.spaces import ARRAY_SPACES
 
 #: Keys of a vecrl step's info that SB3VecEnv turns into SB3's own per-env entries.
@@ -132,7 +133,12 @@ class SB3VecEnv(VecEnv):
             final_infos = _final_infos(info.get(FINAL_INFO_KEY), self.num_envs)
             for index in np.flatnonzero(dones).tolist():
                 self.reset_infos[index] = infos[index]
-                infos[index] = {**final_infos[index], "terminal_observation": _row(final_observations, index)}
+                # what vector wrappers add for the row (episode statistics, is_success) beside its last info
+                infos[index] = {
+                    **infos[index],
+                    **final_infos[index],
+                    "terminal_observation": _row(final_observations, index),
+                }
         for index, time_limit in enumerate((truncated & ~terminated).tolist()):
             infos[index]["TimeLimit.truncated"] = time_limit
         return _numpy(observation), _numpy(reward).astype(np.float32), dones, infos
@@ -165,11 +171,11 @@ class SB3VecEnv(VecEnv):
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         """The attribute ``attr_name`` of the sub-envs ``indices`` (of the one batched env where the backend
         has no sub-env objects)."""
-        return [_target_attr(target, attr_name) for target in self._targets(indices)]
+        return [_target_attr(target, attr_name) for target in self._targets(indices, attr_name)]
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         """Set the attribute ``attr_name`` of the sub-envs ``indices``."""
-        for target in self._targets(indices):
+        for target in self._targets(indices, attr_name):
             setter = getattr(target, "set_wrapper_attr", None)
             if setter is not None:
                 setter(attr_name, value)
@@ -182,7 +188,7 @@ class SB3VecEnv(VecEnv):
         """Call the method ``method_name`` of the sub-envs ``indices``; one result each."""
         return [
             _target_attr(target, method_name)(*method_args, **method_kwargs)
-            for target in self._targets(indices)
+            for target in self._targets(indices, method_name)
         ]
 
     def env_is_wrapped(
@@ -191,14 +197,19 @@ class SB3VecEnv(VecEnv):
         """Whether each of the sub-envs ``indices`` is wrapped in ``wrapper_class``."""
         return [is_wrapped(target, wrapper_class) for target in self._targets(indices)]
 
-    def _targets(self, indices: VecEnvIndices) -> list[Any]:
-        """The sub-env objects ``indices`` names, or the one batched env for each of them."""
+    def _targets(self, indices: VecEnvIndices, name: str = "") -> list[Any]:
+        """What holds the attribute ``name`` for the sub-envs ``indices``: a ``GoalEnvWrapper`` around the
+        env where it has one (its ``compute_reward`` is the GoalEnv's, which HER calls), else the sub-env
+        objects ``indices`` names, or the one batched env for each of them."""
         chosen = list(self._get_indices(indices))
         outside = [index for index in chosen if not -self.num_envs <= index < self.num_envs]
         if outside:
             raise IndexError(
                 f"indices {outside} name no sub-env: this VecEnv has {self.num_envs} (0 to {self.num_envs - 1})."
             )
+        goal_env = _goal_wrapper(self.env)
+        if goal_env is not None and hasattr(goal_env, name):
+            return [goal_env for _ in chosen]
         sub_envs = self._local_sub_envs()
         if sub_envs is None:
             return [self.env.unwrapped for _ in chosen]
@@ -263,6 +274,16 @@ def _target_attr(target: Any, name: str) -> Any:
     return getter(name) if getter is not None else getattr(target, name)
 
 
+def _goal_wrapper(env: Any) -> GoalEnvWrapper | None:
+    """The ``GoalEnvWrapper`` among ``env``'s vector wrappers, or None."""
+    while env is not None:
+        if isinstance(env, GoalEnvWrapper):
+            return env
+        inner = getattr(env, "env", None)
+        env = inner if inner is not env else None
+    return None
+
+
 def _numpy(x: Any) -> Any:
     """``x`` (a tensor, or dicts and tuples of them) as numpy arrays."""
     return tree_from_torch(x, "numpy")
@@ -276,10 +297,13 @@ def _row(batched: Any, index: int) -> Any:
     if isinstance(batched, tuple):
         return tuple(_row(value, index) for value in batched)
     if isinstance(batched, torch.Tensor):
-        return _numpy(batched[index])
-    if isinstance(batched, np.ndarray):
-        return batched[index]
-    return batched
+        row = _numpy(batched[index])
+    elif isinstance(batched, np.ndarray):
+        row = batched[index]
+    else:
+        return batched
+    # one number as a Python number, as SB3's DummyVecEnv has it (Monitor's records: json-able)
+    return row.item() if isinstance(row, (np.ndarray, np.generic)) and row.ndim == 0 else row
 
 
 def _per_env(info: Mapping[str, Any], num_envs: int) -> list[dict[str, Any]]:
