@@ -3,8 +3,9 @@
 from vecrl_evotorch.evolve import Evolution as Evolution
 from vecrl_evotorch.problem import ClipActions as ClipActions
 from vecrl_evotorch.problem import VecrlNE as VecrlNE
+from vecrl_evotorch.record import Recording as Recording
 from vecrl_evotorch.record import record_video as record_video
 
 __version__: str
 
-__all__ = ["ClipActions", "Evolution", "VecrlNE", "record_video"]
+__all__ = ["ClipActions", "Evolution", "Recording", "VecrlNE", "record_video"]
