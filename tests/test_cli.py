@@ -339,6 +339,8 @@ def test_the_command_answers_help_version_backends_and_usage_mistakes_without_to
         ),
         (["evaluate", "gymm::CartPole-v1"], "No vecrl backend serves the prefix 'gymm'"),
         (["bench", "gym::Foo-v0"], "gymnasium has no environment 'Foo-v0'"),
+        (["bench", "brax::antt"], "brax has no environment 'antt'. Did you mean 'ant'?"),
+        (["evaluate", "playground::Cartpole"], "MuJoCo Playground has no environment 'Cartpole'"),
         (["record", "nosuch::x", "--policy", "p", "--out", "v.mp4"], "No vecrl backend serves the prefix"),
         (["evolve", "gym::CartPole-v1", "--out", "run", "--generations", "2"], "'run' already holds a run"),
         (["evolve", "--resume", "run", "--popsize", "16"], "--popsize 16 (the run was started with 8)"),

@@ -102,3 +102,12 @@ def test_wrappers_meant_for_gym_sub_envs_are_refused_not_ignored():
 def test_episode_counts_that_brax_would_take_silently_are_refused(kwargs, words):
     with pytest.raises(ValueError, match=words):
         vecrl.make_vector_env("brax::fast", num_envs=2, **kwargs)
+
+
+def test_the_names_read_from_brax_s_source_are_the_ones_it_registers():
+    # vecrl's commands check a name before importing brax (seconds): from the registry's source
+    import brax.envs
+
+    from vecrl.checks import names_in_source
+
+    assert sorted(names_in_source("brax/envs/__init__.py", "_envs")) == sorted(brax.envs._envs)

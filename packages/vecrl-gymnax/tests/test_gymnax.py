@@ -248,3 +248,17 @@ def test_fused_results_are_bit_equal_for_every_steps_per_check_and_segment_lengt
         assert torch.equal(result.total_return, results[0].total_return) and torch.equal(
             result.steps, results[0].steps
         )
+
+
+def test_the_names_read_from_gymnax_s_source_are_its_built_in_envs():
+    # vecrl's commands check a name before importing gymnax and jax: from the registry's source
+    import gymnax
+
+    from vecrl.checks import names_in_source
+
+    built_in = names_in_source("gymnax/registration.py", "_builtins")
+    assert built_in and set(built_in) <= set(gymnax.registered_envs)
+    with pytest.raises(
+        ValueError, match="gymnax has no environment 'CartPol-v1'. Did you mean 'CartPole-v1'"
+    ):
+        vecrl.check_env_name("gymnax::CartPol-v1")

@@ -137,3 +137,12 @@ def test_an_env_whose_models_cannot_be_fetched_says_so_in_one_line_from_the_comm
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "could not fetch the robot models of 'Go1JoystickFlatTerrain'" in result.stderr
     assert "use a DM Control suite env" in result.stderr
+
+
+def test_the_names_read_from_playground_s_source_are_its_registry_s():
+    # vecrl's commands check a name before importing Playground (seconds): from the suites' source
+    from mujoco_playground import registry
+
+    from vecrl_playground.names import SUITES, names_in_suite
+
+    assert sorted(n for suite in SUITES for n in names_in_suite(suite)) == sorted(registry.ALL_ENVS)

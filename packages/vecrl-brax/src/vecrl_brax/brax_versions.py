@@ -8,8 +8,6 @@ from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from vecrl.checks import did_you_mean
-from vecrl.errors import UnknownEnvError
 from vecrl_brax.quiet_import import without_warp_notices
 
 OLD_PREFIX = "old::"
@@ -68,16 +66,13 @@ def env_keywords(create: Callable[..., Any], name: str) -> list[str]:
 
 
 def _known_name(envs_module: Any, name: str, asked: str) -> str:
-    """``name`` if ``envs_module`` registers it; else an UnknownEnvError listing its envs, with a close match."""
+    """``name`` if ``envs_module`` registers it; else ``vecrl_brax.names.unknown_brax_name``'s error."""
     registered = getattr(envs_module, "_envs", None)
     if not isinstance(registered, dict) or name in registered:
         return name
-    prefix = OLD_PREFIX if asked.startswith(OLD_PREFIX) else ""
-    known = sorted(registered)
-    raise UnknownEnvError(
-        f"brax has no environment {asked!r}.{did_you_mean(name, known, prefix)} Its environments: {', '.join(prefix + k for k in known)}."
-        " (An env you registered yourself with brax.envs.register_environment works too.)"
-    )
+    from vecrl_brax.names import unknown_brax_name
+
+    raise unknown_brax_name(name, asked, list(registered))
 
 
 def _brax_version() -> str:

@@ -212,6 +212,44 @@ def checked_env_name(env_name: str, known: Sequence[str], library: str) -> str:
     )
 
 
+def names_in_source(location: str, variable: str) -> list[str] | None:
+    """The string keys (or items) of the dict (or list, tuple) literal assigned to ``variable`` in the module
+    file ``location`` (``"package/sub/module.py"``), read without importing the package: what a library
+    registers, known at once; None where the file or the literal is not there (a version that registers
+    otherwise: the library's own check then answers).
+
+    Examples:
+        >>> names_in_source("json/__init__.py", "__all__")
+        ['dump', 'dumps', 'load', 'loads', 'JSONDecoder', 'JSONDecodeError', 'JSONEncoder']
+    """
+    import ast
+    import importlib.util
+    from pathlib import Path
+
+    top, _, rest = location.partition("/")
+    spec = importlib.util.find_spec(top)  # (a top-level package is found, not imported)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / rest
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if not any(isinstance(target, ast.Name) and target.id == variable for target in targets):
+            continue
+        items = value.keys if isinstance(value, ast.Dict) else getattr(value, "elts", None)
+        if items and all(isinstance(i, ast.Constant) and isinstance(i.value, str) for i in items):
+            return [i.value for i in items]  # type: ignore[union-attr]
+    return None
+
+
 def checked_callables(values: Sequence[Any], name: str, hint: str) -> tuple[Any, ...]:
     """``values`` as a tuple once every item is callable; else a TypeError naming the first that is not,
     with ``hint`` (what to give instead) after it. Checked before any is called, so none is half-applied.

@@ -10,4 +10,6 @@ from __future__ import annotations
 from vecrl_jax.plugin import jax_backend, serving
 
 DESCRIPTION = "gymnax environments (classic control, MinAtar, bsuite), batched and jitted like brax's"
-vecrl_backends = serving(jax_backend("gymnax", DESCRIPTION))
+vecrl_backends = serving(
+    jax_backend("gymnax", DESCRIPTION, check_name="vecrl_gymnax.names:check_gymnax_name")
+)

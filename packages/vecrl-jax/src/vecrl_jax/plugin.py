@@ -19,9 +19,13 @@ from vecrl_jax.keywords import JAX_KEYWORDS, JAX_REFUSALS
 __all__ = ["jax_backend", "serving"]
 
 
-def jax_backend(prefix: str, description: str, make: str | None = None) -> vecrl.Backend:
+def jax_backend(
+    prefix: str, description: str, make: str | None = None, check_name: str | None = None
+) -> vecrl.Backend:
     """The backend serving ``prefix`` with the jax envs ``make`` makes (``"package.module:function"``, imported
     when an env is made, usually a ``vecrl_jax.make_jax_vector_env`` call; by default vecrl's adapters'
-    ``"vecrl_PREFIX.make:make_PREFIX_vector_env"``)."""
+    ``"vecrl_PREFIX.make:make_PREFIX_vector_env"``), and the ``Backend.check_name`` of its names, if any."""
     make = make or f"vecrl_{prefix}.make:make_{prefix}_vector_env"
-    return vecrl.Backend(prefix, make, description, keywords=JAX_KEYWORDS, refusals=JAX_REFUSALS)
+    return vecrl.Backend(
+        prefix, make, description, keywords=JAX_KEYWORDS, refusals=JAX_REFUSALS, check_name=check_name
+    )
