@@ -8,14 +8,14 @@ import pytest
 import torch
 
 import vecrl
-from vecrl.compat import FINAL_OBS_KEY
+from vecrl.compat import FINAL_OBS_KEY, GYMNASIUM_1
+
+HOPPER = "gym::Hopper-v5" if GYMNASIUM_1 else "gym::Hopper-v4"  # (gymnasium 0.29 has v4)
 
 
 def test_float32_makes_mujoco_s_float64_observations_and_rewards_float32():
-    plain = vecrl.make_vector_env("gym::Hopper-v5", num_envs=2)
-    env = vecrl.make_vector_env(
-        "gym::Hopper-v5", num_envs=2, dtype=torch.float32, gym_kwargs={"max_episode_steps": 3}
-    )
+    plain = vecrl.make_vector_env(HOPPER, num_envs=2)
+    env = vecrl.make_vector_env(HOPPER, num_envs=2, dtype=torch.float32, gym_kwargs={"max_episode_steps": 3})
     assert plain.single_observation_space.dtype == np.float64
     assert env.single_observation_space.dtype == np.float32 and env.observation_space.dtype == np.float32
     obs, _ = env.reset(seed=0)

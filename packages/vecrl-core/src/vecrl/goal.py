@@ -19,7 +19,7 @@ from gymnasium.vector.utils import batch_space
 
 from vecrl.arrays import ArrayType, MaskOrIndices, array_type, convert_from_torch, convert_to_torch
 from vecrl.autoreset import declared_autoreset_mode
-from vecrl.compat import FINAL_OBS_KEY, FINAL_OBS_MASK_KEY, VECTOR_WRAPPER_BASE
+from vecrl.compat import FINAL_OBS_KEY, FINAL_OBS_MASK_KEY, GYMNASIUM_1, VECTOR_WRAPPER_BASE
 from vecrl.final_observations import observations_before_restart
 from vecrl.nests import first_leaf
 
@@ -91,15 +91,16 @@ class GoalEnvWrapper(VECTOR_WRAPPER_BASE):
         torch.bool
     """
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         env: Any,
-        goal_space: Space,
+        goal_space: Box,
         compute_achieved_goal: Callable[[Any], Any],
         compute_reward: RewardFunction,
         compute_success: Callable[[Any, Any], Any],
         terminate_on_success: bool = False,
-    ) -> None:
+    ) -> GoalEnvWrapper:
+        # (checked before the object exists: a half-made vector wrapper's finalizer would look for its env)
         if not isinstance(goal_space, Box):
             raise TypeError(
                 f"goal_space must be a gymnasium Box (the space of one goal), but got {goal_space!r} (of type"
@@ -118,8 +119,20 @@ class GoalEnvWrapper(VECTOR_WRAPPER_BASE):
         ]:
             if not callable(function):
                 raise TypeError(f"{name} must be callable (a batched function), but got {function!r}.")
-        super().__init__(env)
+        return super().__new__(cls)
 
+    def __init__(
+        self,
+        env: Any,
+        goal_space: Box,
+        compute_achieved_goal: Callable[[Any], Any],
+        compute_reward: RewardFunction,
+        compute_success: Callable[[Any, Any], Any],
+        terminate_on_success: bool = False,
+    ) -> None:
+        super().__init__(env)
+        if not GYMNASIUM_1:  # (0.29's wrapper forwards num_envs with a deprecation warning)
+            self.num_envs = int(env.num_envs)
         self.goal_space: Box = goal_space
         self.compute_achieved_goal = compute_achieved_goal
         self.reward_function: RewardFunction = compute_reward
