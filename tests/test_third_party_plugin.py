@@ -1,6 +1,7 @@
 """A third-party backend, installed with pip as a user would, is found through its entry point."""
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -327,7 +328,9 @@ def test_third_party_backends_that_draw_are_recorded_by_vecrl_record(
         request.getfixturevalue(sites[site]),
     )
     assert result.returncode == 0, result.stderr
-    frames = int(result.stdout.split()[0])
+    frames = int(
+        re.search(r"; (\d+) frames", result.stdout).group(1)
+    )  # (vecrl record's line: `...; N frames saved to`)
     import imageio.v3 as imageio
 
     decoded = list(imageio.imiter(video))

@@ -166,7 +166,11 @@ def test_the_solution_becomes_a_standalone_policy(tmp_path):
         (dict(executor=object()), TypeError, "executor must be a vecrl_policy Executor"),
         (dict(seed=-1), ValueError, "seed must be None or an int >= 0"),
         (dict(num_workers=True), ValueError, "num_workers must be None or a positive int"),
-        (dict(env="gym::CartPol-v1"), Exception, "Did you mean: `CartPole`"),
+        (
+            dict(env="gym::CartPol-v1"),
+            ValueError,
+            "no environment 'CartPol-v1'. Did you mean 'CartPole-v1'\\?",
+        ),
         # (raw errors of make_vector_env, torch's seeding and EvoTorch's unpacking before)
         (
             dict(env_config={"num_envs": 3}),

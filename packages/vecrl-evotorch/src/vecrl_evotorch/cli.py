@@ -7,6 +7,9 @@ imported when a command runs."""
 from __future__ import annotations
 
 import argparse
+import math
+import re
+from typing import Any
 
 import vecrl
 from vecrl.command import (
@@ -23,7 +26,38 @@ from vecrl.command import (
 )
 from vecrl_policy.cli import add_evaluate_options
 
-ALGORITHMS = ("pgpe", "snes", "cem", "cmaes")
+ALGORITHMS = ("pgpe", "snes", "cem", "cmaes", "map-elites")
+#: How an episode's values of a ``--measure`` become one (``vecrl_policy.measures.REDUCTIONS``).
+REDUCTIONS = ("sum", "mean", "last", "max", "min")
+_MEASURE_NAME = re.compile(r"(obs\[\d+\]|[A-Za-z_][\w.]*)(@\w+)?")
+
+
+def measure_spec(text: str) -> list[Any]:
+    """A ``--measure NAME:LOW:HIGH:BINS`` as ``[name, low, high, bins]``; an argparse error saying what is
+    expected otherwise.
+
+    Examples:
+        >>> measure_spec("x_velocity:-1:3:8")
+        ['x_velocity', -1.0, 3.0, 8]
+    """
+    usage = (
+        f"expected NAME:LOW:HIGH:BINS, NAME an info key (x_velocity) or obs[I] with @{'/@'.join(REDUCTIONS)} after"
+        f" it where an episode's values are not to be averaged, LOW < HIGH numbers and BINS >= 2; got {text!r}"
+    )
+    parts = text.rsplit(":", 3)
+    if len(parts) != 4 or not _MEASURE_NAME.fullmatch(parts[0]):
+        raise argparse.ArgumentTypeError(usage)
+    name, low, high, bins = parts
+    reduction = name.partition("@")[2]
+    if reduction and reduction not in REDUCTIONS:
+        raise argparse.ArgumentTypeError(f"@{reduction}: {usage}")
+    try:
+        bounds, count = (float(low), float(high)), int(bins)
+    except ValueError:
+        raise argparse.ArgumentTypeError(usage) from None
+    if not all(map(math.isfinite, bounds)) or bounds[0] >= bounds[1] or count < 2:
+        raise argparse.ArgumentTypeError(usage)
+    return [name, *bounds, count]
 
 
 def _evolve_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +70,15 @@ def _evolve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", metavar="DIR", help="go on with the run saved in DIR")
     parser.add_argument("--overwrite", action="store_true", help="replace the run already in --out")
     parser.add_argument("--algorithm", choices=ALGORITHMS, help="EvoTorch's searcher (default: pgpe, ClipUp)")
+    parser.add_argument(
+        "--measure",
+        dest="measures",
+        action="append",
+        type=measure_spec,
+        metavar="NAME:LOW:HIGH:BINS",
+        help="map-elites: a measure and its bins (an info key such as x_velocity, or obs[I]; @last, @max, ... after"
+        " it reduces an episode otherwise than by its mean); once per measure",
+    )
     parser.add_argument(
         "--policy", help="network string (default: one Tanh layer of 16 units, 32 for continuous actions)"
     )
@@ -84,6 +127,19 @@ def check_evolve_arguments(args: argparse.Namespace) -> None:
         )
     if args.generations is None and args.until is None:
         raise CommandError("give --generations N, --until RETURN or both: when the run stops")
+    if args.algorithm == "map-elites":
+        if not args.measures:
+            raise CommandError(
+                "--algorithm map-elites fills an archive over measures: give one or more --measure NAME:LOW:HIGH:BINS"
+                " (e.g. --measure x_velocity:-1:3:10)"
+            )
+        if args.popsize is not None:
+            raise CommandError(
+                "--algorithm map-elites keeps one elite per cell of the --measure grid, its population: leave"
+                " --popsize out"
+            )
+    elif args.measures:
+        raise CommandError("--measure is for --algorithm map-elites: give that too, or leave --measure out")
 
 
 def _evolve(args: argparse.Namespace) -> int:

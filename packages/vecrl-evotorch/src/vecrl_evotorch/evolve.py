@@ -28,6 +28,7 @@ import torch
 from vecrl.command import CommandError, first_line
 from vecrl.interrupts import raise_if_ctrl_c_pressed
 from vecrl.randomize import scale
+from vecrl_evotorch import archive
 from vecrl_evotorch.problem import VecrlNE
 from vecrl_evotorch.run_settings import CHAMPION, EVOLVE_FILES, fixed_settings
 from vecrl_policy.runs import SETTINGS, STATE, RunError, RunFolder
@@ -37,6 +38,8 @@ FITNESS = ("mean_fitness", "best_fitness")
 #: How the user starts ``vecrl evolve``, where it is not by that name (``nox -s demo``'s venv is not on the
 #: user's PATH): the line after Ctrl-C says how to go on in that form.
 EVOLVE_COMMAND_ENV = "VECRL_EVOLVE_COMMAND"
+#: The history's curves of a MAP-Elites run's archive: the share of its cells filled, and its QD-score.
+ARCHIVE = ("coverage", "qd_score")
 #: Fresh episodes the center is scored on each generation.
 CENTER_EPISODES = 4
 
@@ -53,6 +56,11 @@ def shaped(settings: Mapping[str, Any]) -> bool:
     """Whether the searcher of a run of ``settings`` ranks a shaped fitness (``--decrease-rewards-by``,
     ``--alive-bonus-schedule``) rather than the env's own return."""
     return settings["decrease_rewards_by"] is not None or settings["alive_bonus_schedule"] is not None
+
+
+def map_elites(settings: Mapping[str, Any]) -> bool:
+    """Whether a run of ``settings`` fills a MAP-Elites archive (it has no center: its best elite stands for one)."""
+    return settings["algorithm"] == "map-elites"
 
 
 def check_population_fits(popsize: int, solution_length: int) -> None:
@@ -74,11 +82,15 @@ def check_population_fits(popsize: int, solution_length: int) -> None:
         )
 
 
-def make_searcher(problem: VecrlNE, algorithm: str, popsize: int, stdev_init: float) -> Any:
+def make_searcher(
+    problem: VecrlNE, algorithm: str, popsize: int, stdev_init: float, measures: Any = None
+) -> Any:
     """EvoTorch's ``algorithm`` on ``problem``, with the settings EvoTorch's own examples use (PGPE: ClipUp and
-    centered ranking)."""
+    centered ranking; MAP-Elites: a Gaussian mutation of ``stdev_init`` over the grid of ``measures``)."""
     from evotorch.algorithms import CEM, CMAES, PGPE, SNES
 
+    if algorithm == "map-elites":
+        return archive.make_map_elites(problem, measures, stdev_init)
     least = MIN_POPSIZE.get(algorithm, 1)
     if popsize < least:
         raise ValueError(f"--popsize {popsize}: {algorithm} needs a population of at least {least}")
@@ -99,7 +111,7 @@ def make_searcher(problem: VecrlNE, algorithm: str, popsize: int, stdev_init: fl
         return CEM(problem, popsize=popsize, parenthood_ratio=0.5, stdev_init=stdev_init)
     if algorithm == "cmaes":
         return CMAES(problem, popsize=popsize, stdev_init=stdev_init)
-    raise ValueError(f"unknown algorithm {algorithm!r}: expected one of pgpe, snes, cem, cmaes")
+    raise ValueError(f"unknown algorithm {algorithm!r}: expected one of pgpe, snes, cem, cmaes, map-elites")
 
 
 class Evolution:
@@ -144,14 +156,19 @@ class Evolution:
             num_workers=None if settings["ray"] is not None else settings["workers"],  # (with Ray: actors)
             executor=executor,
             seed=seed,
+            measures=archive.measures_of(settings["measures"]) if settings["measures"] else None,
         )
-        check_population_fits(settings["popsize"], problem.solution_length)
-        searcher = make_searcher(problem, settings["algorithm"], settings["popsize"], settings["stdev_init"])
+        popsize = archive.cells(settings["measures"]) if map_elites(settings) else settings["popsize"]
+        check_population_fits(popsize, problem.solution_length)
+        searcher = make_searcher(
+            problem, settings["algorithm"], popsize, settings["stdev_init"], settings["measures"]
+        )
         history: dict[str, list[float]] = {
             "mean": [],
             "best": [],
             "center": [],
             **{name: [] for name in FITNESS if shaped(settings)},
+            **{name: [] for name in ARCHIVE if map_elites(settings)},
             "env_steps": [],
             "seconds": [],
         }
@@ -198,7 +215,14 @@ class Evolution:
         return self.state["history"]
 
     def center(self) -> torch.Tensor:
-        """The search distribution's center (every searcher of ``make_searcher`` reports one), as a plain tensor."""
+        """The search distribution's center (every searcher of ``make_searcher`` but MAP-Elites reports one), as
+        a plain tensor; MAP-Elites' best elite."""
+        if map_elites(self.settings):
+            elite = archive.best_elite(self.searcher)
+            assert (
+                elite is not None
+            )  # (a step fills a cell: every solution falls in one, the outer ones open)
+            return elite
         return torch.as_tensor(self.searcher.status["center"]).detach().clone().as_subclass(torch.Tensor)
 
     def finished(self) -> bool:
@@ -227,6 +251,10 @@ class Evolution:
             history["best_fitness"].append(float(status["pop_best_eval"]))
         history["center"].append(score)
         history["env_steps"].append(float(self.problem.interaction_count - steps_before))
+        if "coverage" in history:
+            coverage, qd_score = archive.coverage_and_qd_score(self.searcher)
+            history["coverage"].append(coverage)
+            history["qd_score"].append(qd_score)
         history["seconds"].append(time.perf_counter() - start)
         champion = self.state["champion"]
         if champion is None or score > champion[0]:
@@ -251,31 +279,41 @@ class Evolution:
             {
                 "mean_return": history["mean"],
                 "best_return": history["best"],
-                "center_return": history["center"],
+                ("elite_return" if "coverage" in history else "center_return"): history["center"],
                 **{name: history[name] for name in FITNESS if name in history},
+                **{name: history[name] for name in ARCHIVE if name in history},
                 "env_steps": [int(steps) for steps in history["env_steps"]],
                 "seconds": [round(seconds, 3) for seconds in history["seconds"]],
             }
         )
+        if "coverage" in history:
+            archive.save_archive(self.folder, self.searcher, self.settings["measures"], self._title())
+
+    def _title(self) -> str:
+        return f"{self.settings['algorithm'].upper()} on {self.settings['env']} with vecrl"
 
     def save_plot(self) -> Path | None:
         history = self.history
         curves = {"population mean": history["mean"], "best of population": history["best"]}
-        curves["center, fresh episodes"] = history["center"]
+        curves[("best elite" if "coverage" in history else "center") + ", fresh episodes"] = history["center"]
         if "mean_fitness" in history:
             curves["population mean, shaped fitness"] = history["mean_fitness"]
             curves["best of population, shaped fitness"] = history["best_fitness"]
-        title = f"{self.settings['algorithm'].upper()} on {self.settings['env']} with vecrl"
-        return self.folder.save_plot(curves, title, self.settings["until"])
+        return self.folder.save_plot(curves, self._title(), self.settings["until"])
 
     def progress(self) -> str:
         """The last generation's line: returns, speed and (with a generation limit) the time left."""
         history, generation = self.history, self.generation
         rate = history["env_steps"][-1] / max(history["seconds"][-1], 1e-9)
-        line = (
-            f"gen {generation:4d}  mean {history['mean'][-1]:8.1f}  best {history['best'][-1]:8.1f}"
-            f"  center {history['center'][-1]:8.1f}  {rate:10,.0f} env-steps/s"
-        )
+        line = f"gen {generation:4d}  mean {history['mean'][-1]:8.1f}  best {history['best'][-1]:8.1f}"
+        if "coverage" in history:
+            line += (
+                f"  elite {history['center'][-1]:8.1f}  coverage {history['coverage'][-1]:6.1%}"
+                f"  qd-score {history['qd_score'][-1]:10.1f}"
+            )
+        else:
+            line += f"  center {history['center'][-1]:8.1f}"
+        line += f"  {rate:10,.0f} env-steps/s"
         limit = self.settings["generations"]
         if limit is not None:
             recent = history["seconds"][-10:]

@@ -25,6 +25,7 @@ from vecrl_evotorch import vecgymne
 from vecrl_policy import ObsNorm, Policy, evaluate
 from vecrl_policy.evaluation import evaluated
 from vecrl_policy.executor import Executor
+from vecrl_policy.measures import Measures
 from vecrl_policy.normalization import NormalizedNet
 from vecrl_policy.options import EvaluateOptions, default_num_envs, executor_error
 from vecrl_policy.plan import checked_plan
@@ -76,7 +77,15 @@ class VecrlNE(BaseNEProblem):
     ``interaction_count`` and ``episode_count``, which a searcher's status shows as
     ``total_interaction_count`` and ``total_episode_count`` (and ``obs_norm_count`` with
     normalization); ``mean_raw_return`` and ``pop_best_raw_return`` are the population's returns of the
-    env's own rewards, which ``mean_eval`` and ``pop_best_eval`` are not where rewards are shaped. The problem pickles (the env and the executor are made or given again, see
+    env's own rewards, which ``mean_eval`` and ``pop_best_eval`` are not where rewards are shaped.
+
+    ``measures`` (``vecrl_policy.evaluate``'s: name -> an info key or a function, each reduced over episodes)
+    become every solution's evaluation data, in order: the features EvoTorch's ``MAPElites`` reads (give it a
+    grid over them). ``objectives`` (default ``[("return", "max")]``) names what is optimized, each
+    ``"return"`` or a measure with ``"max"`` or ``"min"``: two or more make a multi-objective problem
+    (``objective_sense`` a list) for EvoTorch's multi-objective searchers (``GeneticAlgorithm``'s ranking).
+
+    The problem pickles (the env and the executor are made or given again, see
     ``with_executor``); EvoTorch's own Ray actors (``num_actors``) are not used: give ``num_workers`` or
     an ``executor``.
 
@@ -108,6 +117,8 @@ class VecrlNE(BaseNEProblem):
         seed: int | None = None,
         common_random_numbers: bool = False,
         randomize: Sampler | None = None,
+        measures: Mapping[str, Any] | None = None,
+        objectives: Sequence[tuple[str, str]] | None = None,
         max_num_envs: int | None = None,
         device: str | torch.device | None = None,
         num_actors: int | str | None = None,
@@ -153,6 +164,10 @@ class VecrlNE(BaseNEProblem):
             raise ValueError(
                 f"seed must be None or an int >= 0 and below 2**63 (EvoTorch seeds torch with it), got {seed!r}."
             )
+        measured = Measures.checked(measures)
+        self._objectives: tuple[tuple[str, str], ...] = _checked_objectives(
+            objectives, () if measured is None else measured.names
+        )
         self._env_name: Any = env
         self._env_config: dict[str, Any] = _checked_env_config(env_config)
         self._num_envs: int | None = None if num_envs is None else int(num_envs)
@@ -192,6 +207,7 @@ class VecrlNE(BaseNEProblem):
                 action_noise_stdev=action_noise_stdev,
                 common_random_numbers=common_random_numbers,
                 randomize=randomize,
+                measures=measured,
             )
             checked_plan(
                 self._policy,
@@ -219,8 +235,10 @@ class VecrlNE(BaseNEProblem):
         self._options: EvaluateOptions = options  # (without the executor and statistics, which can change)
         self._num_episodes = options.num_episodes
         self._network: Any = network
+        senses = [sense for _, sense in self._objectives]
         super().__init__(
-            objective_sense="max",
+            objective_sense=senses[0] if len(senses) == 1 else senses,
+            eval_data_length=0 if measured is None else len(measured.names),
             initial_bounds=initial_bounds,
             solution_length=self._policy.parameter_length,
             dtype=torch.float32,
@@ -268,7 +286,11 @@ class VecrlNE(BaseNEProblem):
         self._interaction_count += int(result.steps.sum())
         self._episode_count += int(result.episodes.sum())
         self._raw_returns = result.mean_raw_return
-        batch.set_evals(result.mean_return.to(batch.values.dtype))
+        columns = {"return": result.mean_return, **result.measures}
+        evals = torch.stack([columns[name] for name, _ in self._objectives], dim=1)
+        if result.measures:  # the evaluation data: every measure, in order (the features MAPElites reads)
+            evals = torch.cat([evals, torch.stack(list(result.measures.values()), dim=1)], dim=1)
+        batch.set_evals(evals.to(batch.values.dtype))
 
     def _extra_status(self, batch: SolutionBatch) -> dict[str, Any]:
         status: dict[str, Any] = {
@@ -464,6 +486,32 @@ class ClipActions(nn.Module):
 
     def _clip(self, y: torch.Tensor) -> torch.Tensor:
         return torch.maximum(torch.minimum(y, self.high.to(y)), self.low.to(y))
+
+
+def _checked_objectives(objectives: Any, measures: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """``objectives`` as ``((name, "max" or "min"), ...)``, each name ``"return"`` or one of ``measures``;
+    ``(("return", "max"),)`` for None. A ValueError names the first that does not fit."""
+    if objectives is None:
+        return (("return", "max"),)
+    usage = (
+        'objectives must be a list of (name, "max" or "min") pairs, each name "return" or one of the measures'
+        f" ({', '.join(map(repr, measures)) or 'none given: pass measures={...}'})"
+    )
+    if isinstance(objectives, (str, bytes)) or not isinstance(objectives, Sequence) or not objectives:
+        raise ValueError(f"{usage}; got {objectives!r}.")
+    checked = []
+    for item in objectives:
+        if not (isinstance(item, Sequence) and not isinstance(item, str) and len(item) == 2):
+            raise ValueError(f"{usage}; got {item!r} among them.")
+        name, sense = item
+        if name != "return" and name not in measures:
+            raise ValueError(f"{usage}; got {name!r}, which is neither.")
+        if sense not in ("max", "min"):
+            raise ValueError(f"{usage}; got {sense!r} for {name!r}.")
+        checked.append((str(name), str(sense)))
+    if len({name for name, _ in checked}) < len(checked):
+        raise ValueError(f"{usage}; got a name twice in {objectives!r}.")
+    return tuple(checked)
 
 
 def _checked_env_config(env_config: Any) -> dict[str, Any]:

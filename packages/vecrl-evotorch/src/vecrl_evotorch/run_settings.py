@@ -40,13 +40,14 @@ DEFAULTS: dict[str, Any] = {
     "seed": 0,
     "video": False,
     "video_every": None,
+    "measures": None,  # [[name, low, high, bins], ...]: map-elites's grid (vecrl_evotorch.archive)
 }
 #: What a resumed run may change: how long it goes on, and what it records.
 MAY_CHANGE = frozenset({"generations", "until", "video", "video_every"})
 CHAMPION = "champion.pickle"
 #: What a run writes beside ``vecrl_policy.runs.RUN_FILES`` (glob patterns): an ``--overwrite`` removes these
 #: too, and nothing it did not write.
-EVOLVE_FILES = (CHAMPION, "champion.mp4", "videos/generation-*.mp4")
+EVOLVE_FILES = (CHAMPION, "champion.mp4", "videos/generation-*.mp4", "archive.csv", "archive.png")
 
 
 def given_settings(args: argparse.Namespace) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from vecrl_policy.layers import (
 from vecrl_policy.layers import (
     Slice as Slice,
 )
+from vecrl_policy.measures import Measure as Measure
 from vecrl_policy.normalization import ObsNorm as ObsNorm
 from vecrl_policy.options import EvaluateOptions as EvaluateOptions
 from vecrl_policy.parser import NetParsingError as NetParsingError
@@ -43,6 +44,7 @@ __all__ = [
     "Clip",
     "EvaluateOptions",
     "EvaluationResult",
+    "Measure",
     "NetParsingError",
     "ObsNorm",
     "RunFolder",

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
+from vecrl.checks import listed
 from vecrl.randomize import Sampler
 from vecrl_policy.executor import Evaluation, Executor, split_population
 from vecrl_policy.fused import compile_seconds
+from vecrl_policy.measures import Measure, Measures
 from vecrl_policy.normalization import ObsNorm
 from vecrl_policy.options import EvaluateOptions
 from vecrl_policy.plan import checked_plan
@@ -22,10 +24,11 @@ from vecrl_policy.runners import InThisProcess, run_part
 @dataclass(frozen=True)
 class EvaluationResult:
     """Per-row results of ``evaluate``: ``total_return`` summed over the row's episodes, the number of
-    ``episodes`` it finished, and the env ``steps`` it took.
+    ``episodes`` it finished, the env ``steps`` it took, and with ``measures=``, each measure.
 
     Examples:
         >>> result.mean_return  # total_return / episodes  # doctest: +SKIP
+        >>> result.measures["speed"]  # one value per row  # doctest: +SKIP
     """
 
     total_return: torch.Tensor
@@ -42,6 +45,11 @@ class EvaluationResult:
     raw_return: torch.Tensor | None = None
     """Each row's return summed over its episodes, of the env's own rewards: ``total_return`` before
     ``decrease_rewards_by`` and ``alive_bonus_schedule`` (equal to it where nothing shaped the rewards)."""
+    measures: dict[str, torch.Tensor] = field(default_factory=dict)
+    """Each measure of ``evaluate(measures=...)`` by name: one value per row (float64), the mean of its
+    episodes' values (``vecrl_policy.measures``)."""
+    episode_measures: dict[str, torch.Tensor] = field(default_factory=dict)
+    """Each measure's value in each of the row's episodes: ``(rows, num_episodes)`` (float64)."""
 
     @property
     def mean_return(self) -> torch.Tensor:
@@ -74,6 +82,7 @@ def evaluate(
     randomize: Sampler | Mapping[str, Any] | None = None,
     steps_per_check: int | None = None,
     select_restarts: bool | None = None,
+    measures: Mapping[str, str | Callable[..., Any] | tuple[Any, str] | Measure] | None = None,
     options: EvaluateOptions | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> EvaluationResult:
@@ -147,6 +156,15 @@ def evaluate(
     ``num_envs``, workers, the executor and the fused path. Without it, every sub-env runs with the env's
     defaults.
 
+    ``measures`` names quantities each row is measured by besides its return, for quality-diversity and
+    multi-objective search: name -> an info key (``"x_velocity"``; brax's and Playground's metrics), a
+    function ``f(observation, action, reward)`` of the step's batch giving one number per row (written with
+    array operators, it runs fused too), a ``(source, per_episode)`` pair or a ``vecrl_policy.Measure``.
+    Each is reduced over every episode (``"mean"`` unless named: ``"sum"``, ``"last"``, ``"max"``, ``"min"``)
+    and over the row's episodes (their mean), over the steps the return counts, the same on every path:
+    ``result.measures[name]`` (one per row), ``result.episode_measures[name]`` (one per episode). See
+    ``vecrl_policy.measures``.
+
     The loop runs on one torch thread (see ``vecrl_policy.threads.one_torch_thread`` for why); the
     count is restored when the call returns.
 
@@ -179,6 +197,7 @@ def evaluate(
         randomize=randomize,
         steps_per_check=steps_per_check,
         select_restarts=select_restarts,
+        measures=measures,
     )
     if options is None:
         options = given
@@ -208,10 +227,29 @@ def evaluated(
     results = runner.run(evaluation, parts)
     if plan.executor is not None and progress is not None:
         progress(len(parameters))
-    total_return, episode_counts, steps, raw_return, *observed = (
+    total_return, episode_counts, steps, raw_return, measured, *observed = (
         torch.cat(column) for column in zip(*results, strict=True)
     )
+    per_episode = _measures(plan.settings.measures, measured)
     if plan.obs_norm is not None:  # each part's (count, sum, sum of squares), merged once the call is done
         plan.obs_norm.add_partial(*(column.sum(dim=0) for column in observed))
     compiled = compile_seconds() - compiled_before
-    return EvaluationResult(total_return, episode_counts, steps, plan.path, compiled, raw_return)
+    means = {name: values.sum(dim=1) / episode_counts.clamp(min=1) for name, values in per_episode.items()}
+    return EvaluationResult(
+        total_return, episode_counts, steps, plan.path, compiled, raw_return, means, per_episode
+    )
+
+
+def _measures(measures: Measures | None, measured: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Each measure's ``(rows, episodes)`` values, from the call's ``(rows, episodes, measures)``; a ValueError
+    naming the rows where one is NaN or inf (as the env's rewards, it would rank them without meaning)."""
+    if measures is None:
+        return {}
+    for index, name in enumerate(measures.names):
+        bad = (~torch.isfinite(measured[:, :, index])).any(dim=1).nonzero().flatten().tolist()
+        if bad:
+            raise ValueError(
+                f"The measure {name!r} is NaN or inf for parameter rows {listed(bad)}; no result is returned. Look"
+                " for where its values stop being finite (the env's info, or the function's arithmetic)."
+            )
+    return {name: measured[:, :, index] for index, name in enumerate(measures.names)}

@@ -51,6 +51,7 @@ from gymnasium.spaces import Box
 from vecrl.checks import listed
 from vecrl_policy.layer_specs import LayerSpec
 from vecrl_policy.layer_table import why_not_fused
+from vecrl_policy.measures import Measures
 from vecrl_policy.normalization import Normalize
 from vecrl_policy.options import RowSettings
 from vecrl_policy.policy import Policy
@@ -79,6 +80,7 @@ class _Settings(NamedTuple):
     devices: tuple[Any, ...]  # the jax devices the rows are split over, each running the loop on its share
     steps_per_check: int  # env steps between two checks of the loop's predicate (a scan of this many)
     select_restarts: bool  # finished slots restart by selection (every step), not under a lax.cond
+    measures: Measures | None  # what each row measures besides its return
 
 
 def fused_episodes(policy: Policy, env: Any, parameters: torch.Tensor, settings: RowSettings) -> JaxEnv | str:
@@ -109,7 +111,45 @@ def fused_episodes(policy: Policy, env: Any, parameters: torch.Tensor, settings:
             f"the env's observations are a {type(env.unwrapped.single_observation_space).__name__}, and the"
             " program's network takes one flat array."
         )
+    if settings.measures is not None:
+        why = _measures_problem(episodes, settings.measures, env)
+        if why is not None:
+            return why
     return episodes
+
+
+def _measures_problem(episodes: JaxEnv, measures: Measures, env: Any) -> str | None:
+    """Why the program cannot take ``measures``: a function that does not run on jax arrays (None if each does)."""
+    import jax
+
+    space = env.unwrapped.single_observation_space
+    observation = jax.ShapeDtypeStruct((2, math.prod(space.shape)), np.float32)
+    action_space = episodes.action_space
+    discrete = not isinstance(action_space, Box)
+    action = jax.ShapeDtypeStruct(
+        (2, *(() if discrete else action_space.shape)), np.int32 if discrete else np.float32
+    )
+    reward = jax.ShapeDtypeStruct((2,), np.float32)
+    for name, item in zip(measures.names, measures.items, strict=True):
+        if not isinstance(item.source, str):
+            try:
+                jax.eval_shape(item.source, observation, action, reward)
+            except Exception as error:  # (a function written for torch alone: the stepped loop runs it)
+                return (
+                    f"the measure {name!r} does not run on jax arrays ({type(error).__name__}: {error}); write it"
+                    " with array operators and methods alone (observation[:, 0], (action ** 2).sum(-1)) to run fused."
+                )
+    return None
+
+
+@functools.cache
+def info_shapes(episodes: JaxEnv, num_envs: int) -> dict[str, tuple[int, ...]]:
+    """The shapes of what ``episodes``' outcome info holds for a batch of ``num_envs`` states (without stepping)."""
+    import jax
+
+    keys = jax.ShapeDtypeStruct((num_envs, 2), np.uint32)
+    info = jax.eval_shape(lambda k: dict(episodes.outcome(episodes.reset(k)).info), keys)
+    return {name: tuple(leaf.shape) for name, leaf in info.items()}
 
 
 def _wrapper_problem(env: Any) -> str | None:
@@ -202,14 +242,15 @@ def run_fused(
             devices,
             steps_per_check,
             select_restarts,
+            settings.measures,
         ),
         arguments,
     )
     results = _run_segments(programs, arguments, progress)
     if shares > 1:  # gathered on the first device (a few numbers per row), where torch can view them
         results = jax.device_put(results, devices[0])
-    outputs = tuple(results[name] for name in RESULTS)
-    total, episode_counts, steps, raw, non_finite, moments = outputs
+    total, episode_counts, steps, raw, non_finite, moments = (results[name] for name in RESULTS[:6])
+    measured = _measured(results.get("measured"), num_rows, settings)
     total, episode_counts, steps, raw, non_finite = (
         convert_to_torch(part)[:num_rows] for part in (total, episode_counts, steps, raw, non_finite)
     )
@@ -221,10 +262,28 @@ def run_fused(
             " parameters so large that a layer overflows."
         )
     raw = raw if settings.shaping.changes_rewards else total
-    results = (total.double(), episode_counts.long(), steps.long(), raw.double())
+    results = (
+        total.double(),
+        episode_counts.long(),
+        steps.long(),
+        raw.double(),
+        measured.to(parameters.device),
+    )
     if settings.normalize is None:
         return results
     return results + tuple(part.to(parameters.device) for part in Moments(*moments).unshifted(mean))
+
+
+def _measured(measured: Any, num_rows: int, settings: RowSettings) -> torch.Tensor:
+    """The call's ``(rows, episodes, measures)`` values (float64), from the program's table of (row, episode)
+    cells (None without measures)."""
+    from vecrl.arrays import convert_to_torch
+
+    width = 0 if settings.measures is None else len(settings.measures.names)
+    if measured is None:
+        return torch.zeros(num_rows, settings.num_episodes, width, dtype=torch.float64)
+    table = convert_to_torch(measured).double().reshape(-1, settings.num_episodes, width)
+    return table[:num_rows]
 
 
 def _loop_shape(settings: RowSettings, platform: str) -> tuple[int, bool]:
@@ -268,7 +327,7 @@ def _run_segments(
         status = np.asarray(status)  # (the host waits for the segment here: the one sync of a segment)
         if not status[:, 0].any():
             programs.short_calls = programs.short_calls + 1 if segments == 1 and programs.checks else 0
-            return {name: carry[name] for name in RESULTS}
+            return {name: carry[name] for name in RESULTS if name in carry}
         elapsed = time.perf_counter() - began
         programs.checks = max(1, min(int(checks * SEGMENT_SECONDS / max(elapsed, 1e-6)), 2**30))
         if progress is not None:
@@ -458,6 +517,12 @@ def _start(
     parameters = _take(jax_layers.unpack(specs, population), held)
     size = observation.shape[1]
     zeros_w = jnp.zeros(width, jnp.int32)
+    measures = settings.measures
+    if measures is not None:  # each (row, episode) cell's measures, and each slot's current episode's
+        measuring = dict(
+            measured=jnp.zeros((num_rows * settings.num_episodes, len(measures.names)), jnp.float32),
+            measuring=measures.start(jnp, width, jnp.float32),
+        )
     return dict(
         state=state,
         observation=observation,
@@ -476,6 +541,7 @@ def _start(
         moments=Moments(
             zeros_w, jnp.zeros((width, size), jnp.float32), jnp.zeros((width, size), jnp.float32)
         ),
+        **(measuring if measures is not None else {}),
     )
 
 
@@ -513,7 +579,12 @@ def _loop(
     from vecrl_policy import jax_layers
 
     population, seeds, mean, std, valid, params = inputs
-    episodes, specs, shaping = settings.episodes, settings.specs, settings.shaping
+    episodes, specs, shaping, measures = (
+        settings.episodes,
+        settings.specs,
+        settings.shaping,
+        settings.measures,
+    )
     num_rows, width = population.shape[0], settings.width
     runs = valid[0]
     every_row = jax_layers.unpack(specs, population)
@@ -529,6 +600,7 @@ def _loop(
     def step(c: dict[str, Any], _: Any = None) -> tuple[dict[str, Any], None]:
         c = dict(c)
         x, counting, held = c["observation"], c["counting"], c["held"]
+        seen = x
         if settings.observe:  # one sum per slot (summed once the loop is done)
             c["moments"] = c["moments"].added(x, counting, shift)
         if settings.normalize:
@@ -546,6 +618,9 @@ def _loop(
         outcome = episodes.outcome(state)
         observation, reward = _flat(outcome.observation), outcome.reward
         done = outcome.terminated | outcome.truncated
+        if measures is not None:
+            values = measures.values(seen, action, reward, outcome.info, jnp.float32)
+            c["measuring"] = measures.accumulated(c["measuring"], values, counting)
         t = c["t"] + 1
         if shaping.changes_rewards:
             c["raw"] = add_to_rows(c["raw"], reward, rows, counting)
@@ -558,6 +633,9 @@ def _loop(
         c["episodes"] = add_to_rows(c["episodes"], ended.astype(jnp.int32), rows, counting)
         c["counting"] = counting & ~finished
         c["slot_episodes"] = slot_episodes
+        if measures is not None:  # (held: the rows of the episodes that ended, before any refill)
+            cells = (held if refills else jnp.arange(width)) * settings.num_episodes + slot_episodes - 1
+            c["measured"], c["measuring"] = measures.ended(c["measured"], c["measuring"], cells, ended)
         took = restarting = continuing
         if refills:  # the next rows, in order
             next_row = c["next_row"][0]
@@ -607,7 +685,7 @@ def _loop(
 
 
 #: What a call's results are made of, of the loop's carry.
-RESULTS = ("total", "episodes", "steps", "raw", "non_finite", "moments")
+RESULTS = ("total", "episodes", "steps", "raw", "non_finite", "moments", "measured")
 
 
 def _whole(settings: _Settings, *arguments: Any) -> tuple[dict[str, Any], Any]:
@@ -617,7 +695,7 @@ def _whole(settings: _Settings, *arguments: Any) -> tuple[dict[str, Any], Any]:
     population, seeds, mean, std, valid, params, checks = arguments
     inputs = (population, seeds, mean, std, valid, params)
     carry, status = _loop(settings, _start(settings, *inputs), inputs, checks)
-    return {name: carry[name] for name in RESULTS}, status
+    return {name: carry[name] for name in RESULTS if name in carry}, status
 
 
 def _with_params(settings: _Settings, state: Any, params: Any, held: Any, slot_episodes: Any) -> Any:

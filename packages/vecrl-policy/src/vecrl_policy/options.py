@@ -17,6 +17,7 @@ from typing import Any
 
 from vecrl.checks import checked_flag, checked_seed
 from vecrl_policy.executor import Executor
+from vecrl_policy.measures import Measures
 from vecrl_policy.normalization import Normalize, ObsNorm
 from vecrl_policy.observations import Flattener
 from vecrl_policy.shaping import Shaping
@@ -67,6 +68,7 @@ class EvaluateOptions:
     randomize: Any = None  # a vecrl.randomize.Sampler, or fixed params per row (name -> array)
     steps_per_check: int | None = None
     select_restarts: bool | None = None
+    measures: Any = None  # name -> an info key, a function, (source, per_episode) or a vecrl_policy.Measure
     shaping: Shaping = field(init=False, repr=False, compare=False)
     """The reward shaping and action noise of the three options above, checked."""
 
@@ -103,6 +105,7 @@ class EvaluateOptions:
             "common_random_numbers": checked_flag(self.common_random_numbers, "common_random_numbers"),
             "devices": checked_devices(self.devices),
             "shaping": shaping,
+            "measures": Measures.checked(self.measures),
         }
         for name, value in checked.items():  # (frozen: the checked values replace what was given)
             object.__setattr__(self, name, value)
@@ -115,7 +118,8 @@ class RowSettings:
     ``flatten`` (then ``normalize``, if given), and ``shaping``; ``fused`` says whether rows run as one
     compiled program (None: where they can), ``devices`` the jax devices that program splits them over
     (None: every local one), ``steps_per_check`` and ``select_restarts`` the shape of its loop (None: the
-    platform's). Both drivers read it; it travels to worker processes and Ray actors."""
+    platform's); ``measures`` what each row measures besides its return (``vecrl_policy.measures``). Both
+    drivers read it; it travels to worker processes and Ray actors."""
 
     num_episodes: int
     discrete: bool
@@ -126,6 +130,7 @@ class RowSettings:
     devices: tuple[Any, ...] | None = None
     steps_per_check: int | None = None
     select_restarts: bool | None = None
+    measures: Measures | None = None
 
 
 def checked_devices(devices: Any) -> tuple[Any, ...] | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,11 +17,13 @@ from gymnasium.spaces import Box, Discrete, flatdim
 from torch import nn
 
 from vecrl.checks import closed_env_error, listed
+from vecrl.compat import FINAL_INFO_KEY, FINAL_OBS_KEY
 from vecrl.numpy_view import NumpyView
 from vecrl.randomize import params_table
 from vecrl_policy.evaluate_workers import checked_num_workers, workers_of
 from vecrl_policy.executor import Executor
-from vecrl_policy.fused import fused_episodes
+from vecrl_policy.fused import fused_episodes, info_shapes
+from vecrl_policy.measures import not_one_number_error, unknown_key_error
 from vecrl_policy.normalization import ObsNorm, checked_obs_norm
 from vecrl_policy.observations import observation_flattener
 from vecrl_policy.options import EvaluateOptions, RowSettings
@@ -132,6 +135,9 @@ def checked_plan(
             " trains, or leave obs_norm out."
         )
     _check_policy_fits_env_once(policy, env, parameters)
+    if options.measures is not None:
+        options.measures.check_functions(*_probe_step(env, parameters, discrete, obs_length))
+        _check_info_keys_once(env, options.measures.keys)
     settings = RowSettings(
         num_episodes,
         discrete,
@@ -142,6 +148,7 @@ def checked_plan(
         None if options.devices is None else tuple(options.devices),
         options.steps_per_check,
         options.select_restarts,
+        options.measures,
     )
     executor, num_workers, devices = options.executor, options.num_workers, options.devices
     num_processes = 1 if num_workers is None else checked_num_workers(num_workers, env)
@@ -169,6 +176,59 @@ def checked_plan(
     if workers and start_workers:
         executor = workers_of(env, min(num_processes, len(parameters)))  # never a process without rows
     return Plan(policy, env, parameters, seeds, settings, obs_norm, executor, path, params)
+
+
+def _probe_step(
+    env: Any, parameters: torch.Tensor, discrete: bool, obs_length: int
+) -> tuple[torch.Tensor, ...]:
+    """A batch of two steps as a measure's function sees them in the stepped loop: flat observations (in the
+    parameters' dtype and device), the actions the env is given and the env's rewards (float64)."""
+    observation = torch.zeros(2, obs_length, dtype=parameters.dtype, device=parameters.device)
+    shape = () if discrete else tuple(env.single_action_space.shape)
+    action = torch.zeros(
+        2, *shape, dtype=torch.int64 if discrete else parameters.dtype, device=parameters.device
+    )
+    return observation, action, torch.zeros(2, dtype=torch.float64, device=parameters.device)
+
+
+#: The info keys each env (unwrapped) was found to report: found once, by a reset and a step, not per call.
+_REPORTED: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, ...]]] = weakref.WeakKeyDictionary()
+
+
+def _check_info_keys_once(env: Any, keys: tuple[str, ...]) -> None:
+    """A ValueError naming the keys ``env``'s step reports where one of ``keys`` (a measure's) is not among them
+    or holds more than one number per sub-env: a jax env's from its outcome's shapes, another's from one step
+    (``evaluate`` resets the env before its rows run)."""
+    if not keys:
+        return
+    reported = _REPORTED.get(env.unwrapped)
+    if reported is None:
+        episodes = getattr(env.unwrapped, "jax_env", None)
+        if episodes is not None:
+            reported = info_shapes(episodes, env.num_envs)
+        else:
+            env.reset()
+            *_, info = env.step(_sampled_actions(env))
+            finals = info.get(FINAL_INFO_KEY)
+            both = {**(finals if isinstance(finals, Mapping) else {}), **info}
+            reported = {
+                key: (env.num_envs, *np.shape(value)[1:])
+                for key, value in both.items()
+                if not key.startswith("_") and key not in (FINAL_INFO_KEY, FINAL_OBS_KEY)
+            }
+        _REPORTED[env.unwrapped] = reported
+    for key in keys:
+        if key not in reported:
+            raise unknown_key_error(key, reported)
+        if reported[key] != (env.num_envs,):
+            raise not_one_number_error(key, reported[key][1:])
+
+
+def _sampled_actions(env: Any) -> Any:
+    """A batch of actions from the env's action space, as its step takes them."""
+    from vecrl.arrays import convert_to_torch
+
+    return convert_to_torch(np.stack([env.single_action_space.sample() for _ in range(env.num_envs)]))
 
 
 def _seeds(seed: int | None, num_rows: int, common: bool) -> RowSeeds | None:

@@ -36,7 +36,8 @@ def episode_ends(ended: Any, slot_episodes: Any, num_episodes: int) -> tuple[Any
 
 def add_to_rows(totals: Any, values: Any, held: Any, counting: Any) -> Any:
     """``totals`` (one per row) with each value of ``values`` added to the row its slot holds (``held``)
-    where the slot is ``counting`` (``held`` None: slot ``i`` holds row ``i``). On torch ``values``,
+    where the slot is ``counting`` (``held`` None: slot ``i`` holds row ``i``); ``values`` may hold a column
+    of several per slot, added to a row of ``totals`` alike. On torch ``values``,
     ``held`` and ``counting`` may carry a leading axis of steps, added in order: a row's sum is the same
     whichever slots and steps it shared.
 
@@ -47,11 +48,14 @@ def add_to_rows(totals: Any, values: Any, held: Any, counting: Any) -> Any:
         [0.0, 0.0, 5.0]
     """
     xp = array_namespace(totals)
-    if held is None:
-        return totals + xp.where(counting, values, 0)
-    if xp.__name__ == "torch":  # (torch scatters no masked values: the counted ones alone)
+    if (
+        xp.__name__ == "torch" and held is not None
+    ):  # (torch scatters no masked values: the counted ones alone)
         return totals.index_add(0, held[counting], values[counting].to(totals.dtype))
-    return totals.at[held].add(xp.where(counting, values, 0))
+    mask = xp.reshape(counting, counting.shape + (1,) * (values.ndim - counting.ndim))  # (a column a slot)
+    if held is None:
+        return totals + xp.where(mask, values, 0)
+    return totals.at[held].add(xp.where(mask, values, 0))
 
 
 def refilled(free: Any, held: Any, new_rows: Any, available: Any) -> tuple[Any, Any]:

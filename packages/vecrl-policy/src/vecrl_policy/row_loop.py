@@ -26,6 +26,7 @@ from vecrl.autoreset import declared_autoreset_mode
 from vecrl.checks import SubEnvError
 from vecrl.contract import capabilities_of
 from vecrl.params import PARAMS_OPTION
+from vecrl_policy.measures import step_info_values
 from vecrl_policy.options import RowSettings
 from vecrl_policy.policy import Policy
 from vecrl_policy.randomness import RowSeeds, action_noise, episode_seed, random_row_seeds
@@ -93,7 +94,8 @@ def run_rows(
 ) -> tuple[torch.Tensor, ...]:
     """Run each of ``rows`` for ``settings.num_episodes`` episodes on ``env``, row ``r`` reset with
     ``seeds[r]`` (unseeded when ``seeds`` is None) and, with ``params``, its episode ``e`` run with the env
-    parameters ``params[name][r, e]`` (``vecrl.randomize.params_table``): each row's ``(total_return, episodes, steps, raw_return)`` (``raw_return`` of the env's own rewards) on the
+    parameters ``params[name][r, e]`` (``vecrl.randomize.params_table``): each row's ``(total_return, episodes, steps, raw_return, measures)`` (``raw_return`` of the env's own rewards,
+    ``measures`` of shape ``(rows, num_episodes, len(settings.measures))``: each episode's) on the
     device of ``rows``, and with ``settings.normalize``, the observations the rows saw as ``(count, sum,
     sum of squares)`` (one row each). ``progress`` hears how many rows are done whenever rows finish.
     ``source`` says which rows run (default: all, in order); the results of the others are zeros."""
@@ -163,6 +165,13 @@ class _RowLoop:
         self.rows_done = 0
         self.progress: Callable[[int], None] | None = None
         self.fold = _Fold(self.num_rows, observed=self.normalize is not None)
+        self.measures = settings.measures
+        width = 0 if self.measures is None else len(self.measures.names)
+        # each (row, episode)'s measures, and each slot's of its current episode (vecrl_policy.measures)
+        self.measured = torch.zeros(self.num_rows * self.num_episodes, width, dtype=torch.float64)
+        self.measuring = (
+            None if self.measures is None else self.measures.start(torch, self.num_slots, torch.float64)
+        )
         self.action_shape = () if self.discrete else tuple(env.single_action_space.shape)
         # Once the policy holds a quarter of slots that are done and no row will take them (the tail), it
         # drops them (keep_rows): from then on ``live`` maps its rows to slots, and the dropped slots
@@ -175,6 +184,7 @@ class _RowLoop:
         features = self._start_together(self.source.take(self.num_slots, wait=True))
         with torch.no_grad():
             while True:
+                seen = features
                 if self.normalize is not None:
                     self.fold.observed.append(features)
                     features = self.normalize(features)
@@ -188,11 +198,13 @@ class _RowLoop:
                     self.actions[live] = action
                     action = self.actions
                 self.actions = action
-                observation, reward, terminated, truncated, _ = self.env.step(action)
+                observation, reward, terminated, truncated, info = self.env.step(action)
                 if self.shaping.action_noise_stdev is not None:
                     self.row_steps += self.counting & ~resetting
                 done = (terminated | truncated).cpu()
                 reward = reward.to("cpu", torch.float64)
+                if self.measures is not None:
+                    self._measure(seen, action, reward, info, done, resetting)
                 if self.shaping.changes_rewards:
                     self.fold.raw.append(reward)
                     self.t += ~resetting
@@ -220,8 +232,32 @@ class _RowLoop:
             progress(self.num_rows)
         device = self.rows.device
         raw = self.raw if self.shaping.changes_rewards else self.total
-        results = tuple(result.to(device) for result in (self.total, self.episodes, self.steps, raw))
+        measured = self.measured.reshape(self.num_rows, self.num_episodes, -1)
+        results = tuple(
+            result.to(device) for result in (self.total, self.episodes, self.steps, raw, measured)
+        )
         return results if self.normalize is None else results + self.fold.statistics()
+
+    def _measure(
+        self,
+        seen: torch.Tensor,
+        action: torch.Tensor,
+        reward: torch.Tensor,
+        info: Any,
+        done: torch.Tensor,
+        resetting: torch.Tensor,
+    ) -> None:
+        """Count one step's measures for the slots that count it (not those a next_step reset restarted); the
+        episodes that ended add theirs to their rows' (``vecrl_policy.measures``)."""
+        assert self.measures is not None and self.measuring is not None
+        ended = done & self.counting
+        keys = self.measures.keys
+        reported = step_info_values(info, keys, ended.numpy(), self.num_slots) if keys else {}
+        values = self.measures.values(seen, action, reward.to(seen.device), reported, torch.float64)
+        self.measuring = self.measures.accumulated(self.measuring, values, self.counting & ~resetting)
+        if ended.any():
+            cells = self.held * self.num_episodes + self.slot_episodes
+            self.measured, self.measuring = self.measures.ended(self.measured, self.measuring, cells, ended)
 
     def _episodes_ended(self, ended: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
         """Count the episodes that ended; a row done with its episodes frees its slot for the next row.

@@ -230,18 +230,23 @@ class RunFolder:
     def write_results(self, columns: Mapping[str, Sequence[Any]]) -> Path:
         """Write the results table, one column per entry of ``columns`` (equal lengths, one row per
         generation, numbered from 1), replacing the previous table at once."""
+        return self.write_table(RESULTS, columns, "generation")
+
+    def write_table(self, name: str, columns: Mapping[str, Sequence[Any]], index: str) -> Path:
+        """Write the CSV table ``name`` in the folder: a column ``index`` numbering the rows from 1, then one
+        column per entry of ``columns`` (of equal lengths), replacing the previous table at once."""
         lengths = {len(values) for values in columns.values()}
         if len(lengths) > 1:
             raise ValueError(
-                f"the results' columns differ in length: { {k: len(v) for k, v in columns.items()} }"
+                f"the table's columns differ in length: { {k: len(v) for k, v in columns.items()} }"
             )
         text = io.StringIO()
         writer = csv.writer(text)
-        writer.writerow(["generation", *columns])
+        writer.writerow([index, *columns])
         for row, values in enumerate(zip(*columns.values(), strict=True), start=1):
             writer.writerow([row, *values])
-        _write_atomically(self.path / RESULTS, text.getvalue().encode())
-        return self.path / RESULTS
+        _write_atomically(self.path / name, text.getvalue().encode())
+        return self.path / name
 
     def save_plot(
         self, curves: Mapping[str, Sequence[float]], title: str, threshold: float | None = None
@@ -269,16 +274,9 @@ def save_plot(
 ) -> Path | None:
     """Draw ``curves`` (label: return per generation) to the PNG ``path``, with a dashed line at
     ``threshold`` where given; None, saying so on stderr, where matplotlib is not installed."""
-    try:
-        import matplotlib
-    except ImportError:
-        import sys
-
-        print("note: no plot saved: matplotlib is not installed (pip install matplotlib)", file=sys.stderr)
+    plt = pyplot()
+    if plt is None:
         return None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     fig, ax = plt.subplots(figsize=(8.5, 3.5))
     for label, values in curves.items():
         ax.plot(range(1, len(values) + 1), values, label=label)
@@ -289,6 +287,28 @@ def save_plot(
     ax.set_title(title)
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)  # beside the curves, not on them
     fig.tight_layout()
+    return saved_figure(fig, path)
+
+
+def pyplot() -> Any:
+    """matplotlib's pyplot, drawing to files (Agg); None, saying on stderr that no plot is saved, where
+    matplotlib is not installed."""
+    try:
+        import matplotlib
+    except ImportError:
+        print("note: no plot saved: matplotlib is not installed (pip install matplotlib)", file=sys.stderr)
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def saved_figure(fig: Any, path: str | os.PathLike[str]) -> Path:
+    """``fig`` written to the PNG ``path`` through a file beside it (a reader finds the old plot or the new), and
+    closed."""
+    import matplotlib.pyplot as plt
+
     partial = Path(path).with_name(Path(path).name + ".partial.png")
     fig.savefig(partial, dpi=100)
     plt.close(fig)
