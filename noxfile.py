@@ -15,12 +15,10 @@
     nox -s demo         the main job (README's other command)
     nox -s bench        everything in bench/ (off by default: slow, and numbers want a quiet machine)
 
-CI (.ci/run) runs tests, lint, typecheck, docs, gymnasium 0.29's matrix row (gym029-numpy1: the oldest API we
-promise), and the sessions tagged `ci`: plugins and the isolation rows of
+CI (.ci/run) runs tests in one lane and, beside them, lint, typecheck, docs, gymnasium 0.29's matrix row
+(gym029-numpy1: the oldest API we promise), and the sessions tagged `ci`: plugins and the isolation rows of
 the packages that declare `ci = true` (core, core+gym, core+policy, core+jax, core+jax+gymnax+policy) with the top
-README's (core+gym+policy):
-about 35 minutes on 2 cores (20 of them the tests session, a pytest process per core: 17 minutes of tests), within
-CI's 60. Run the rest (the other dependency rows, the brax, sb3, envpool and playground isolation rows, `all`, TorchRL, vecrl-ray and vecrl-evotorch
+README's (core+gym+policy), within CI's 60 minutes on 2 cores. Run the rest (the other dependency rows, the brax, sb3, envpool and playground isolation rows, `all`, TorchRL, vecrl-ray and vecrl-evotorch
 alone) with `nox -s isolation matrix torchrl ray evotorch` (about 40 more minutes on a quick day).
 Every install goes through constraints.txt, which pins torch to the CPU wheel this machine ships.
 The packages, and what each adds to these sessions (extras, rows), are read from their own folders
@@ -124,8 +122,9 @@ def tests(session: nox.Session) -> None:
     """The packages installed together (all but those declaring ``tests-session = false``), every test: the
     command README.md and CI run."""
     # gymnasium-robotics: the native goal env (PointMaze) of the Dict-observation tests;
-    # matplotlib: the example's plot, smoke-tested here; moviepy: gymnasium's RecordVideo writes with it.
-    install_packages(session, TOGETHER, "gymnasium-robotics", "matplotlib", "moviepy", editable=True)
+    # matplotlib: the example's plot, smoke-tested here; moviepy: gymnasium's RecordVideo writes with it;
+    # ribs: pyribs, whose scheduler drives vecrl in examples/pyribs_interop.py, run by the tests.
+    install_packages(session, TOGETHER, "gymnasium-robotics", "matplotlib", "moviepy", "ribs", editable=True)
     sources = [f"{path_of(p)}/src" for p in TOGETHER]  # the docstring examples run too
     if session.posargs[:1] == [
         "--stress"
@@ -147,7 +146,7 @@ def tests(session: nox.Session) -> None:
 def stress(session: nox.Session, rounds: int) -> None:
     """The tests marked ``races`` (they send signals or wait for another process) ``rounds`` times in a row,
     with a CPU-bound process per core running beside them, as on a shared machine: a test that waits for a
-    time rather than an event fails here. CI runs one round; each round's time and the load are logged."""
+    time rather than an event fails here. Each round's time and the load are logged."""
     cores = len(os.sched_getaffinity(0))
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cores)]
     try:

@@ -89,3 +89,36 @@ def test_the_randomization_example_evolves_both_policies_and_plots_them(tmp_path
     table = [line for line in result.stdout.splitlines() if "x  " in line]  # a row per pole mass
     assert len(table) == 9 and "randomized" in result.stdout
     assert out.read_bytes()[:8] == PNG
+
+
+def test_the_quality_diversity_example_fills_an_archive_of_hopper_gaits_and_draws_it(tmp_path):
+    heatmap = tmp_path / "gaits.png"
+    command = [
+        sys.executable,
+        str(ROOT / "examples" / "quality_diversity.py"),
+        "--generations",
+        "2",
+        "--bins",
+        "4",
+    ]
+    result = subprocess.run([*command, "--out", str(heatmap)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    cells = [int(line.split()[2]) for line in result.stdout.splitlines() if line.startswith("gen ")]
+    assert len(cells) == 2 and 1 < cells[-1] <= 16
+    assert heatmap.read_bytes()[:8] == PNG
+
+
+def test_pyribs_asks_vecrl_evaluates_and_pyribs_is_told():
+    pytest.importorskip("ribs")  # (installed by nox -s tests)
+    command = [
+        sys.executable,
+        str(ROOT / "examples" / "pyribs_interop.py"),
+        "--iterations",
+        "2",
+        "--batch",
+        "8",
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    elites = int(result.stdout.split("iteration   2")[1].split()[0])
+    assert elites > 1

@@ -338,14 +338,16 @@ def readme_runs() -> list[list[str]]:
 
 
 def small(args: list[str], out: Path) -> list[str]:
-    """``args`` with small settings: 2 generations of 8, no target, the run's folder in ``out``."""
+    """``args`` with small settings: 2 generations of 8 (map-elites: of its grid's cells), no target, the run's
+    folder in ``out``."""
     kept, words = [], iter(args)
     for word in words:
         if word in ("--generations", "--until", "--out", "--popsize"):
             next(words)
         else:
             kept.append(word)
-    return [*kept, "--generations", "2", "--popsize", "8", "--out", str(out)]
+    population = [] if "map-elites" in kept else ["--popsize", "8"]
+    return [*kept, "--generations", "2", *population, "--out", str(out)]
 
 
 @pytest.mark.slow

@@ -55,8 +55,11 @@ def test_results_equal_the_single_process_evaluate_for_the_same_seed(executor, e
         f"gym::{env_name}", **{**env_kwargs, "num_envs": env_kwargs["num_envs"] // 2 + 1}
     )
     try:
-        expected = evaluate(policy, other, parameters, num_episodes=episodes, seed=7)
-        result = evaluate(policy, env, parameters, num_episodes=episodes, seed=7, executor=executor)
+        measures = {"first": vecrl_policy.Measure(last_position, "max")}
+        expected = evaluate(policy, other, parameters, num_episodes=episodes, seed=7, measures=measures)
+        result = evaluate(
+            policy, env, parameters, num_episodes=episodes, seed=7, executor=executor, measures=measures
+        )
     finally:
         env.close()
         other.close()
@@ -64,6 +67,7 @@ def test_results_equal_the_single_process_evaluate_for_the_same_seed(executor, e
     assert torch.equal(result.episodes, expected.episodes)
     assert torch.equal(result.steps, expected.steps)
     assert (result.episodes == episodes).all()
+    assert torch.equal(result.episode_measures["first"], expected.episode_measures["first"])
 
 
 def test_actors_are_kept_across_calls_and_serve_other_envs_and_policies(executor):
@@ -172,7 +176,9 @@ def test_a_brax_population_on_actors_gets_the_numbers_of_the_fused_program(execu
     env = vecrl.make_vector_env("brax::fast", num_envs=4, num_episodes=3, episode_length=9)
     policy = Policy("Linear(2, 8) >> LSTM(8, 4) >> Linear(4, 1)")
     parameters = population(policy, 10)
-    options = dict(seed=3, num_episodes=3, action_noise_stdev=0.1, decrease_rewards_by=0.5)
+    # measures too: a function of the step's batch, reduced per episode (vecrl_policy.measures)
+    measures = {"x": vecrl_policy.Measure(last_position, "last"), "effort": (effort, "sum")}
+    options = dict(seed=3, num_episodes=3, action_noise_stdev=0.1, decrease_rewards_by=0.5, measures=measures)
     here, there, stepped = (vecrl_policy.ObsNorm() for _ in range(3))
     try:
         expected = evaluate(policy, env, parameters, obs_norm=here, **options)
@@ -186,7 +192,17 @@ def test_a_brax_population_on_actors_gets_the_numbers_of_the_fused_program(execu
     for other in (result, stepping):
         assert torch.equal(other.episodes, expected.episodes) and torch.equal(other.steps, expected.steps)
         torch.testing.assert_close(other.total_return, expected.total_return, rtol=1e-5, atol=1e-4)
+        for name in measures:
+            torch.testing.assert_close(
+                other.episode_measures[name], expected.episode_measures[name], rtol=1e-5, atol=1e-4
+            )
     assert there.count == here.count == stepped.count
+
+
+# (lambdas: cloudpickle sends them by value; a function of this module would be sent by name, and the actors
+# cannot import a test module)
+last_position = lambda observation, action, reward: observation[:, 0]  # noqa: E731
+effort = lambda observation, action, reward: (action**2).sum(-1)  # noqa: E731
 
 
 def test_randomized_params_give_each_row_the_same_result_on_ray(executor):
