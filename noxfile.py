@@ -59,7 +59,9 @@ TOGETHER = tuple(name for name, package in PACKAGES.items() if package.get("test
 TEST_TOOLS = ("pytest", "pytest-timeout", "pytest-xdist", "hypothesis", "setuptools>=68")
 #: pytest-xdist's options: a process per core (4 at most: each holds its own jax compiles and torch), each
 #: file's tests in one of them.
-IN_PARALLEL = ("--numprocesses=auto", "--maxprocesses=4", "--dist=loadgroup")
+# --max-worker-restart=0: a worker that dies ends the run, its test named in the summary; replaced, it left
+# its group's tests unscheduled and loadgroup's controller waited for them until CI's time ran out.
+IN_PARALLEL = ("--numprocesses=auto", "--maxprocesses=4", "--dist=loadgroup", "--max-worker-restart=0")
 # What the tests of each package need beyond its own dependencies.
 TEST_EXTRAS = {name: tuple(package.get("test-extras")) for name, package in PACKAGES.items()}
 # Read by Ray when it is imported: a Ray that a test or a check starts listens on 127.0.0.1 only (the Ray
