@@ -104,14 +104,13 @@ def save_archive(folder: RunFolder, searcher: Any, specs: Sequence[Sequence[Any]
     names = [str(name) for name, *_ in specs]
     shape = [int(bins) for *_, bins in specs]
     indices = [list(torch.unravel_index(torch.tensor(cell), shape)) for cell in range(len(filled))]
-    blank = [""] * len(filled)
     columns: dict[str, list[Any]] = {
         "filled": [int(f) for f in filled],
         "fitness": [float(e) if f else "" for e, f in zip(evals[:, 0].tolist(), filled, strict=True)],
     }
     for number, name in enumerate(names):
         values = evals[:, 1 + number].tolist()
-        columns[name] = [float(v) if f else b for v, f, b in zip(values, filled, blank, strict=True)]
+        columns[name] = [float(v) if f else "" for v, f in zip(values, filled, strict=True)]
         columns[f"{name}_bin"] = [int(index[number]) for index in indices]
     path = folder.write_table("archive.csv", columns, "cell")
     _save_heatmap(folder.path / "archive.png", evals[:, 0], searcher.filled, specs, title)

@@ -112,18 +112,22 @@ def fused_episodes(policy: Policy, env: Any, parameters: torch.Tensor, settings:
             " program's network takes one flat array."
         )
     if settings.measures is not None:
-        why = _measures_problem(episodes, settings.measures, env)
+        size = math.prod(env.unwrapped.single_observation_space.shape)
+        why = _measures_problem(episodes, settings.measures, size)  # type: ignore[arg-type]  # (hashable: vecrl_jax.protocol)
         if why is not None:
             return why
     return episodes
 
 
-def _measures_problem(episodes: JaxEnv, measures: Measures, env: Any) -> str | None:
-    """Why the program cannot take ``measures``: a function that does not run on jax arrays (None if each does)."""
+@functools.lru_cache(
+    maxsize=16
+)  # (traced once per configuration, not at each of a run's calls; bounded as PROGRAMS)
+def _measures_problem(episodes: JaxEnv, measures: Measures, obs_size: int) -> str | None:
+    """Why the program cannot take ``measures`` on flat observations of ``obs_size``: a function that does not
+    run on jax arrays (None if each does)."""
     import jax
 
-    space = env.unwrapped.single_observation_space
-    observation = jax.ShapeDtypeStruct((2, math.prod(space.shape)), np.float32)
+    observation = jax.ShapeDtypeStruct((2, obs_size), np.float32)
     action_space = episodes.action_space
     discrete = not isinstance(action_space, Box)
     action = jax.ShapeDtypeStruct(
