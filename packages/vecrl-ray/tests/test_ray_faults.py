@@ -66,6 +66,7 @@ def cartpole(wrapper, **kwargs):
     )
 
 
+@pytest.mark.races
 def test_an_actor_killed_mid_evaluation_has_its_part_run_again_with_the_result_unchanged(local_ray, tmp_path):
     env, policy, rows = cartpole(Marks, folder=str(tmp_path))
     with RayExecutor(num_actors=2) as executor:

@@ -381,7 +381,9 @@ def _failed(part: Part, tries: int, failure: BaseException) -> EvaluationError:
 def _shut_down(actors: list[Any], started_ray: bool) -> None:
     if not ray.is_initialized():
         return
-    for actor in actors:
-        ray.kill(actor)
-    if started_ray:
-        ray.shutdown()
+    try:
+        for actor in actors:
+            ray.kill(actor)
+    finally:  # Ray left running by a failed kill would be joined, not started, by the next executor
+        if started_ray:
+            ray.shutdown()
