@@ -25,10 +25,9 @@ from vecrl.command import (
     writable_file,
 )
 from vecrl_policy.cli import add_evaluate_options
+from vecrl_policy.reductions import REDUCTIONS
 
 ALGORITHMS = ("pgpe", "snes", "cem", "cmaes", "map-elites")
-#: How an episode's values of a ``--measure`` become one (``vecrl_policy.measures.REDUCTIONS``).
-REDUCTIONS = ("sum", "mean", "last", "max", "min")
 _MEASURE_NAME = re.compile(r"(obs\[\d+\]|[A-Za-z_][\w.]*)(@\w+)?")
 
 

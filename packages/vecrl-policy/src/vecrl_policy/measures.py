@@ -40,13 +40,11 @@ import torch
 
 from vecrl.arrays import array_namespace
 from vecrl.compat import FINAL_INFO_KEY, FINAL_INFOS_BATCHED_ONCE, FINAL_OBS_KEY
+from vecrl_policy.reductions import REDUCTIONS
 
 _FINAL_KEYS = (FINAL_INFO_KEY, FINAL_OBS_KEY)
 
 _INTEGERS = (torch.bool, torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64)
-
-#: How a measure's values over one episode become the episode's value.
-REDUCTIONS = ("sum", "mean", "last", "max", "min")
 
 
 @dataclass(frozen=True)
