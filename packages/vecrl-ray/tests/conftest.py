@@ -14,9 +14,9 @@ import pytest
 
 @pytest.fixture(autouse=True)
 def patient_executor(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
-    """The executor's waits for actors to start and CPUs to come free stretched to most of a test's time: on
-    a busy machine (the tests run a process per core) Ray's actors took over its 120 s to start, in a test
-    that passes alone in 37 s. What a test waits for still fails it with the executor's own message."""
+    """The executor's waits for actors to start and CPUs to come free stretched to half of a test's time
+    limit: on a busy machine (the tests run a process per core) Ray's actors took over its 120 s to start, in
+    a test that passes alone in 37 s. What a test waits for still fails it with the executor's own message."""
     from vecrl_ray import executor
 
     # pytest-timeout's limit (pyproject.toml) fails a test that runs longer, with what it started stopped by

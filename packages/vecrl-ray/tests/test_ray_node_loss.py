@@ -26,7 +26,6 @@ def cluster():
             cluster.wait_for_nodes()
             yield cluster, nodes
         finally:
-            ray.shutdown()  # the driver's connection, which the cluster's shutdown leaves
             cluster.shutdown()
 
 

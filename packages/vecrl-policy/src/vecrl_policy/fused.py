@@ -119,9 +119,8 @@ def fused_episodes(policy: Policy, env: Any, parameters: torch.Tensor, settings:
     return episodes
 
 
-@functools.lru_cache(
-    maxsize=16
-)  # (traced once per configuration, not at each of a run's calls; bounded as PROGRAMS)
+# traced once per configuration, not at each of a run's calls; bounded as PROGRAMS
+@functools.lru_cache(maxsize=16)
 def _measures_problem(episodes: JaxEnv, measures: Measures, obs_size: int) -> str | None:
     """Why the program cannot take ``measures`` on flat observations of ``obs_size``: a function that does not
     run on jax arrays (None if each does)."""
