@@ -16,6 +16,7 @@ from vecrl.compat import FINAL_OBS_KEY, same_step_metadata
 from vecrl.seeding import sub_env_seeds
 from vecrl_brax import VectorEnvFromBrax
 from vecrl_jax import BraxStyleEnv, JaxVectorEnv, engine
+from vecrl_jax.compiles import programs_compiled
 
 PENDULUM_EPISODE_LENGTH = 8
 # the spring pipeline compiles in about half the time of brax's default (generalized) one
@@ -237,44 +238,36 @@ def test_actions_of_the_wrong_shape_are_rejected_with_the_expected_shape(pendulu
 
 
 def test_the_jitted_step_compiles_once_across_resets_and_action_types(pendulum):
-    compiles: list[str] = []
-
-    def listener(event: str, duration: float, **kwargs: object) -> None:
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiles.append(event)
-
     actions = (IDLE, torch.zeros(4, 1), jax.numpy.zeros((4, 1)), jax.dlpack.from_dlpack(torch.zeros(4, 1)))
     pendulum.reset(seed=8)
     pendulum.step(IDLE)  # the step is compiled by now (this is the fixture's first step or a later one)
-    jax.monitoring.register_event_duration_secs_listener(listener)
-    pendulum.reset(seed=9)
-    for action in actions:
-        for _ in range(PENDULUM_EPISODE_LENGTH + 1):  # through an autoreset too
-            pendulum.step(action)
-    # a second env of the same configuration shares the compiled code
-    VectorEnvFromBrax("inverted_pendulum", num_envs=4, **PENDULUM_KWARGS).reset(seed=1)
-    assert compiles == []
+    with programs_compiled() as compiled:
+        pendulum.reset(seed=9)
+        for action in actions:
+            for _ in range(PENDULUM_EPISODE_LENGTH + 1):  # through an autoreset too
+                pendulum.step(action)
+        # a second env of the same configuration shares the compiled code
+        VectorEnvFromBrax("inverted_pendulum", num_envs=4, **PENDULUM_KWARGS).reset(seed=1)
+    assert compiled == []
 
 
 def test_the_first_reset_compiles_the_step_on_a_worker_thread_and_the_steps_reuse_that_compile():
-    compiled_on: list[str] = []  # the thread of each compile
-
-    def listener(event: str, duration: float, **kwargs: object) -> None:
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiled_on.append(threading.current_thread().name)
-
     actions = (IDLE, torch.zeros(4, 1), jax.numpy.zeros((4, 1)))  # made first: a jax array compiles too
-    jax.monitoring.register_event_duration_secs_listener(listener)
     here = threading.current_thread().name
-    # a configuration of its own (no other test compiles episodes of 9 steps)
-    env = VectorEnvFromBrax("inverted_pendulum", num_envs=4, **{**PENDULUM_KWARGS, "episode_length": 9})
-    env.reset(seed=0)
-    compiled_here = compiled_on.count(here)  # brax's reset, and the small functions around it
-    for action in actions:
-        env.step(action)
-    assert compiled_on.count(here) == compiled_here, "the steps compiled again"
-    assert len(compiled_on) == compiled_here + 1, "one compile elsewhere: the step's"
-    workers = [thread for thread in threading.enumerate() if thread.name.startswith("vecrl-compile-ahead")]
+    running = set(threading.enumerate())
+    with programs_compiled() as compiled:
+        # a configuration of its own (no other test compiles episodes of 9 steps)
+        env = VectorEnvFromBrax("inverted_pendulum", num_envs=4, **{**PENDULUM_KWARGS, "episode_length": 9})
+        env.reset(seed=0)
+        at_reset = list(compiled)  # brax's reset and the small functions around it here, the step elsewhere
+        for action in actions:
+            env.step(action)
+    assert [c for c in compiled if c.thread == here] == [c for c in at_reset if c.thread == here], (
+        "the steps compiled again"
+    )
+    elsewhere = [c for c in compiled if c.thread != here]
+    assert [c.program for c in elsewhere] == ["jit(packed_step)"], "one compile elsewhere: the step's"
+    workers = set(threading.enumerate()) - running
     for thread in workers:  # it may still be returning from the compile the step waited for
         thread.join(timeout=10)
     assert not any(thread.is_alive() for thread in workers), "the worker thread ends with its compile"
