@@ -23,6 +23,8 @@ COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 
 
 class Compile(NamedTuple):
+    """One program jax compiled, and where."""
+
     program: str  # jax's name for it: "jit(step)"
     thread: str  # the name of the thread that compiled it
 
