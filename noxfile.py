@@ -17,8 +17,8 @@
 
 CI (.ci/run) runs tests in one lane and, beside them, lint, typecheck, docs, gymnasium 0.29's matrix row
 (gym029-numpy1: the oldest API we promise), and the sessions tagged `ci`: plugins and the isolation rows of
-the packages that declare `ci = true` (core, core+gym, core+policy, core+jax, core+jax+gymnax+policy) with the top
-README's (core+gym+policy), within CI's 60 minutes on 2 cores. Run the rest (the other dependency rows, the brax, sb3, envpool and playground isolation rows, `all`, TorchRL, vecrl-ray and vecrl-evotorch
+the packages that declare `ci = true` (core, core+gym, core+policy, core+policy+evaluate, core+jax,
+core+jax+gymnax+policy+evaluate) with the top README's (core+gym+policy+evaluate), within CI's 60 minutes on 2 cores. Run the rest (the other dependency rows, the brax, sb3, envpool and playground isolation rows, `all`, TorchRL, vecrl-ray and vecrl-evotorch
 alone) with `nox -s isolation matrix torchrl ray evotorch` (about 40 more minutes on a quick day).
 Every install goes through constraints.txt, which pins torch to the CPU wheel this machine ships.
 The packages, and what each adds to these sessions (extras, rows), are read from their own folders
@@ -49,7 +49,7 @@ TORCH = "torch==2.13.0"
 
 # The packages the sessions below name; the others are only ever read from PACKAGES.
 CORE, GYM, JAX, BRAX = "vecrl-core", "vecrl-gym", "vecrl-jax", "vecrl-brax"
-POLICY, EVOTORCH = "vecrl-policy", "vecrl-evotorch"
+POLICY, EVALUATE, EVOTORCH = "vecrl-policy", "vecrl-evaluate", "vecrl-evotorch"
 ALL_PACKAGES = tuple(PACKAGES)
 # What `tests` and `bench` install together: every package but those whose dependencies would hold the others back
 # (`tests-session = false`; their tests run in their isolation rows).
@@ -370,7 +370,7 @@ def demo(session: nox.Session) -> None:
     (words after `--` replace the command's) starts at once."""
     needed = ("vecrl_evotorch", "vecrl_gym", "matplotlib", "imageio_ffmpeg", "torch")
     if not has_modules(session, needed):
-        install_packages(session, (CORE, GYM, POLICY, EVOTORCH), editable=True, for_tests=False)
+        install_packages(session, (CORE, GYM, POLICY, EVALUATE, EVOTORCH), editable=True, for_tests=False)
     demo = [
         "gym::CartPole-v1",
         "--until",

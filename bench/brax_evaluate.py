@@ -35,8 +35,9 @@ import torch
 
 import vecrl
 from vecrl.arrays import convert_from_torch
-from vecrl_policy import Policy, evaluate
-from vecrl_policy.randomness import row_seeds
+from vecrl_evaluate import evaluate
+from vecrl_evaluate.randomness import row_seeds
+from vecrl_policy import Policy
 
 #: Env keywords per case: ant runs its full 1,000 steps (no early termination), as the issue measures it.
 CASES = {
@@ -146,7 +147,7 @@ def bench(
         "vecrl fused": run_vecrl(True),
         "vecrl stepped": run_vecrl(False),
     }
-    if other_shape:  # the loop in the other platform's shape (vecrl_policy.fused._loop_shape)
+    if other_shape:  # the loop in the other platform's shape (vecrl_evaluate.fused._loop_shape)
         gpu = jax.default_backend() == "gpu"
         label = "fused K=1, cond" if gpu else "fused K=16, select"
         sides[label] = run_vecrl(True, steps_per_check=1 if gpu else 16, select_restarts=not gpu)

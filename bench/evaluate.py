@@ -1,7 +1,7 @@
 """One population evaluation: 256 MLP policies, one episode each, three ways, in one run, on CartPole-v1
 (Discrete actions) and Hopper-v5 (MuJoCo: float64 observations, Box actions).
 
-  vecrl      vecrl_policy.evaluate(Policy, make_vector_env("gym::ENV", num_envs=256, num_episodes=1))
+  vecrl      vecrl_evaluate.evaluate(Policy, make_vector_env("gym::ENV", num_envs=256, num_episodes=1))
   (a) loop   what a user writes by hand: gymnasium's SyncVectorEnv and one nn.Module per row
   (b) evotorch  EvoTorch 0.6.1's make_vector_env + Policy, stepped until every row has ended once
   (c) env loop  the floor: a plain loop over gymnasium envs that only steps each env for as many steps as
@@ -54,7 +54,8 @@ import torch
 from torch import nn
 
 import vecrl
-from vecrl_policy import Policy, evaluate
+from vecrl_evaluate import evaluate
+from vecrl_policy import Policy
 
 POPSIZE = 256
 HIDDEN = 64

@@ -26,7 +26,8 @@ import ray
 import torch
 
 import vecrl
-from vecrl_policy import Policy, evaluate
+from vecrl_evaluate import evaluate
+from vecrl_policy import Policy
 from vecrl_ray import RayExecutor
 
 ROWS = 256

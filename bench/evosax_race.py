@@ -17,7 +17,7 @@ generation (evosax steps every solution for the episode's full length; vecrl sto
 episode's end), and where a steady vecrl generation's time goes: EvoTorch's searcher (PGPE and its
 bookkeeping around the problem), ``VecrlNE``'s own handling of the batch, and the ``evaluate`` call it makes.
 Then the evaluation alone, without the searchers, interleaved: evosax's ``GymnaxProblem.eval`` against
-``VecrlNE.evaluate`` (EvoTorch's bookkeeping included), the ``vecrl_policy.evaluate`` call it makes, and
+``VecrlNE.evaluate`` (EvoTorch's bookkeeping included), the ``vecrl_evaluate.evaluate`` call it makes, and
 evaluate's compiled program called directly: ``evaluate``'s own work outside it is their difference.
 Targets (issue 69): a steady generation at most 0.8x evosax's on CartPole and 1.0x on Pendulum at P = 64,
 ``evaluate`` alone at most 1.0x evosax's eval at P = 1,024, evaluate's work outside its program at most
@@ -28,7 +28,7 @@ evosax 0.3 (``nox -s tests`` and ``bench`` leave gymnax out), e.g.:
 
     python3.11 -m venv /tmp/race && /tmp/race/bin/pip install -c constraints.txt torch==2.13.0 && \\
       /tmp/race/bin/pip install -c constraints.txt packages/vecrl-core packages/vecrl-brax \\
-      packages/vecrl-gymnax packages/vecrl-policy packages/vecrl-evotorch evosax==0.3.2
+      packages/vecrl-gymnax packages/vecrl-policy packages/vecrl-evaluate packages/vecrl-evotorch evosax==0.3.2
     /tmp/race/bin/python bench/evosax_race.py [--generations 12] [--quick]
 """
 
@@ -90,9 +90,9 @@ def vecrl_side(env_name: str, seed: int, popsize: int, parts: dict[str, list[flo
     import torch
     from evotorch.algorithms import PGPE
 
+    from vecrl_evaluate import evaluate
     from vecrl_evotorch import VecrlNE
     from vecrl_evotorch import problem as vecrl_ne_module
-    from vecrl_policy import evaluate
 
     problem = VecrlNE(
         f"gymnax::{env_name}",
@@ -153,8 +153,8 @@ def program_alone(env_name: str, seed: int, population_now, popsize: int):  # ty
     import numpy as np
 
     from vecrl.arrays import convert_from_torch
-    from vecrl_policy import fused
-    from vecrl_policy.randomness import row_seeds
+    from vecrl_evaluate import fused
+    from vecrl_evaluate.randomness import row_seeds
 
     programs = next(reversed(fused.PROGRAMS.values()))
     population = convert_from_torch(population_now().contiguous(), "jax")  # (evaluate's: the same episodes)

@@ -17,7 +17,8 @@ import torch
 
 import vecrl
 from vecrl.arrays import convert_from_torch, convert_to_torch
-from vecrl_policy import Policy, evaluate
+from vecrl_evaluate import evaluate
+from vecrl_policy import Policy
 
 
 def pointer(array: jax.Array) -> int:

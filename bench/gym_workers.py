@@ -37,15 +37,16 @@ import gymnasium as gym
 import torch
 
 import vecrl
+from vecrl_evaluate import evaluate
+from vecrl_evaluate.evaluate_workers import STARTED_SHARE
+from vecrl_evaluate.options import RowSettings
+from vecrl_evaluate.randomness import row_seeds
+from vecrl_evaluate.row_loop import run_rows
+from vecrl_evaluate.shaping import Shaping
+from vecrl_evaluate.threads import one_torch_thread
 from vecrl_gym import ProcessVectorEnv, SyncVectorEnv
-from vecrl_policy import Policy, evaluate
-from vecrl_policy.evaluate_workers import STARTED_SHARE
+from vecrl_policy import Policy
 from vecrl_policy.observations import observation_flattener
-from vecrl_policy.options import RowSettings
-from vecrl_policy.randomness import row_seeds
-from vecrl_policy.row_loop import run_rows
-from vecrl_policy.shaping import Shaping
-from vecrl_policy.threads import one_torch_thread
 
 STEPPING = [
     ("CartPole-v1", 256),

@@ -24,7 +24,8 @@ import torch
 from gymnasium.spaces import flatdim
 
 import vecrl
-from vecrl_policy import Measure, Policy, evaluate
+from vecrl_evaluate import Measure, evaluate
+from vecrl_policy import Policy
 
 NETWORK = "Linear(obs_length, 64) >> Tanh() >> Linear(64, act_length)"
 ENVS = {

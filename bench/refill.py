@@ -1,4 +1,4 @@
-"""Refill against whole-env starts: a population 4x num_envs, evaluated by vecrl_policy.evaluate in one
+"""Refill against whole-env starts: a population 4x num_envs, evaluated by vecrl_evaluate.evaluate in one
 process, on gym's Hopper-v5 (MuJoCo) and CartPole-v1 and on brax's inverted_pendulum, in one run.
 
   refill        evaluate as it runs: a sub-env whose row is done takes the next row at once (masked reset)
@@ -34,7 +34,8 @@ import torch
 from gymnasium.spaces import flatdim
 
 import vecrl
-from vecrl_policy import Policy, evaluate
+from vecrl_evaluate import evaluate
+from vecrl_policy import Policy
 
 ENV_NAMES = ("gym::Hopper-v5", "gym::CartPole-v1", "brax::inverted_pendulum")
 WAYS = ("refill", "whole starts")

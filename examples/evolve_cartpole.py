@@ -3,12 +3,12 @@
 Each generation samples a population of parameter vectors around a mean, scores them all in one
 `evaluate` call on a vectorized env, and moves the mean and the per-parameter step sizes towards the
 better ones. It stops when the mean policy scores >= 475 (CartPole's solved score) over fresh
-episodes. Its folder (`--out`, a `vecrl_policy.RunFolder`) gets the run's state (the search distribution,
+episodes. Its folder (`--out`, a `vecrl_evotorch.RunFolder`) gets the run's state (the search distribution,
 the random generator, the histories) after every generation, so Ctrl-C or a crash loses at most one and
 `--resume` goes on exactly as the uninterrupted run would have, the results table and the plot: what
 `vecrl evolve` writes for EvoTorch's searchers, for a searcher of your own. From the repository's root:
 
-    python3.11 -m pip install -c constraints.txt packages/vecrl-core packages/vecrl-gym packages/vecrl-policy matplotlib
+    python3.11 -m pip install -c constraints.txt packages/vecrl-core packages/vecrl-gym packages/vecrl-policy packages/vecrl-evaluate matplotlib
     python examples/evolve_cartpole.py --generations 3 --out runs/snes  # a first look in seconds
 
     python examples/evolve_cartpole.py [--popsize 64] [--generations 100] [--out runs/snes-cartpole]
@@ -27,8 +27,9 @@ import torch
 import vecrl
 from vecrl.cli import HelpFormatter
 from vecrl.command import positive_int, seed_int
-from vecrl_policy import Policy, evaluate
-from vecrl_policy.runs import RunError, RunFolder
+from vecrl_evaluate import evaluate
+from vecrl_evotorch.runs import RunError, RunFolder
+from vecrl_policy import Policy
 
 SOLVED = 475.0
 NETWORK = "Linear(obs_length, 16) >> Tanh() >> Linear(16, act_length)"

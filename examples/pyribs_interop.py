@@ -1,4 +1,4 @@
-"""pyribs drives the search, vecrl evaluates: pyribs' scheduler asks for solutions, ``vecrl_policy.evaluate``
+"""pyribs drives the search, vecrl evaluates: pyribs' scheduler asks for solutions, ``vecrl_evaluate.evaluate``
 scores them all in one vectorized call with the objective (the mean return) and the measures pyribs'
 archive is a grid over, and the scheduler is told. pyribs leaves the rollout to its user; here it is one call.
 
@@ -19,7 +19,8 @@ from ribs.emitters import EvolutionStrategyEmitter
 from ribs.schedulers import Scheduler
 
 import vecrl
-from vecrl_policy import Measure, Policy, evaluate
+from vecrl_evaluate import Measure, evaluate
+from vecrl_policy import Policy
 
 MEASURES = {
     "position": Measure(lambda observation, action, reward: observation[:, 0], "last"),

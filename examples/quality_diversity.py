@@ -6,7 +6,7 @@ archive as a heatmap of each cell's elite's return.
     python examples/quality_diversity.py [--generations 20] [--bins 8] [--workers 2] [--out hopper_gaits.png]
 
 Every generation mutates each elite of the archive once (one population per generation, evaluated by
-``vecrl_policy.evaluate`` in one call) and keeps, per cell, the best of old and new. The same numbers come
+``vecrl_evaluate.evaluate`` in one call) and keeps, per cell, the best of old and new. The same numbers come
 from brax's hopper with ``--env brax::hopper`` (its observation's entry 5 is the forward velocity: give
 ``--speed obs``), evaluated as one compiled jax program.
 """
@@ -19,8 +19,8 @@ import torch
 from evotorch.algorithms import MAPElites
 from evotorch.operators import GaussianMutation
 
+from vecrl_evaluate import Measure
 from vecrl_evotorch import VecrlNE
-from vecrl_policy import Measure
 
 VELOCITY = (-0.5, 1.5)  # m/s: standing still to a steady hop
 HEIGHT = (0.7, 1.3)  # m: Hopper's episodes end when the torso drops below 0.7

@@ -20,9 +20,10 @@ import torch
 
 import vecrl
 from vecrl.randomize import scale
+from vecrl_evaluate import evaluate
 from vecrl_evotorch import VecrlNE
 from vecrl_evotorch.evolve import make_searcher
-from vecrl_policy import Policy, evaluate
+from vecrl_policy import Policy
 
 ENV = "brax::inverted_pendulum"
 CONFIG = {"episode_length": 300}

@@ -11,7 +11,8 @@ from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
 import vecrl
 from vecrl.numpy_view import JaxView, NumpyView
-from vecrl_policy import Policy, evaluate
+from vecrl_evaluate import evaluate
+from vecrl_policy import Policy
 
 # Each backend installed, with an env of it (Hopper: float64 observations; FrozenLake: Discrete ones).
 ENVS = [

@@ -122,7 +122,7 @@ def test_a_missing_command_plugin_is_named_with_the_reason():
         [VECRL, "evaluate", "gym::CartPole-v1"], capture_output=True, text=True, timeout=300, env=environment
     )
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert "'vecrl evaluate' is added by the package vecrl-policy" in result.stderr
+    assert "'vecrl evaluate' is added by the package vecrl-evaluate" in result.stderr
     assert "VECRL_DISABLE_PLUGIN_AUTOLOAD is set" in result.stderr
 
 
@@ -350,7 +350,7 @@ def test_the_command_answers_help_version_backends_and_usage_mistakes_without_to
 )
 def test_name_and_folder_mistakes_are_refused_before_torch_or_evotorch_is_imported(tmp_path, args, said):
     # a newcomer's typo or reused --out costs what argparse's mistakes cost, not the seconds of the imports
-    from vecrl_policy.runs import RunFolder
+    from vecrl_evotorch.runs import RunFolder
 
     run = RunFolder.create(tmp_path / "run", {"env": "gym::CartPole-v1", "popsize": 8})
     run.save_state({"generation": 1})

@@ -10,7 +10,8 @@ from vecrl.checks import SubEnvError
 from vecrl.command import CommandError
 from vecrl.registry import WELL_KNOWN_BACKENDS, installed_backends
 from vecrl.testing import BackendCheckError
-from vecrl_policy import NetParsingError, WorkerError, str_to_net
+from vecrl_evaluate import WorkerError
+from vecrl_policy import NetParsingError, str_to_net
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""vecrl_policy.evaluate on real gymnasium envs, against a hand-written per-row reference."""
+"""vecrl_evaluate.evaluate on real gymnasium envs, against a hand-written per-row reference."""
 
 import subprocess
 import sys
@@ -10,8 +10,9 @@ import pytest
 import torch
 
 import vecrl
-from vecrl_policy import Policy, evaluate
-from vecrl_policy.randomness import episode_seed
+from vecrl_evaluate import evaluate
+from vecrl_evaluate.randomness import episode_seed
+from vecrl_policy import Policy
 
 ROOT = Path(__file__).parent.parent
 

@@ -8,7 +8,8 @@ from test_evaluate_executor import OneAtATime
 
 import vecrl
 from vecrl.testing import no_process_left
-from vecrl_policy import Policy, evaluate
+from vecrl_evaluate import evaluate
+from vecrl_policy import Policy
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The Executor seam of evaluate: a population split into parts that carry their rows' seeds, run by an executor written in a few lines from vecrl_policy.executor's parts (what
+"""The Executor seam of evaluate: a population split into parts that carry their rows' seeds, run by an executor written in a few lines from vecrl_evaluate.executor's parts (what
 vecrl-ray's RayExecutor and the worker processes are built from), on gym and brax envs."""
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ import pytest
 import torch
 
 import vecrl
-from vecrl_policy import Policy, evaluate
-from vecrl_policy.executor import Evaluation, Part, PartRunner, PartSender, split_population
-from vecrl_policy.randomness import row_seeds
+from vecrl_evaluate import evaluate
+from vecrl_evaluate.executor import Evaluation, Part, PartRunner, PartSender, split_population
+from vecrl_evaluate.randomness import row_seeds
+from vecrl_policy import Policy
 
 
 class OneAtATime:
@@ -111,6 +112,6 @@ def test_num_workers_and_an_executor_together_are_refused():
 def test_something_that_is_not_an_executor_is_refused_saying_what_is_expected():
     env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=2)
     policy = Policy("Linear(4, 2)")
-    with pytest.raises(TypeError, match="executor must be a vecrl_policy Executor .* got 'ray'"):
+    with pytest.raises(TypeError, match="executor must be a vecrl_evaluate Executor .* got 'ray'"):
         evaluate(policy, env, torch.zeros(4, policy.parameter_length), executor="ray")
     env.close()

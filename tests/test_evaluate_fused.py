@@ -1,4 +1,4 @@
-"""evaluate on a jax env runs the whole loop as one compiled program (vecrl_policy.fused): the jax twins of
+"""evaluate on a jax env runs the whole loop as one compiled program (vecrl_evaluate.fused): the jax twins of
 every layer kind compute what the torch layers do, whole evaluations equal the stepped loop's, the
 neuroevolution options live inside the program, it compiles once per configuration, and what it cannot
 express takes the stepped path and says so."""
@@ -13,7 +13,8 @@ import torch
 from torch import nn
 
 import vecrl
-from vecrl_policy import Chain, ObsNorm, Policy, evaluate, fused, layers
+from vecrl_evaluate import evaluate, fused
+from vecrl_policy import Chain, ObsNorm, Policy, layers
 from vecrl_policy.layer_table import LAYERS, why_not_fused
 
 pytest.importorskip("vecrl_brax")

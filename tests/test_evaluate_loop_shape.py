@@ -1,4 +1,4 @@
-"""The fused program's loop in the shape a GPU needs (vecrl_policy.fused): ``steps_per_check`` env steps
+"""The fused program's loop in the shape a GPU needs (vecrl_evaluate.fused): ``steps_per_check`` env steps
 between two checks of its predicate (a ``lax.scan`` inside the ``lax.while_loop``), finished slots restarted
 by selection rather than ``lax.cond``, and segments that return to the host: the results are the same, bit for
 bit, whatever ``steps_per_check`` and the segment length (with selection or ``cond``, which XLA compiles
@@ -13,7 +13,8 @@ import pytest
 import torch
 
 import vecrl
-from vecrl_policy import Policy, evaluate, fused
+from vecrl_evaluate import evaluate, fused
+from vecrl_policy import Policy
 
 pytest.importorskip("jax")
 

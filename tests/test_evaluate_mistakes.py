@@ -13,7 +13,8 @@ import torch
 
 import vecrl
 from vecrl.testing import no_process_left
-from vecrl_policy import Policy, evaluate
+from vecrl_evaluate import evaluate
+from vecrl_policy import Policy
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,8 @@ from test_evaluate_executor import OneAtATime
 
 import vecrl
 from vecrl.testing import no_process_left
-from vecrl_policy import ObsNorm, Policy, evaluate
+from vecrl_evaluate import evaluate
+from vecrl_policy import ObsNorm, Policy
 
 
 def population(policy: Policy, rows: int, seed: int = 0) -> torch.Tensor:

@@ -5,8 +5,9 @@ import pytest
 import torch
 
 import vecrl
-from vecrl_policy import ObsNorm, Policy, evaluate
-from vecrl_policy.randomness import row_seeds
+from vecrl_evaluate import evaluate
+from vecrl_evaluate.randomness import row_seeds
+from vecrl_policy import ObsNorm, Policy
 
 
 def hand_collected(policy, rows, seed, normalize=None):

@@ -9,9 +9,10 @@ import pytest
 import torch
 
 import vecrl
-from vecrl_policy import EvaluateOptions, Policy, evaluate
-from vecrl_policy.cli import SHARED_OPTIONS, add_evaluate_options, evaluate_options
-from vecrl_policy.evaluation import evaluated
+from vecrl_evaluate import EvaluateOptions, evaluate
+from vecrl_evaluate.command_options import SHARED_OPTIONS, add_evaluate_options, evaluate_options
+from vecrl_evaluate.evaluation import evaluated
+from vecrl_policy import Policy
 
 OPTION_FIELDS = [f.name for f in dataclasses.fields(EvaluateOptions) if f.init]
 
@@ -44,7 +45,7 @@ def test_options_and_keywords_together_are_refused():
     policy = Policy("Linear(obs_length, act_length)", obs_length=4, act_length=2)
     with pytest.raises(TypeError, match="got options= and options as keywords too"):
         evaluate(policy, env, torch.zeros(2, policy.parameter_length), options=EvaluateOptions(), seed=1)
-    with pytest.raises(TypeError, match="options must be a vecrl_policy.EvaluateOptions, got dict"):
+    with pytest.raises(TypeError, match="options must be a vecrl_evaluate.EvaluateOptions, got dict"):
         evaluate(policy, env, torch.zeros(2, policy.parameter_length), options={"seed": 1})
 
 
@@ -59,7 +60,7 @@ def test_options_and_keywords_together_are_refused():
         (dict(alive_bonus_schedule=(5, 2, 1.0)), ValueError, "t1 < t0"),
         (dict(devices="cpu"), TypeError, "devices must be a list of jax devices"),
         (dict(num_workers=2, executor=object()), ValueError, "not both"),
-        (dict(executor=object()), TypeError, "executor must be a vecrl_policy Executor"),
+        (dict(executor=object()), TypeError, "executor must be a vecrl_evaluate Executor"),
     ],
 )
 def test_an_options_value_is_checked_when_made(keywords, error, words):

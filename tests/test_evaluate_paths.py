@@ -10,7 +10,8 @@ import pytest
 import torch
 
 import vecrl
-from vecrl_policy import ObsNorm, Policy, evaluate
+from vecrl_evaluate import evaluate
+from vecrl_policy import ObsNorm, Policy
 
 pytest.importorskip("vecrl_brax")
 

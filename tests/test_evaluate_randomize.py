@@ -11,7 +11,8 @@ from installed import installed
 
 import vecrl
 from vecrl.randomize import scale
-from vecrl_policy import Policy, evaluate
+from vecrl_evaluate import evaluate
+from vecrl_policy import Policy
 
 HEAVY_POLE = scale({"masspole": (0.5, 4.0), "length": (0.5, 2.0)})
 

@@ -13,10 +13,11 @@ import torch
 from gymnasium.spaces import Discrete, flatdim, flatten
 
 import vecrl
-from vecrl_policy import Policy, evaluate
-from vecrl_policy.evaluate_workers import STARTED_SHARE
+from vecrl_evaluate import evaluate
+from vecrl_evaluate.evaluate_workers import STARTED_SHARE
+from vecrl_evaluate.randomness import row_seeds
+from vecrl_policy import Policy
 from vecrl_policy.observations import observation_flattener
-from vecrl_policy.randomness import row_seeds
 
 VECRL = str(Path(sys.executable).parent / "vecrl")
 

@@ -8,7 +8,8 @@ import torch
 from gymnasium.spaces import flatdim
 
 import vecrl
-from vecrl_policy import ObsNorm, Policy, evaluate
+from vecrl_evaluate import evaluate
+from vecrl_policy import ObsNorm, Policy
 
 HOPPER = "Hopper-v5"
 

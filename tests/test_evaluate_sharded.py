@@ -15,13 +15,15 @@ import torch
 pytest.importorskip("vecrl_brax")
 
 import vecrl
-from vecrl_policy import Policy, evaluate
-from vecrl_policy.runners import InThisProcess
+from vecrl_evaluate import evaluate
+from vecrl_evaluate.runners import InThisProcess
+from vecrl_policy import Policy
 
 SHARDED = """
 import jax, torch, vecrl
-from vecrl_policy import ObsNorm, Policy, evaluate
-from vecrl_policy.fused import PROGRAMS
+from vecrl_policy import ObsNorm, Policy
+from vecrl_evaluate import evaluate
+from vecrl_evaluate.fused import PROGRAMS
 
 assert len(jax.devices()) == 3, jax.devices()
 env = vecrl.make_vector_env("brax::inverted_pendulum", num_envs=4, num_episodes=2, episode_length=15)

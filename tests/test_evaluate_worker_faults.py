@@ -18,8 +18,9 @@ import vecrl
 import vecrl.testing
 from vecrl.checks import SubEnvError
 from vecrl.processes import RemoteTraceback
-from vecrl_policy import Policy, evaluate
-from vecrl_policy.randomness import row_seeds
+from vecrl_evaluate import evaluate
+from vecrl_evaluate.randomness import row_seeds
+from vecrl_policy import Policy
 
 
 @pytest.fixture

@@ -46,7 +46,7 @@ def test_exactly_the_chosen_vecrl_packages_are_installed(distribution):
 @pytest.mark.parametrize("module", BROUGHT)
 def test_a_heavy_dependency_comes_only_with_a_package_that_brings_it(module):
     # playground depends on brax, and EvoTorch on Ray: each package's pyproject says what it
-    # brings (so gymnax's row, core+jax+gymnax+policy, holds no brax)
+    # brings (so gymnax's row, core+jax+gymnax+policy+evaluate, holds no brax)
     bringers = [package.name for package in PACKAGES.values() if module in package.get("brings")]
     assert (importlib.util.find_spec(module) is not None) == any(b in INSTALLED for b in bringers), bringers
 
@@ -80,11 +80,11 @@ def test_listing_backends_loads_their_plugin_modules_and_never_the_policy_packag
 def test_the_evaluate_command_names_its_package_when_it_is_missing():
     vecrl_script = os.path.join(os.path.dirname(sys.executable), "vecrl")
     result = subprocess.run([vecrl_script, "evaluate", "gym::CartPole-v1"], capture_output=True, text=True)
-    if "vecrl-policy" in INSTALLED:
+    if "vecrl-evaluate" in INSTALLED:
         assert result.returncode in (0, 2) and "'vecrl evaluate' is added by" not in result.stderr
     else:
         assert result.returncode == 2 and "Traceback" not in result.stderr
         assert (
-            "'vecrl evaluate' is added by the package vecrl-policy, which is not installed" in result.stderr
+            "'vecrl evaluate' is added by the package vecrl-evaluate, which is not installed" in result.stderr
         )
-        assert "pip install -c constraints.txt packages/vecrl-policy" in result.stderr
+        assert "pip install -c constraints.txt packages/vecrl-evaluate" in result.stderr

@@ -10,8 +10,9 @@ import pytest
 import torch
 
 import vecrl
-from vecrl_policy import Measure, ObsNorm, Policy, evaluate
-from vecrl_policy.randomness import row_seeds
+from vecrl_evaluate import Measure, evaluate
+from vecrl_evaluate.randomness import row_seeds
+from vecrl_policy import ObsNorm, Policy
 
 OPTIONS = dict(seed=3, num_episodes=3, action_noise_stdev=0.1)
 

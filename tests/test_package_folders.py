@@ -3,6 +3,8 @@ declarations against what the package really is, and name the lists that are sti
 
 from __future__ import annotations
 
+import ast
+import graphlib
 import re
 from pathlib import Path
 
@@ -67,16 +69,17 @@ def test_the_isolation_rows_and_those_ci_runs_come_from_the_declarations():
     assert {id for id, row in rows.items() if row.ci} == {
         "core",
         "core+gym",
-        "core+policy",
-        "core+gym+policy",
-        "core+jax+gymnax+policy",  # gymnax's tests run there only (it is kept out of `nox -s tests`)
+        "core+policy",  # the Policy alone, without the engine
+        "core+policy+evaluate",  # the engine with what it needs
+        "core+gym+policy+evaluate",
+        "core+jax+gymnax+policy+evaluate",  # gymnax's tests run there only (it is kept out of `nox -s tests`)
         "core+jax",  # vecrl-jax's README: the jax backend example of the backend contract
     }
-    assert rows["core+jax+gymnax+policy"].tests
+    assert rows["core+jax+gymnax+policy+evaluate"].tests and rows["core+policy+evaluate"].tests
     # two READMEs with one install line make one row, where both READMEs' blocks run
     assert rows["core+gym"].documents == ("packages/vecrl-core/README.md", "packages/vecrl-gym/README.md")
     assert rows["core+sb3"].tests and rows["core+gym+sb3"].documents == ("packages/vecrl-sb3/README.md",)
-    assert not rows["core+gym+policy"].tests and rows["all"].packages == tuple(PACKAGES)
+    assert not rows["core+gym+policy+evaluate"].tests and rows["all"].packages == tuple(PACKAGES)
     # vecrl-ray's and vecrl-evotorch's READMEs run in their own sessions
     assert not any(
         "vecrl-ray" in row.packages or "vecrl-evotorch" in row.packages
@@ -114,3 +117,68 @@ def test_every_package_s_public_names_resolve():
         module = importlib.import_module(package.import_name)
         for public in module.__all__:
             assert getattr(module, public) is not None, (package.name, public)
+
+
+def module_imports() -> dict[str, set[str]]:
+    """Each module of every package -> the modules of the repository it imports, wherever in the file
+    (lazy and type-only imports too: each is a piece of knowledge of the other module)."""
+    files = {}
+    for package in PACKAGES.values():
+        for path in (package.folder / "src").rglob("*.py"):
+            name = ".".join(path.relative_to(package.folder / "src").with_suffix("").parts)
+            files[name.removesuffix(".__init__")] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        targets: list[str] = []
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                targets += [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            elif isinstance(node, ast.Import):
+                targets += [alias.name for alias in node.names]
+        graph[name] = set()
+        for target in targets:
+            while target and target not in files:  # the module an imported name belongs to
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                graph[name].add(target)
+    return graph
+
+
+def test_the_house_has_no_import_circle():
+    graph = module_imports()
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as error:
+        pytest.fail(f"an import circle: {' -> '.join(error.args[1])}; move the shared piece down")
+
+
+def test_no_package_imports_one_that_stands_on_it():
+    """The arrows run down: a package may import those it depends on (or, optionally, one beside it, as the
+    engine imports vecrl_jax for a jax env), never one that depends on it."""
+    depends_on = {
+        package.name: {
+            re.split(r"[<>=!~\\[ ;]", requirement)[0]
+            for requirement in tomllib.loads((package.folder / "pyproject.toml").read_text(encoding="utf-8"))[
+                "project"
+            ]["dependencies"]
+        }
+        & set(PACKAGES)
+        for package in PACKAGES.values()
+    }
+    below: dict[str, set[str]] = {}
+    for name in depends_on:  # everything each package stands on, directly or not
+        below[name] = set()
+        todo = list(depends_on[name])
+        while todo:
+            dependency = todo.pop()
+            if dependency not in below[name]:
+                below[name].add(dependency)
+                todo += depends_on[dependency]
+    owner = {package.import_name: package.name for package in PACKAGES.values()}
+    upward = [
+        f"{module} imports {target}"
+        for module, imported in module_imports().items()
+        for target in imported
+        if owner[module.split(".")[0]] in below[owner[target.split(".")[0]]]
+    ]
+    assert upward == []

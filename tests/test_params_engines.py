@@ -58,7 +58,8 @@ def test_a_value_the_env_s_float32_cannot_hold_is_refused_not_made_inf(name, kwa
 @pytest.mark.parametrize("mass", [0.0, -1.0])
 def test_a_mass_that_is_not_positive_is_refused_by_reset_and_by_randomize(name, kwargs, mass):
     from vecrl.randomize import scale
-    from vecrl_policy import Policy, evaluate
+    from vecrl_evaluate import evaluate
+    from vecrl_policy import Policy
 
     env = vecrl.make_vector_env(name, num_envs=2, **kwargs)
     masses = np.stack([env.unwrapped.default_params["body_mass"]] * 2)

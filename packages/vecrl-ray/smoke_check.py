@@ -5,7 +5,8 @@ def check() -> None:
     import torch
 
     import vecrl
-    from vecrl_policy import Policy, evaluate
+    from vecrl_evaluate import evaluate
+    from vecrl_policy import Policy
     from vecrl_ray import RayExecutor
 
     env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=2)  # the ray session installs the gym backend

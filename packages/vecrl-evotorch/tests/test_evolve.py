@@ -20,7 +20,7 @@ import torch
 
 from vecrl.cli import main
 from vecrl_evotorch import record_video
-from vecrl_policy.runs import RunFolder
+from vecrl_evotorch.runs import RunFolder
 
 RUN = ["gym::CartPole-v1", "--popsize", "16", "--generations", "30", "--seed", "3"]
 
@@ -131,7 +131,7 @@ def test_sigkill_while_the_state_is_written_leaves_the_previous_state_whole(tmp_
     # the run as the command runs it, killed halfway through writing generation 4's state
     script = (
         "import os, signal, sys\n"
-        "import vecrl_policy.runs as runs\n"
+        "import vecrl_evotorch.runs as runs\n"
         "write = runs._write_atomically\n"
         "def dying_write(path, data):\n"
         "    if path.name == 'state.pickle' and os.path.exists(path) and runs.pickle.loads(path.read_bytes())['generation'] == 3:\n"

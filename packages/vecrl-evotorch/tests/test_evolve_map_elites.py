@@ -11,7 +11,7 @@ import pytest
 import torch
 from test_evolve import finished, ran, saved_generations, vecrl_command
 
-from vecrl_policy.runs import RunFolder
+from vecrl_evotorch.runs import RunFolder
 
 RUN = [
     "gym::CartPole-v1",

@@ -16,7 +16,7 @@ from test_evolve import ran, vecrl_command
 from vecrl.cli import main
 from vecrl_evotorch.evolve import Evolution, _evolve
 from vecrl_evotorch.run_settings import DEFAULTS
-from vecrl_policy.runs import RunFolder
+from vecrl_evotorch.runs import RunFolder
 
 TINY = ["--popsize", "8", "--seed", "1"]
 

@@ -11,8 +11,9 @@ from evotorch import SolutionBatch
 from evotorch.algorithms import CEM, CMAES, PGPE, SNES
 
 import vecrl
+from vecrl_evaluate import evaluate
 from vecrl_evotorch import ClipActions, VecrlNE
-from vecrl_policy import Policy, evaluate
+from vecrl_policy import Policy
 from vecrl_policy.normalization import NormalizedNet
 
 NET = "Linear(obs_length, 16) >> Tanh() >> Linear(16, act_length)"
@@ -163,7 +164,7 @@ def test_the_solution_becomes_a_standalone_policy(tmp_path):
         (dict(action_noise_stdev=0.1), ValueError, "adds noise to continuous actions"),
         (dict(decrease_rewards_by="1"), ValueError, "decrease_rewards_by must be a finite number"),
         (dict(num_workers=2, executor=object()), ValueError, "not both"),
-        (dict(executor=object()), TypeError, "executor must be a vecrl_policy Executor"),
+        (dict(executor=object()), TypeError, "executor must be a vecrl_evaluate Executor"),
         (dict(seed=-1), ValueError, "seed must be None or an int >= 0"),
         (dict(num_workers=True), ValueError, "num_workers must be None or a positive int"),
         (

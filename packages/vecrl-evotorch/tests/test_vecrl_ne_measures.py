@@ -7,8 +7,8 @@ import torch
 from evotorch.algorithms import GeneticAlgorithm, MAPElites
 from evotorch.operators import GaussianMutation, SimulatedBinaryCrossOver
 
+from vecrl_evaluate import Measure
 from vecrl_evotorch import VecrlNE
-from vecrl_policy import Measure
 
 
 def cart_position(observation, action, reward):

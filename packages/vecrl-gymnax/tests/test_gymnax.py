@@ -160,8 +160,8 @@ def test_mistakes_say_what_to_do(name, kwargs, error, words):
     ],
 )
 def test_evaluate_runs_one_compiled_program_with_the_results_of_the_stepped_loop(env_name, network, kwargs):
-    policy_package = pytest.importorskip("vecrl_policy", reason="evaluate comes with vecrl-policy")
-    Policy, evaluate = policy_package.Policy, policy_package.evaluate
+    engine = pytest.importorskip("vecrl_evaluate", reason="evaluate comes with vecrl-evaluate")
+    Policy, evaluate = pytest.importorskip("vecrl_policy").Policy, engine.evaluate
 
     env = vecrl.make_vector_env(f"gymnax::{env_name}", num_envs=4, num_episodes=1, **kwargs)
     policy = Policy(network)
@@ -229,9 +229,10 @@ def test_an_episode_is_drawn_by_gymnax_s_visualizer_through_the_rendering_member
 
 
 def test_fused_results_are_bit_equal_for_every_steps_per_check_and_segment_length(monkeypatch):
-    """The fused loop's shape (vecrl_policy.fused): 1, 4, 16 or 64 env steps between two checks of its
+    """The fused loop's shape (vecrl_evaluate.fused): 1, 4, 16 or 64 env steps between two checks of its
     predicate, restarts by cond or by selection, segments of one check or of a quarter second."""
-    from vecrl_policy import Policy, evaluate, fused
+    from vecrl_evaluate import evaluate, fused
+    from vecrl_policy import Policy
 
     env = vecrl.make_vector_env("gymnax::Pendulum-v1", num_envs=8, num_episodes=3, episode_length=50)
     policy = Policy("Linear(3, 8) >> Tanh() >> Linear(8, 1)")

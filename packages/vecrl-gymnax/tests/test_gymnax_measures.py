@@ -1,4 +1,4 @@
-"""Measures on a gymnax env: the same numbers fused and stepped (``vecrl_policy.measures``)."""
+"""Measures on a gymnax env: the same numbers fused and stepped (``vecrl_evaluate.measures``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import vecrl
 
 pytest.importorskip("vecrl_policy")
 
-from vecrl_policy import Measure, ObsNorm, Policy, evaluate
+from vecrl_evaluate import Measure, evaluate
+from vecrl_policy import ObsNorm, Policy
 
 
 def test_pendulum_measures_are_the_same_fused_and_stepped():

@@ -12,8 +12,9 @@ import vecrl
 from vecrl import testing
 from vecrl.randomize import scale
 from vecrl.testing import idle_rollout
+from vecrl_evaluate import evaluate
 from vecrl_jax.compiles import programs_compiled
-from vecrl_policy import Policy, evaluate
+from vecrl_policy import Policy
 
 
 def test_pendulum_swings_faster_under_stronger_gravity_as_gymnasiums_does():

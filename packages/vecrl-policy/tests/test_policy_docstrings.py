@@ -14,8 +14,8 @@ MODULES = [
     "vecrl_policy.layers",
     "vecrl_policy.parser",
     "vecrl_policy.policy",
-    "vecrl_policy.randomness",
-    "vecrl_policy.rollout",
+    "vecrl_evaluate.randomness",
+    "vecrl_evaluate.rollout",
     "vecrl_policy.statistics",
 ]
 

@@ -11,8 +11,10 @@ from gymnasium.spaces import flatdim
 from ray_processes import everything_started_here_ends
 
 import vecrl
+import vecrl_evaluate
 import vecrl_policy
-from vecrl_policy import Policy, evaluate
+from vecrl_evaluate import evaluate
+from vecrl_policy import Policy
 from vecrl_ray import RayExecutor
 
 
@@ -55,7 +57,7 @@ def test_results_equal_the_single_process_evaluate_for_the_same_seed(executor, e
         f"gym::{env_name}", **{**env_kwargs, "num_envs": env_kwargs["num_envs"] // 2 + 1}
     )
     try:
-        measures = {"first": vecrl_policy.Measure(last_position, "max")}
+        measures = {"first": vecrl_evaluate.Measure(last_position, "max")}
         expected = evaluate(policy, other, parameters, num_episodes=episodes, seed=7, measures=measures)
         result = evaluate(
             policy, env, parameters, num_episodes=episodes, seed=7, executor=executor, measures=measures
@@ -170,14 +172,14 @@ def test_an_address_that_names_no_cluster_is_refused_before_ray_starts(address, 
 
 def test_a_brax_population_on_actors_gets_the_numbers_of_the_fused_program(executor):
     """Several episodes per row, action noise, statistics, shaping and an LSTM: each row's later episodes
-    and noise follow its seed alone (vecrl_policy.randomness), so the actors, each running its part as a
+    and noise follow its seed alone (vecrl_evaluate.randomness), so the actors, each running its part as a
     compiled program, and this process's stepped loop get the numbers of one compiled program here."""
     pytest.importorskip("vecrl_brax")
     env = vecrl.make_vector_env("brax::fast", num_envs=4, num_episodes=3, episode_length=9)
     policy = Policy("Linear(2, 8) >> LSTM(8, 4) >> Linear(4, 1)")
     parameters = population(policy, 10)
-    # measures too: a function of the step's batch, reduced per episode (vecrl_policy.measures)
-    measures = {"x": vecrl_policy.Measure(last_position, "last"), "effort": (effort, "sum")}
+    # measures too: a function of the step's batch, reduced per episode (vecrl_evaluate.measures)
+    measures = {"x": vecrl_evaluate.Measure(last_position, "last"), "effort": (effort, "sum")}
     options = dict(seed=3, num_episodes=3, action_noise_stdev=0.1, decrease_rewards_by=0.5, measures=measures)
     here, there, stepped = (vecrl_policy.ObsNorm() for _ in range(3))
     try:

@@ -18,7 +18,8 @@ from ray_processes import everything_started_here_ends
 
 import vecrl
 from vecrl.checks import SubEnvError
-from vecrl_policy import Policy, evaluate
+from vecrl_evaluate import evaluate
+from vecrl_policy import Policy
 from vecrl_ray import EvaluationError, RayExecutor
 
 # The wrapper below is made in the actors from the env's recipe: pickled with their code, as the

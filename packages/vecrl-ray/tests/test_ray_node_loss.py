@@ -12,7 +12,8 @@ from ray.cluster_utils import Cluster
 from ray_processes import everything_started_here_ends
 
 import vecrl
-from vecrl_policy import Policy, evaluate
+from vecrl_evaluate import evaluate
+from vecrl_policy import Policy
 from vecrl_ray import RayExecutor
 
 

@@ -8,9 +8,8 @@ from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from vecrl_brax.names import OLD_PREFIX, unknown_brax_name
 from vecrl_brax.quiet_import import without_warp_notices
-
-OLD_PREFIX = "old::"
 
 #: brax.v1 (the pre-0.9 envs kept for reproducibility) shipped in these brax releases; 0.12.4 removed it
 #: (0.12.2's wheel on PyPI is empty). Checked against the wheels on PyPI.
@@ -66,12 +65,10 @@ def env_keywords(create: Callable[..., Any], name: str) -> list[str]:
 
 
 def _known_name(envs_module: Any, name: str, asked: str) -> str:
-    """``name`` if ``envs_module`` registers it; else ``vecrl_brax.names.unknown_brax_name``'s error."""
+    """``name`` if ``envs_module`` registers it; else ``unknown_brax_name``'s error."""
     registered = getattr(envs_module, "_envs", None)
     if not isinstance(registered, dict) or name in registered:
         return name
-    from vecrl_brax.names import unknown_brax_name
-
     raise unknown_brax_name(name, asked, list(registered))
 
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from vecrl.checks import did_you_mean, names_in_source
 from vecrl.errors import UnknownEnvError
-from vecrl_brax.brax_versions import OLD_PREFIX
+
+#: The prefix of brax.v1's env names (``brax::old::ant``).
+OLD_PREFIX = "old::"
 
 
 def check_brax_name(name: str) -> None:

@@ -30,7 +30,7 @@ class SubEnvError(VecrlError, RuntimeError):
 
     ``index`` names the sub-env and ``during`` what it was doing; the original exception is chained as
     ``__cause__``. The other sub-envs may have stepped already, so the env refuses ``step()`` until
-    ``reset()``. In ``vecrl_policy.evaluate``, ``row`` names the population row the sub-env ran (the
+    ``reset()``. In ``vecrl_evaluate.evaluate``, ``row`` names the population row the sub-env ran (the
     sub-env may be one of a worker's env).
 
     Examples:
@@ -305,7 +305,7 @@ def check_fits_in_memory(what: str, num_envs: int, bytes_per_env: int) -> None:
             f"{what} with num_envs={num_envs:,} would need about {_size(needed)} ({_size(bytes_per_env)} per"
             f" sub-env), but this machine has {_size(available)} available. Use fewer sub-envs, e.g."
             f" num_envs={max(1, available // max(bytes_per_env, 1) // 2):,}, and evaluate a large population in"
-            " chunks (vecrl_policy.evaluate does this)."
+            " chunks (vecrl_evaluate.evaluate does this)."
         )
 
 

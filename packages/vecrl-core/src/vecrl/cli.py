@@ -1,7 +1,7 @@
 """The ``vecrl`` command: ``vecrl backends``, ``vecrl bench``, and subcommands that plugins add.
 
 A package adds a subcommand with a ``vecrl_commands`` hookimpl (returning ``vecrl.command.Command``
-objects) in a module published under the ``vecrl.commands`` entry-point group (vecrl-policy adds
+objects) in a module published under the ``vecrl.commands`` entry-point group (vecrl-evaluate adds
 ``vecrl evaluate`` this way). A plugin that fails to load is reported in one line; the other commands
 still work.
 
@@ -46,7 +46,7 @@ COMMANDS_ENTRY_POINT_GROUP = "vecrl.commands"
 
 #: Commands we publish in other packages: name -> the distribution that adds it.
 WELL_KNOWN_COMMANDS: dict[str, str] = {
-    "evaluate": "vecrl-policy",
+    "evaluate": "vecrl-evaluate",
     "evolve": "vecrl-evotorch",
     "record": "vecrl-evotorch",
 }

@@ -2,7 +2,7 @@
 helpers that the built-in and the plugins' commands share.
 
 A package adds a subcommand with a ``vecrl_commands`` hookimpl returning ``Command`` objects, in a module
-published under the ``vecrl.commands`` entry-point group (vecrl-policy adds ``vecrl evaluate`` so).
+published under the ``vecrl.commands`` entry-point group (vecrl-evaluate adds ``vecrl evaluate`` so).
 
 Examples:
     >>> seed_int("7"), finite_positive_float("0.5")
@@ -18,12 +18,12 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vecrl.errors import VecrlError
 from vecrl.interrupts import sigint_handled_by
+from vecrl.subcommand import Command as Command  # where plugins have found it: vecrl.command.Command
 
 if TYPE_CHECKING:
     from vecrl.torch_wrapper import TorchWrapper
@@ -31,21 +31,6 @@ if TYPE_CHECKING:
 
 class CommandError(VecrlError):
     """A user-facing error: ``vecrl`` prints its message on one line and exits with status 2."""
-
-
-@dataclass(frozen=True)
-class Command:
-    """A ``vecrl`` subcommand: ``add_arguments`` fills its parser, ``run`` does the work (returns the exit code).
-
-    Examples:
-        >>> Command("hello", "Say hello.", lambda parser: None, lambda args: print("hello") or 0).name
-        'hello'
-    """
-
-    name: str
-    help: str
-    add_arguments: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], int]
 
 
 def positive_int(text: str) -> int:

@@ -62,7 +62,7 @@ class Capabilities:
       envs take options); where False they are a ValueError rather than silently ignored.
     - ``seeded_masked_reset``: ``reset(seed=..., options={"reset_mask": mask})`` can seed the masked
       sub-envs alone. False where seeds are fixed when the sub-envs are built (envpool): such a reset is
-      refused, and seeded ``vecrl_policy.evaluate`` calls start rows with whole-env resets instead.
+      refused, and seeded ``vecrl_evaluate.evaluate`` calls start rows with whole-env resets instead.
     - For ``vecrl.HostVectorEnv`` only: ``steps_reset_next``, the backend's own step resets a sub-env whose
       episode ended at its previous step (gymnasium's next-step autoreset, as envpool's pools do), and
       the engine leaves those resets to it in ``"next_step"`` mode; ``infos_per_sub_env``, the backend

@@ -6,7 +6,7 @@ from __future__ import annotations
 class VecrlError(Exception):
     """The base of the errors vecrl raises itself (not those of the libraries it wraps), so that ``except
     vecrl.VecrlError`` catches them all. Each is also the built-in type it has always been: ``SubEnvError``,
-    ``vecrl_policy.WorkerError`` and ``vecrl_ray.EvaluationError`` are RuntimeErrors,
+    ``vecrl_evaluate.WorkerError`` and ``vecrl_ray.EvaluationError`` are RuntimeErrors,
     ``vecrl_policy.NetParsingError`` and ``UnknownEnvError`` ValueErrors, ``UnknownKeywordError`` a
     TypeError, ``vecrl.command.CommandError`` a plain Exception.
 

@@ -17,7 +17,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from vecrl.backend import Backend
-    from vecrl.command import Command
+    from vecrl.subcommand import Command
 
 PROJECT_NAME = "vecrl"
 
@@ -42,10 +42,10 @@ def vecrl_backends() -> list[Backend]:  # type: ignore[empty-body]
 
 @hookspec
 def vecrl_commands() -> list[Command]:  # type: ignore[empty-body]
-    """Return extra ``vecrl`` subcommands, as a list of ``vecrl.command.Command``.
+    """Return extra ``vecrl`` subcommands, as a list of ``vecrl.command.Command`` (``vecrl.subcommand.Command``).
 
     Loaded only by the ``vecrl`` command, from the ``vecrl.commands`` entry-point group (so a package
-    that adds commands is not mistaken for a backend). vecrl-policy adds ``vecrl evaluate`` this way.
+    that adds commands is not mistaken for a backend). vecrl-evaluate adds ``vecrl evaluate`` this way.
     """
 
 

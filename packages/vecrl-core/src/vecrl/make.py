@@ -241,7 +241,7 @@ def _refuse_near_misses(env_name: str, kwargs: Mapping[str, Any]) -> None:
 @dataclass(frozen=True)
 class VectorEnvRecipe:
     """How an env was made: ``make_vector_env``'s arguments, kept as the env's ``recipe`` so that another
-    process can make the same env (``vecrl_policy.evaluate(..., num_workers=K)`` does). It pickles with
+    process can make the same env (``vecrl_evaluate.evaluate(..., num_workers=K)`` does). It pickles with
     cloudpickle (lambdas among the arguments included).
 
     Examples:

@@ -1,7 +1,7 @@
 """Worker processes: started safely, ended within a second, and their exceptions carried back.
 
 The one home for what vecrl's process pools share: ``vecrl_gym.ProcessVectorEnv``'s stepping workers and
-``vecrl_policy.evaluate``'s evaluation workers (and a third-party backend's, if it likes).
+``vecrl_evaluate.evaluate``'s evaluation workers (and a third-party backend's, if it likes).
 
 - Workers are spawned: a fresh interpreter, safe with torch's and jax's threads (fork is not), and no
   forkserver process is left behind.

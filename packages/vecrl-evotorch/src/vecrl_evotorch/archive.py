@@ -4,7 +4,7 @@ flags name, EvoTorch's ``MAPElites`` over their grid, and what a run writes of i
 
 A measure's NAME is a key of the env's step info (``x_velocity``) or ``obs[I]``, entry ``I`` of the flat
 observation, each with ``@REDUCTION`` after it where an episode's values are not to be averaged
-(``obs[0]@last``: where each episode ended; ``vecrl_policy.measures``).
+(``obs[0]@last``: where each episode ended; ``vecrl_evaluate.measures``).
 
 Examples:
     >>> measure_of("obs[0]@last")
@@ -24,8 +24,8 @@ from typing import Any
 
 import torch
 
-from vecrl_policy.measures import Measure
-from vecrl_policy.runs import RunFolder, pyplot, saved_figure
+from vecrl_evaluate.measures import Measure
+from vecrl_evotorch.runs import RunFolder, pyplot, saved_figure
 
 _OBSERVATION = re.compile(r"obs\[(\d+)\]")
 

@@ -24,8 +24,8 @@ from vecrl.command import (
     seed_int,
     writable_file,
 )
-from vecrl_policy.cli import add_evaluate_options
-from vecrl_policy.reductions import REDUCTIONS
+from vecrl_evaluate.command_options import add_evaluate_options
+from vecrl_evaluate.reductions import REDUCTIONS
 
 ALGORITHMS = ("pgpe", "snes", "cem", "cmaes", "map-elites")
 _MEASURE_NAME = re.compile(r"(obs\[\d+\]|[A-Za-z_][\w.]*)(@\w+)?")

@@ -1,5 +1,5 @@
 """What ``vecrl evolve`` does once its arguments are parsed (``vecrl_evotorch.cli``): a whole EvoTorch run on
-``VecrlNE``, its folder written every generation (``vecrl_policy.runs``), resumable after Ctrl-C, a crash or
+``VecrlNE``, its folder written every generation (``vecrl_evotorch.runs``), resumable after Ctrl-C, a crash or
 SIGKILL with the same result as a run never stopped.
 
 Each generation: the searcher steps (one ``evaluate`` call for the population), the center is scored on
@@ -31,7 +31,7 @@ from vecrl.randomize import scale
 from vecrl_evotorch import archive
 from vecrl_evotorch.problem import VecrlNE
 from vecrl_evotorch.run_settings import CHAMPION, EVOLVE_FILES, fixed_settings
-from vecrl_policy.runs import SETTINGS, STATE, RunError, RunFolder
+from vecrl_evotorch.runs import SETTINGS, STATE, RunError, RunFolder
 
 #: The history's curves of the population's shaped fitness, which a shaped run records beside its returns.
 FITNESS = ("mean_fitness", "best_fitness")
@@ -471,7 +471,7 @@ def checked_state(folder: RunFolder, settings: Mapping[str, Any], state: dict[st
 def _executor(settings: Mapping[str, Any]) -> Any:
     if settings["ray"] is None:
         return None
-    from vecrl_policy.evaluate_command import ray_executor
+    from vecrl_evaluate.command_options import ray_executor
 
     return ray_executor(settings["ray"] or None, settings["workers"])
 

@@ -1,4 +1,4 @@
-"""VecrlNE: an EvoTorch problem whose solutions are policies evaluated by ``vecrl_policy.evaluate``."""
+"""VecrlNE: an EvoTorch problem whose solutions are policies evaluated by ``vecrl_evaluate.evaluate``."""
 
 from __future__ import annotations
 
@@ -21,14 +21,15 @@ from torch import nn
 import vecrl
 from vecrl.checks import checked_num_envs
 from vecrl.randomize import Sampler
+from vecrl_evaluate import evaluate
+from vecrl_evaluate.evaluation import evaluated
+from vecrl_evaluate.executor import Executor
+from vecrl_evaluate.measures import Measures
+from vecrl_evaluate.options import EvaluateOptions, default_num_envs, executor_error
+from vecrl_evaluate.plan import checked_plan
 from vecrl_evotorch import vecgymne
-from vecrl_policy import ObsNorm, Policy, evaluate
-from vecrl_policy.evaluation import evaluated
-from vecrl_policy.executor import Executor
-from vecrl_policy.measures import Measures
+from vecrl_policy import ObsNorm, Policy
 from vecrl_policy.normalization import NormalizedNet
-from vecrl_policy.options import EvaluateOptions, default_num_envs, executor_error
-from vecrl_policy.plan import checked_plan
 
 #: The network made where none is given: one Tanh layer, wider for continuous actions (EvoTorch's examples).
 DEFAULT_NETWORKS = {
@@ -51,7 +52,7 @@ def default_network(action_space: Any) -> str:
 class VecrlNE(BaseNEProblem):
     """Neuroevolution on any vecrl backend, in the shape of EvoTorch's ``VecGymNE``: EvoTorch's searchers
     (PGPE, SNES, CMA-ES, CEM, ...) maximize the mean return of policies evaluated by
-    ``vecrl_policy.evaluate``, on one process, worker processes (``num_workers``) or any executor
+    ``vecrl_evaluate.evaluate``, on one process, worker processes (``num_workers``) or any executor
     (``executor=vecrl_ray.RayExecutor(...)``).
 
     ``env`` is a name for ``vecrl.make_vector_env`` (``"gym::Hopper-v5"``, ``"brax::ant"``,
@@ -62,7 +63,7 @@ class VecrlNE(BaseNEProblem):
     (``vecrl_evotorch.vecgymne``: ``max_num_envs``, ``device``, ``num_actors`` as worker processes, an env
     callable, ...). ``observation_normalization``,
     ``decrease_rewards_by``, ``alive_bonus_schedule`` and ``action_noise_stdev`` mean what they mean in
-    VecGymNE (see ``vecrl_policy.evaluate``); the statistics are updated after each population, from every
+    VecGymNE (see ``vecrl_evaluate.evaluate``); the statistics are updated after each population, from every
     observation a row saw, and normalize the whole next population alike. ``num_envs`` sub-envs run
     the population, each taking the next solution as soon as its own is done (default: the population
     size, at most 256).
@@ -71,15 +72,15 @@ class VecrlNE(BaseNEProblem):
     reproduces; without one, evaluations are unseeded, as VecGymNE's are (on envpool that spares
     building the pool again for each evaluation: see the README). ``common_random_numbers=True`` scores
     every solution of a population from the same start states and noise, as evosax does (see
-    ``vecrl_policy.evaluate``). ``randomize`` (a sampler, such as ``vecrl.randomize.scale({"body_mass": (0.8,
+    ``vecrl_evaluate.evaluate``). ``randomize`` (a sampler, such as ``vecrl.randomize.scale({"body_mass": (0.8,
     1.2)})``) scores each solution under env parameters drawn for its every episode (domain randomization:
-    ``vecrl_policy.evaluate``'s ``randomize``). Each evaluation adds to
+    ``vecrl_evaluate.evaluate``'s ``randomize``). Each evaluation adds to
     ``interaction_count`` and ``episode_count``, which a searcher's status shows as
     ``total_interaction_count`` and ``total_episode_count`` (and ``obs_norm_count`` with
     normalization); ``mean_raw_return`` and ``pop_best_raw_return`` are the population's returns of the
     env's own rewards, which ``mean_eval`` and ``pop_best_eval`` are not where rewards are shaped.
 
-    ``measures`` (``vecrl_policy.evaluate``'s: name -> an info key or a function, each reduced over episodes)
+    ``measures`` (``vecrl_evaluate.evaluate``'s: name -> an info key or a function, each reduced over episodes)
     become every solution's evaluation data, in order: the features EvoTorch's ``MAPElites`` reads (give it a
     grid over them). ``objectives`` (default ``[("return", "max")]``) names what is optimized, each
     ``"return"`` or a measure with ``"max"`` or ``"min"``: two or more make a multi-objective problem
@@ -256,7 +257,7 @@ class VecrlNE(BaseNEProblem):
 
     def _env_for(self, popsize: int) -> Any:
         """The env, made on first use (and again after unpickling): ``num_envs`` sub-envs, or the
-        population size up to ``vecrl_policy.options.MAX_DEFAULT_NUM_ENVS`` (or ``max_num_envs``)."""
+        population size up to ``vecrl_evaluate.options.MAX_DEFAULT_NUM_ENVS`` (or ``max_num_envs``)."""
         if self._env is None:
             self._env = self._make_env(self._num_envs or default_num_envs(popsize, self._max_num_envs))
         return self._env

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from vecrl.command import CommandError
-from vecrl_policy.runs import RunError, RunFolder, contradictions
+from vecrl_evotorch.runs import RunError, RunFolder, contradictions
 
 #: The settings of a run and their defaults (``env`` has none); ``vecrl evolve``'s options of the same names.
 DEFAULTS: dict[str, Any] = {
@@ -45,7 +45,7 @@ DEFAULTS: dict[str, Any] = {
 #: What a resumed run may change: how long it goes on, and what it records.
 MAY_CHANGE = frozenset({"generations", "until", "video", "video_every"})
 CHAMPION = "champion.pickle"
-#: What a run writes beside ``vecrl_policy.runs.RUN_FILES`` (glob patterns): an ``--overwrite`` removes these
+#: What a run writes beside ``vecrl_evotorch.runs.RUN_FILES`` (glob patterns): an ``--overwrite`` removes these
 #: too, and nothing it did not write.
 EVOLVE_FILES = (CHAMPION, "champion.mp4", "videos/generation-*.mp4", "archive.csv", "archive.png")
 

@@ -13,7 +13,10 @@ Examples:
 """
 
 from vecrl.lazy import attach_stub
+from vecrl_policy import moved
 
 __version__ = "0.1.0"
 
 __getattr__, __dir__, __all__ = attach_stub(__name__, __file__)
+__getattr__ = moved.with_moved_names(globals(), __getattr__)  # the engine's old names, for one release
+moved.install()  # the engine's old module paths, for one release

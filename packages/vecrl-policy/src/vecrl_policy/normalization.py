@@ -23,7 +23,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from vecrl_policy.rollout import normalized
+from vecrl.arrays import array_namespace
 from vecrl_policy.statistics import Moments
 
 #: The rows of partial statistics as ``evaluate``'s parts return them: count, sum, sum of squares.
@@ -338,3 +338,15 @@ def _is_finite_positive(value: Any) -> bool:
     return (
         isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value) and float(value) > 0
     )
+
+
+def normalized(x: Any, mean: Any, std: Any, clip: float | None) -> Any:
+    """``(x - mean) / std``, clipped to ``[-clip, clip]`` unless ``clip`` is None.
+
+    Examples:
+        >>> import torch
+        >>> normalized(torch.tensor([2.0, 9.0]), 1.0, 2.0, clip=1.0).tolist()
+        [0.5, 1.0]
+    """
+    y = (x - mean) / std
+    return y if clip is None else array_namespace(y).clip(y, -clip, clip)

@@ -26,7 +26,7 @@ import torch
 from ray.exceptions import GetTimeoutError, RayActorError, RayError, RayTaskError
 
 from vecrl.errors import VecrlError
-from vecrl_policy.executor import Evaluation, Part, PartRunner, PartSender
+from vecrl_evaluate.executor import Evaluation, Part, PartRunner, PartSender
 
 #: How long a cluster's address may take to accept a connection.
 CONNECT_TIMEOUT_S = 5.0

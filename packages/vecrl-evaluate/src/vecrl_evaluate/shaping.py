@@ -20,7 +20,7 @@ class Shaping:
       ``t``-th step on; ``(t0, t1, b)`` adds a bonus that grows linearly from 0 at step ``t0`` to ``b`` at
       step ``t1``, and ``b`` after it (steps counted from 1 in each episode, as VecGymNE counts them).
     - ``action_noise_stdev``: Gaussian noise of that standard deviation added to continuous actions, drawn
-      by each row's seed and step (``vecrl_policy.randomness.action_noise``).
+      by each row's seed and step (``vecrl_evaluate.randomness.action_noise``).
 
     Examples:
         >>> shaping = Shaping.checked(decrease_rewards_by=1.0, alive_bonus_schedule=(2, 4, 1.0))

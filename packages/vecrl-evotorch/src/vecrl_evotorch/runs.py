@@ -102,7 +102,7 @@ class RunFolder:
             >>> RunFolder.check_new("/dev/null/run")
             Traceback (most recent call last):
             ...
-            vecrl_policy.runs.RunError: '/dev/null' is a file, not a folder: give --out a folder for the run's files.
+            vecrl_evotorch.runs.RunError: '/dev/null' is a file, not a folder: give --out a folder for the run's files.
         """
         folder = Path(path)
         for place in (folder, *folder.parents):

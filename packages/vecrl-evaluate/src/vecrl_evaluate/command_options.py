@@ -1,28 +1,21 @@
-"""``vecrl evaluate``: score random policies from the command line (added to the ``vecrl`` command).
-
-This module holds its arguments and is all the ``vecrl`` command imports to answer ``--help`` or a usage
-mistake; the evaluation (torch, the env) is ``vecrl_policy.evaluate_command``'s, imported when it runs."""
+"""The options ``vecrl evaluate`` and ``vecrl evolve`` share: their flags (``SHARED_OPTIONS``), how a parser
+gets them, and the ``EvaluateOptions`` keywords they give. Torch-free: the commands answer ``--help`` and usage
+mistakes with it before anything heavy is imported."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-import vecrl
 from vecrl.command import (
-    Command,
     CommandError,
-    add_overwrite_argument,
     add_randomize_argument,
-    check_overwrite,
-    env_name,
     finite_float,
     finite_positive_float,
+    first_line,
     positive_int,
     seed_int,
-    writable_file,
 )
 
 THIS_MACHINE = ""  # --ray without an address
@@ -107,7 +100,7 @@ def add_evaluate_options(parser: argparse.ArgumentParser, *, defaults: bool = Tr
 
 
 def evaluate_options(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The keywords of ``vecrl_policy.EvaluateOptions`` that the shared options in ``settings`` (parsed
+    """The keywords of ``vecrl_evaluate.EvaluateOptions`` that the shared options in ``settings`` (parsed
     arguments as a mapping, or a run's settings) give, but for ``randomize``, ``workers`` and ``ray``, which
     need the env or start processes.
 
@@ -127,55 +120,18 @@ def evaluate_options(settings: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("env", type=env_name, help="environment name, e.g. gym::CartPole-v1 or brax::ant")
-    parser.add_argument(
-        "--policy",
-        default="Linear(obs_length, 32) >> Tanh() >> Linear(32, act_length)",
-        help="network string; obs_length (or obs) and act_length (or act) are filled in from the env",
-    )
-    parser.add_argument("--popsize", type=positive_int, default=64, help="random parameter rows")
-    parser.add_argument(
-        "--sigma", type=finite_positive_float, default=0.5, help="std of the random parameters"
-    )
-    add_evaluate_options(parser)
-    parser.add_argument(
-        "--obs-norm",
-        type=writable_file,
-        default=None,
-        metavar="PATH",
-        help="normalize observations with the statistics saved at PATH (none yet: a new file), and save them"
-        " there updated with what this call saw",
-    )
-    parser.add_argument(
-        "--out",
-        type=_results_path,
-        default=None,
-        metavar="PATH",
-        help="write each row's results to PATH (.csv or .json)",
-    )
-    add_overwrite_argument(parser)
+def ray_executor(address: str | None, num_actors: int | None) -> Any:
+    """The executor registered as ``ray`` (vecrl-ray's ``RayExecutor``) on the cluster at ``address`` (None:
+    Ray started here), or a CommandError saying what went wrong."""
+    from vecrl_evaluate.executor import executor_named
 
-
-def _results_path(text: str) -> Path:
-    path = Path(text)
-    if path.suffix.lower() not in (".csv", ".json"):
-        raise argparse.ArgumentTypeError(f"{text!r} must end in .csv or .json (the format of the results)")
-    return writable_file(text)
-
-
-def _run(args: argparse.Namespace) -> int:
-    if args.out is not None and args.obs_norm is not None and args.out.resolve() == args.obs_norm.resolve():
-        raise CommandError(
-            f"--out and --obs-norm both name {str(args.out)!r}: the results would be written over the statistics"
-            " it reads and saves; give them different paths"
-        )
-    check_overwrite(args.out, args.overwrite)
-    from vecrl_policy.evaluate_command import run
-
-    return run(args)
-
-
-@vecrl.hookimpl
-def vecrl_commands() -> list[Command]:
-    return [Command("evaluate", "Evaluate random policies on a vectorized env.", _add_arguments, _run)]
+    try:
+        make = executor_named("ray")
+    except LookupError as error:
+        raise CommandError(f"--ray: {first_line(error)}") from error
+    where = f"joining the Ray cluster at {address}" if address else "starting Ray on this machine"
+    print(f"{where} and starting its actors (a few seconds) ...", flush=True)
+    try:  # (without an address, a Ray of its own, as --help says: not whatever cluster runs here)
+        return make(num_actors, address=address or "local")
+    except (ValueError, ConnectionError, TimeoutError) as error:
+        raise CommandError(f"--ray: {str(error).splitlines()[0]}") from error

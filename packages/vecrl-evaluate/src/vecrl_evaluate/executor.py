@@ -22,14 +22,14 @@ import torch
 
 from vecrl.checks import SubEnvError
 from vecrl.processes import pickled
-from vecrl_policy.randomness import RowSeeds
+from vecrl_evaluate.randomness import RowSeeds
 
 
 class RowsEvaluator(Protocol):
     """Evaluates rows, each reset with its seed: ``(policy, env, rows, seeds) -> (total_return, episodes,
     steps)``; ``params`` (``vecrl.randomize.params_table``'s rows, or None) are each row's env parameters
     per episode; ``progress`` hears how many rows are done as they finish, and a ``source``
-    (``vecrl_policy.row_loop.RowSource``) says which rows run, and when (default: all, at once)."""
+    (``vecrl_evaluate.row_loop.RowSource``) says which rows run, and when (default: all, at once)."""
 
     def __call__(
         self,

@@ -11,14 +11,14 @@ import torch
 
 from vecrl.checks import listed
 from vecrl.randomize import Sampler
-from vecrl_policy.executor import Evaluation, Executor, split_population
-from vecrl_policy.fused import compile_seconds
-from vecrl_policy.measures import Measure, Measures
+from vecrl_evaluate.executor import Evaluation, Executor, split_population
+from vecrl_evaluate.fused import compile_seconds
+from vecrl_evaluate.measures import Measure, Measures
+from vecrl_evaluate.options import EvaluateOptions
+from vecrl_evaluate.plan import checked_plan
+from vecrl_evaluate.runners import InThisProcess, run_part
 from vecrl_policy.normalization import ObsNorm
-from vecrl_policy.options import EvaluateOptions
-from vecrl_policy.plan import checked_plan
 from vecrl_policy.policy import Policy
-from vecrl_policy.runners import InThisProcess, run_part
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class EvaluationResult:
     steps: torch.Tensor
     """The env steps each row took, over all its episodes (int64)."""
     path: str = "stepped"
-    """How the call ran: ``"fused"`` (one compiled jax program, ``vecrl_policy.fused``) or ``"stepped"``."""
+    """How the call ran: ``"fused"`` (one compiled jax program, ``vecrl_evaluate.fused``) or ``"stepped"``."""
     compile_seconds: float = 0.0
     """The seconds this call spent compiling its fused program in this process (0 when a compiled one was
     at hand, as for every call of a configuration after its first), so a rate can leave it out."""
@@ -47,7 +47,7 @@ class EvaluationResult:
     ``decrease_rewards_by`` and ``alive_bonus_schedule`` (equal to it where nothing shaped the rewards)."""
     measures: dict[str, torch.Tensor] = field(default_factory=dict)
     """Each measure of ``evaluate(measures=...)`` by name: one value per row (float64), the mean of its
-    episodes' values (``vecrl_policy.measures``)."""
+    episodes' values (``vecrl_evaluate.measures``)."""
     episode_measures: dict[str, torch.Tensor] = field(default_factory=dict)
     """Each measure's value in each of the row's episodes: ``(rows, num_episodes)`` (float64)."""
 
@@ -92,8 +92,8 @@ def evaluate(
     ``env`` is a vector env made by ``vecrl.make_vector_env`` (``gym::``, ``brax::`` or any backend). The
     first rows start on the sub-envs together; when a row is done, its sub-env takes the next row at once
     (a masked reset), so the loop's cost follows the rows still running (see
-    ``vecrl_policy.row_loop``). Every random thing of row ``r`` is a function of ``(seed, r, episode,
-    step)`` alone (``vecrl_policy.randomness``): its first episode starts from a reset with the row's
+    ``vecrl_evaluate.row_loop``). Every random thing of row ``r`` is a function of ``(seed, r, episode,
+    step)`` alone (``vecrl_evaluate.randomness``): its first episode starts from a reset with the row's
     seed (word ``r`` of ``numpy.random.SeedSequence(seed)``, modulo 2**31 - 1), each later episode from a
     seed hashed from it and the episode's number (or the sub-env's own autoreset, where that continues the
     seeded stream, as gym's does), and its action noise from a hash of its seed and step. So a row's result
@@ -114,7 +114,7 @@ def evaluate(
     ``num_workers=K`` evaluates the population in K processes at once: this one and K - 1 worker
     processes that make their own env (from ``env.recipe``, so ``env`` must come from
     ``make_vector_env``, with a ``gym::`` env) and policy once. Each process's free sub-envs take the
-    rows not yet started (``vecrl_policy.evaluate_workers``), so a process whose rows run longer takes
+    rows not yet started (``vecrl_evaluate.evaluate_workers``), so a process whose rows run longer takes
     fewer; workers send back only the results, which equal those of ``num_workers=None`` for the same
     ``seed``. Workers are spawned, so a script must guard its entry point with
     ``if __name__ == "__main__":``.
@@ -128,11 +128,11 @@ def evaluate(
     - ``decrease_rewards_by`` and ``alive_bonus_schedule`` change each step's reward before it is summed
       (``total_return`` is the shaped return); ``action_noise_stdev`` adds Gaussian noise to continuous
       actions, drawn by each row's seed and step (a row gets the same noise wherever it runs). See
-      ``vecrl_policy.shaping.Shaping``.
+      ``vecrl_evaluate.shaping.Shaping``.
 
     On a jax env (``brax::``, ``playground::``, ``gymnax::``) without gymnasium wrappers, with a network
     whose layers have jax twins (``vecrl_policy.layer_table``) and float32 parameters, the whole loop
-    runs as one compiled jax program (``vecrl_policy.fused``; each Ray actor runs its part so): the
+    runs as one compiled jax program (``vecrl_evaluate.fused``; each Ray actor runs its part so): the
     same results within float tolerance, at the speed of an EvoJAX-style rollout and without a host round
     trip per step, compiled once per configuration. ``fused=False`` steps the env from Python instead,
     ``fused=True`` insists (a ValueError says why it cannot). ``result.path`` says which ran. The program
@@ -144,8 +144,8 @@ def evaluate(
     CPU 1 step and ``cond``); the results are the same, bit for bit, for every ``steps_per_check`` (and the
     same to float rounding with or without selection, which XLA compiles apart). The program returns
     to the host about every quarter second, where a Ctrl-C stops the call and ``progress`` hears how many
-    rows are done. The checks and the choice of path are ``vecrl_policy.plan.checked_plan``'s;
-    ``vecrl_policy.runners`` runs the rows.
+    rows are done. The checks and the choice of path are ``vecrl_evaluate.plan.checked_plan``'s;
+    ``vecrl_evaluate.runners`` runs the rows.
 
     ``randomize`` varies the env's parameters (``env.default_params``: MuJoCo model fields, classic-control
     constants, gymnax's ``EnvParams``; ``vecrl.params``) per row and episode, for domain randomization: a
@@ -159,16 +159,16 @@ def evaluate(
     ``measures`` names quantities each row is measured by besides its return, for quality-diversity and
     multi-objective search: name -> an info key (``"x_velocity"``; brax's and Playground's metrics), a
     function ``f(observation, action, reward)`` of the step's batch giving one number per row (written with
-    array operators, it runs fused too), a ``(source, per_episode)`` pair or a ``vecrl_policy.Measure``.
+    array operators, it runs fused too), a ``(source, per_episode)`` pair or a ``vecrl_evaluate.Measure``.
     Each is reduced over every episode (``"mean"`` unless named: ``"sum"``, ``"last"``, ``"max"``, ``"min"``)
     and over the row's episodes (their mean), over the steps the return counts, the same on every path:
     ``result.measures[name]`` (one per row), ``result.episode_measures[name]`` (one per episode). See
-    ``vecrl_policy.measures``.
+    ``vecrl_evaluate.measures``.
 
-    The loop runs on one torch thread (see ``vecrl_policy.threads.one_torch_thread`` for why); the
+    The loop runs on one torch thread (see ``vecrl_evaluate.threads.one_torch_thread`` for why); the
     count is restored when the call returns.
 
-    The options can come as one value instead, ``options=vecrl_policy.EvaluateOptions(...)`` (the same
+    The options can come as one value instead, ``options=vecrl_evaluate.EvaluateOptions(...)`` (the same
     names; checked once, when made: a caller that evaluates many populations alike makes it once), and then
     no option is given as a keyword.
 
@@ -202,7 +202,9 @@ def evaluate(
     if options is None:
         options = given
     elif not isinstance(options, EvaluateOptions):
-        raise TypeError(f"options must be a vecrl_policy.EvaluateOptions, got {type(options).__qualname__}.")
+        raise TypeError(
+            f"options must be a vecrl_evaluate.EvaluateOptions, got {type(options).__qualname__}."
+        )
     elif given != EvaluateOptions():
         raise TypeError(
             "evaluate() got options= and options as keywords too; give them all in one place:"

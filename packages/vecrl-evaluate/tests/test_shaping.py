@@ -2,7 +2,7 @@
 
 import pytest
 
-from vecrl_policy.shaping import Shaping
+from vecrl_evaluate.shaping import Shaping
 
 
 @pytest.mark.parametrize(

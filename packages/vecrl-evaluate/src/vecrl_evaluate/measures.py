@@ -11,11 +11,11 @@ mean). Its value at a step is
   on (before ``obs_norm``), the action the env was given and the env's own reward, one row per sub-env,
   returning one number per row. Written with array operators and methods only (``observation[:, 0]``,
   ``(action ** 2).sum(-1)``), it runs on torch in the stepped loop and on jax inside the fused program,
-  as ``vecrl_policy.shaping.Shaping.shaped`` does; one that calls torch itself runs stepped (the fused
+  as ``vecrl_evaluate.shaping.Shaping.shaped`` does; one that calls torch itself runs stepped (the fused
   path says why it cannot).
 
 The rules are written once over an array namespace (``accumulated``, ``ended``), so both drivers of the
-rollout (``vecrl_policy.row_loop`` and ``vecrl_policy.fused``) and so every path give the same numbers.
+rollout (``vecrl_evaluate.row_loop`` and ``vecrl_evaluate.fused``) and so every path give the same numbers.
 
 Examples:
     >>> import torch
@@ -40,7 +40,7 @@ import torch
 
 from vecrl.arrays import array_namespace
 from vecrl.compat import FINAL_INFO_KEY, FINAL_INFOS_BATCHED_ONCE, FINAL_OBS_KEY
-from vecrl_policy.reductions import REDUCTIONS
+from vecrl_evaluate.reductions import REDUCTIONS
 
 _FINAL_KEYS = (FINAL_INFO_KEY, FINAL_OBS_KEY)
 
@@ -110,7 +110,7 @@ class Measures:
         if not isinstance(measures, Mapping):
             raise TypeError(
                 f"measures must be a dict of name -> measure (an info key such as 'x_velocity', a function"
-                f" f(observation, action, reward), or vecrl_policy.Measure(source, per_episode)); got"
+                f" f(observation, action, reward), or vecrl_evaluate.Measure(source, per_episode)); got"
                 f" {type(measures).__qualname__}."
             )
         names, items = [], []
@@ -212,7 +212,7 @@ class Measures:
     def ended(self, table: Any, state: MeasureState, cells: Any, ended: Any) -> tuple[Any, MeasureState]:
         """Add the episode values of the slots whose episode ``ended`` to ``table`` (a row per (row, episode)
         cell: ``cells`` is each slot's) and start those slots' next episodes from nothing."""
-        from vecrl_policy.rollout import add_to_rows
+        from vecrl_evaluate.rollout import add_to_rows
 
         xp = array_namespace(state.values)
         table = add_to_rows(table, self.episode_values(state), cells, ended)

@@ -20,15 +20,15 @@ from vecrl.checks import closed_env_error, listed
 from vecrl.compat import FINAL_INFO_KEY, FINAL_OBS_KEY
 from vecrl.numpy_view import NumpyView
 from vecrl.randomize import params_table
-from vecrl_policy.evaluate_workers import checked_num_workers, workers_of
-from vecrl_policy.executor import Executor
-from vecrl_policy.fused import fused_episodes, info_shapes
-from vecrl_policy.measures import not_one_number_error, unknown_key_error
+from vecrl_evaluate.evaluate_workers import checked_num_workers, workers_of
+from vecrl_evaluate.executor import Executor
+from vecrl_evaluate.fused import fused_episodes, info_shapes
+from vecrl_evaluate.measures import not_one_number_error, unknown_key_error
+from vecrl_evaluate.options import EvaluateOptions, RowSettings
+from vecrl_evaluate.randomness import RowSeeds, random_row_seeds, row_seeds
 from vecrl_policy.normalization import ObsNorm, checked_obs_norm
 from vecrl_policy.observations import observation_flattener
-from vecrl_policy.options import EvaluateOptions, RowSettings
 from vecrl_policy.policy import Policy
-from vecrl_policy.randomness import RowSeeds, random_row_seeds, row_seeds
 
 
 @dataclass(frozen=True)
@@ -232,7 +232,7 @@ def _sampled_actions(env: Any) -> Any:
 
 
 def _seeds(seed: int | None, num_rows: int, common: bool) -> RowSeeds | None:
-    """The rows' seeds: each its own (``vecrl_policy.randomness.row_seeds``), or with ``common``, row 0's
+    """The rows' seeds: each its own (``vecrl_evaluate.randomness.row_seeds``), or with ``common``, row 0's
     for every row (a seed drawn at random for an unseeded call)."""
     if not common:
         return row_seeds(seed, num_rows)

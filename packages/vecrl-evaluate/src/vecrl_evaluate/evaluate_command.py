@@ -1,4 +1,4 @@
-"""What ``vecrl evaluate`` does once its arguments are parsed (``vecrl_policy.cli``): make the env, score
+"""What ``vecrl evaluate`` does once its arguments are parsed (``vecrl_evaluate.cli``): make the env, score
 random policies with ``evaluate``, print the rate, save what was asked."""
 
 from __future__ import annotations
@@ -19,15 +19,14 @@ from vecrl.cli import ProgressBar
 from vecrl.command import CommandError, first_line, make_env_or_fail, warm_up
 from vecrl.interrupts import raise_if_ctrl_c_pressed
 from vecrl.randomize import params_table, scale
-from vecrl_policy.cli import evaluate_options
-from vecrl_policy.evaluate_workers import checked_num_workers, workers_of
-from vecrl_policy.evaluation import EvaluationResult, evaluated
-from vecrl_policy.executor import executor_named
+from vecrl_evaluate.command_options import evaluate_options, ray_executor
+from vecrl_evaluate.evaluate_workers import checked_num_workers, workers_of
+from vecrl_evaluate.evaluation import EvaluationResult, evaluated
+from vecrl_evaluate.options import EvaluateOptions, default_num_envs
+from vecrl_evaluate.plan import PolicyMismatch, checked_plan
 from vecrl_policy.normalization import ObsNorm, checked_obs_norm
 from vecrl_policy.observations import flat_observation_length
-from vecrl_policy.options import EvaluateOptions, default_num_envs
 from vecrl_policy.parser import NetParsingError
-from vecrl_policy.plan import PolicyMismatch, checked_plan
 from vecrl_policy.policy import Policy
 
 
@@ -192,18 +191,3 @@ def _write_results(result: EvaluationResult, path: Path) -> None:
                 writer.writerows(rows)
     except OSError as error:
         raise CommandError(f"--out {path}: {error.strerror}") from error
-
-
-def ray_executor(address: str | None, num_actors: int | None) -> Any:
-    """The executor registered as ``ray`` (vecrl-ray's ``RayExecutor``) on the cluster at ``address`` (None:
-    Ray started here), or a CommandError saying what went wrong."""
-    try:
-        make = executor_named("ray")
-    except LookupError as error:
-        raise CommandError(f"--ray: {first_line(error)}") from error
-    where = f"joining the Ray cluster at {address}" if address else "starting Ray on this machine"
-    print(f"{where} and starting its actors (a few seconds) ...", flush=True)
-    try:  # (without an address, a Ray of its own, as --help says: not whatever cluster runs here)
-        return make(num_actors, address=address or "local")
-    except (ValueError, ConnectionError, TimeoutError) as error:
-        raise CommandError(f"--ray: {str(error).splitlines()[0]}") from error

@@ -6,7 +6,7 @@ policy (its jax twins, ``vecrl_policy.jax_layers``), the env's step and the book
 inside a ``lax.while_loop``, as EvoJAX, evosax and brax's evaluator do: no Python, no torch and no host
 round trip per step. The population enters and the results leave through DLPack.
 
-The rules are those of the stepped loop (``vecrl_policy.row_loop``), so the same population, network
+The rules are those of the stepped loop (``vecrl_evaluate.row_loop``), so the same population, network
 and seed give the same results on either path, within float tolerance (jax sums returns in float32, the
 stepped loop in float64; XLA rounds the network's matmuls otherwise than torch). On chaotic physics
 (brax's ant, long episodes) that rounding grows: a row's actions differ by 1e-7 at first, and contacts
@@ -15,7 +15,7 @@ make another trajectory of it within a few dozen steps, so single rows' returns 
 
 - ``env.num_envs`` slots (fewer for a smaller population) start rows 0, 1, ...; episode ``e`` of row ``r``
   starts from ``jax.random.PRNGKey(episode_seed(seed_r, e))`` and its action noise is ``action_noise(seed_r,
-  k)`` at its ``k``-th step (``vecrl_policy.randomness``, the rule the stepped loop follows with
+  k)`` at its ``k``-th step (``vecrl_evaluate.randomness``, the rule the stepped loop follows with
   seeded masked resets). A slot whose row is done takes the next row (refill); the loop ends when every
   row is done (the early exit). With env parameters per row and episode (``evaluate(randomize=)``), each
   episode's fresh state gets its own (the env's ``with_params``).
@@ -49,15 +49,15 @@ import torch
 from gymnasium.spaces import Box
 
 from vecrl.checks import listed
+from vecrl_evaluate.measures import Measures
+from vecrl_evaluate.options import RowSettings
+from vecrl_evaluate.randomness import RowSeeds, action_noise, episode_seed, random_row_seeds
+from vecrl_evaluate.rollout import add_to_rows, episode_ends, refilled, started
+from vecrl_evaluate.shaping import Shaping
 from vecrl_policy.layer_specs import LayerSpec
 from vecrl_policy.layer_table import why_not_fused
-from vecrl_policy.measures import Measures
-from vecrl_policy.normalization import Normalize
-from vecrl_policy.options import RowSettings
+from vecrl_policy.normalization import Normalize, normalized
 from vecrl_policy.policy import Policy
-from vecrl_policy.randomness import RowSeeds, action_noise, episode_seed, random_row_seeds
-from vecrl_policy.rollout import add_to_rows, episode_ends, normalized, refilled, started
-from vecrl_policy.shaping import Shaping
 from vecrl_policy.statistics import Moments
 
 if TYPE_CHECKING:
@@ -188,7 +188,7 @@ def run_fused(
     progress: Callable[[int], None] | None = None,
 ) -> tuple[torch.Tensor, ...]:
     """Every row of ``parameters`` for ``settings.num_episodes`` episodes in one compiled program; what
-    ``vecrl_policy.row_loop.run_rows`` returns for the same call, on the device of ``parameters``.
+    ``vecrl_evaluate.row_loop.run_rows`` returns for the same call, on the device of ``parameters``.
 
     The program runs in segments of about ``SEGMENT_SECONDS`` (``_run_segments``), each resuming the loop
     from the last one's carry: the results are those of one uninterrupted loop, a Ctrl-C stops the call

@@ -2,10 +2,10 @@
 own without torch, so that ``vecrl evolve --measure NAME@REDUCTION`` is checked before torch loads.
 
 Examples:
-    >>> from vecrl_policy.reductions import REDUCTIONS
+    >>> from vecrl_evaluate.reductions import REDUCTIONS
     >>> "mean" in REDUCTIONS
     True
 """
 
-#: ``Measure(per_episode=...)``'s values (``vecrl_policy.measures`` computes them).
+#: ``Measure(per_episode=...)``'s values (``vecrl_evaluate.measures`` computes them).
 REDUCTIONS = ("sum", "mean", "last", "max", "min")

@@ -1,11 +1,11 @@
 """What an ``evaluate`` call is asked to do, as one value: ``EvaluateOptions``, made once by
-``evaluate``, ``VecrlNE`` and the ``vecrl`` commands and read by the plan (``vecrl_policy.plan``) and
-both drivers of the rollout (``vecrl_policy.row_loop``, ``vecrl_policy.fused``), which read what the
+``evaluate``, ``VecrlNE`` and the ``vecrl`` commands and read by the plan (``vecrl_evaluate.plan``) and
+both drivers of the rollout (``vecrl_evaluate.row_loop``, ``vecrl_evaluate.fused``), which read what the
 plan derives from it for every row: ``RowSettings``.
 
 An option lives in its field and check here, in ``evaluate``'s keyword of the same name (a test holds the two
 lists equal) and in the rule that uses it (the plan, or a driver through a field of ``RowSettings``); the
-commands' shared flags are ``vecrl_policy.cli.SHARED_OPTIONS``.
+commands' shared flags are ``vecrl_evaluate.command_options.SHARED_OPTIONS``.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from numbers import Integral
 from typing import Any
 
 from vecrl.checks import checked_flag, checked_seed
-from vecrl_policy.executor import Executor
-from vecrl_policy.measures import Measures
+from vecrl_evaluate.executor import Executor
+from vecrl_evaluate.measures import Measures
+from vecrl_evaluate.shaping import Shaping
 from vecrl_policy.normalization import Normalize, ObsNorm
 from vecrl_policy.observations import Flattener
-from vecrl_policy.shaping import Shaping
 
 #: Sub-envs made where a command or ``VecrlNE`` is given no ``num_envs``: the population size, at most this.
 MAX_DEFAULT_NUM_ENVS = 256
@@ -68,7 +68,7 @@ class EvaluateOptions:
     randomize: Any = None  # a vecrl.randomize.Sampler, or fixed params per row (name -> array)
     steps_per_check: int | None = None
     select_restarts: bool | None = None
-    measures: Any = None  # name -> an info key, a function, (source, per_episode) or a vecrl_policy.Measure
+    measures: Any = None  # name -> an info key, a function, (source, per_episode) or a vecrl_evaluate.Measure
     shaping: Shaping = field(init=False, repr=False, compare=False)
     """The reward shaping and action noise of the three options above, checked."""
 
@@ -118,7 +118,7 @@ class RowSettings:
     ``flatten`` (then ``normalize``, if given), and ``shaping``; ``fused`` says whether rows run as one
     compiled program (None: where they can), ``devices`` the jax devices that program splits them over
     (None: every local one), ``steps_per_check`` and ``select_restarts`` the shape of its loop (None: the
-    platform's); ``measures`` what each row measures besides its return (``vecrl_policy.measures``). Both
+    platform's); ``measures`` what each row measures besides its return (``vecrl_evaluate.measures``). Both
     drivers read it; it travels to worker processes and Ray actors."""
 
     num_episodes: int
@@ -153,8 +153,8 @@ def checked_devices(devices: Any) -> tuple[Any, ...] | None:
 
 
 def executor_error(executor: Any) -> str:
-    """The words for an ``executor=`` that is no ``vecrl_policy.executor.Executor``."""
+    """The words for an ``executor=`` that is no ``vecrl_evaluate.executor.Executor``."""
     return (
-        "executor must be a vecrl_policy Executor (with num_parts, run(evaluation, parts) and close()), such as"
+        "executor must be a vecrl_evaluate Executor (with num_parts, run(evaluation, parts) and close()), such as"
         f" vecrl_ray.RayExecutor(num_actors=2); got {executor!r}."
     )

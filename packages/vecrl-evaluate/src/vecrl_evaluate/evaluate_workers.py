@@ -1,6 +1,6 @@
 """``evaluate(..., num_workers=K)``: the population evaluated in K processes, the caller among them.
 
-The processes are an ``Executor`` (``vecrl_policy.executor``) tied to the env. Each process runs its
+The processes are an ``Executor`` (``vecrl_evaluate.executor``) tied to the env. Each process runs its
 rows on an env of ``num_envs / (K * STARTED_SHARE)`` sub-envs (at most ``num_envs``), whose free sub-envs
 take the next rows as they come: the caller hands them out a few at a time as processes ask (between
 its own steps), so a process whose rows have longer episodes, or dearer steps, takes fewer rows, and all
@@ -32,8 +32,8 @@ import torch
 from vecrl.checks import SubEnvError
 from vecrl.errors import VecrlError
 from vecrl.processes import RemoteFailure, WorkerProcess, ignore_interrupts, messages
-from vecrl_policy.executor import Evaluation, Part, PartRunner, PartSender
-from vecrl_policy.threads import one_torch_thread
+from vecrl_evaluate.executor import Evaluation, Part, PartRunner, PartSender
+from vecrl_evaluate.threads import one_torch_thread
 
 #: A process's env holds 1 / (K * STARTED_SHARE) of the population (at most ``num_envs``): the rows it
 #: starts with, all processes together 1 / STARTED_SHARE of it; the rest go to whichever process frees

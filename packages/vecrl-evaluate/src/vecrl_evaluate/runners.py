@@ -1,6 +1,6 @@
 """Where the rows of one ``evaluate`` call run: ``run_part`` runs rows in this process, as one compiled
-jax program where the env and network allow (``vecrl_policy.fused``) and by the stepped loop
-otherwise (``vecrl_policy.row_loop``); worker processes and Ray actors call it on their parts, so a
+jax program where the env and network allow (``vecrl_evaluate.fused``) and by the stepped loop
+otherwise (``vecrl_evaluate.row_loop``); worker processes and Ray actors call it on their parts, so a
 Ray actor on a jax env runs its part fused too. ``InThisProcess`` is the executor of a call that
 names none."""
 
@@ -12,13 +12,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from vecrl_policy.executor import Evaluation, Part
-from vecrl_policy.fused import fused_episodes, run_fused
-from vecrl_policy.options import RowSettings
+from vecrl_evaluate.executor import Evaluation, Part
+from vecrl_evaluate.fused import fused_episodes, run_fused
+from vecrl_evaluate.options import RowSettings
+from vecrl_evaluate.randomness import RowSeeds
+from vecrl_evaluate.row_loop import RowSource, run_rows
+from vecrl_evaluate.threads import one_torch_thread
 from vecrl_policy.policy import Policy
-from vecrl_policy.randomness import RowSeeds
-from vecrl_policy.row_loop import RowSource, run_rows
-from vecrl_policy.threads import one_torch_thread
 
 
 def run_part(
@@ -32,7 +32,7 @@ def run_part(
     progress: Callable[[int], None] | None = None,
     source: RowSource | None = None,
 ) -> tuple[torch.Tensor, ...]:
-    """What ``vecrl_policy.row_loop.run_rows`` returns for these rows: by one compiled program where
+    """What ``vecrl_evaluate.row_loop.run_rows`` returns for these rows: by one compiled program where
     ``settings.fused`` allows it and the rows are all at hand (no ``source``), else by the stepped loop."""
     if source is None and settings.fused is not False:
         episodes = fused_episodes(policy, env, rows, settings)

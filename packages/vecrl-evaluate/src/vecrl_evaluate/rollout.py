@@ -1,8 +1,8 @@
 """The rules of evaluate's rollout that both of its drivers follow, written once over an array namespace:
-the stepped loop (``vecrl_policy.row_loop``) calls them on torch tensors, the fused program
-(``vecrl_policy.fused``) on jax arrays inside its compiled loop. With them: the random rule
-(``vecrl_policy.randomness``), the statistics (``vecrl_policy.statistics``) and the shaping
-(``vecrl_policy.shaping.Shaping.shaped``).
+the stepped loop (``vecrl_evaluate.row_loop``) calls them on torch tensors, the fused program
+(``vecrl_evaluate.fused``) on jax arrays inside its compiled loop. With them: the random rule
+(``vecrl_evaluate.randomness``), the statistics (``vecrl_policy.statistics``) and the shaping
+(``vecrl_evaluate.shaping.Shaping.shaped``).
 
 A slot is one sub-env; it holds a row (``held``) and counts for it while the row is not done
 (``counting``). The rules: a step's values go to the rows of the counting slots (``add_to_rows``), a slot
@@ -80,15 +80,3 @@ def started(took: Any, *counters: Any) -> tuple[Any, ...]:
     """Each of a slot's ``counters`` (episodes, steps, ...) back to 0 where the slot ``took`` a new row."""
     xp = array_namespace(took)
     return tuple(xp.where(took, 0, counter) for counter in counters)
-
-
-def normalized(x: Any, mean: Any, std: Any, clip: float | None) -> Any:
-    """``(x - mean) / std``, clipped to ``[-clip, clip]`` unless ``clip`` is None.
-
-    Examples:
-        >>> import torch
-        >>> normalized(torch.tensor([2.0, 9.0]), 1.0, 2.0, clip=1.0).tolist()
-        [0.5, 1.0]
-    """
-    y = (x - mean) / std
-    return y if clip is None else array_namespace(y).clip(y, -clip, clip)

@@ -4,7 +4,7 @@ and recurrent state for that slot replaced), so the cost follows the rows still 
 call's last rows form a tail.
 
 Row ``r``'s episodes start from its own reset seeds and its action noise comes from its seed too
-(``vecrl_policy.randomness``, the rule the fused program follows as well), whichever sub-env runs it:
+(``vecrl_evaluate.randomness``, the rule the fused program follows as well), whichever sub-env runs it:
 its result depends on (the call's seed, ``r``) alone, not on ``num_envs``, on how the population is split
 among workers, or on the rows beside it.
 
@@ -26,11 +26,11 @@ from vecrl.autoreset import declared_autoreset_mode
 from vecrl.checks import SubEnvError
 from vecrl.contract import capabilities_of
 from vecrl.params import PARAMS_OPTION
-from vecrl_policy.measures import step_info_values
-from vecrl_policy.options import RowSettings
+from vecrl_evaluate.measures import step_info_values
+from vecrl_evaluate.options import RowSettings
+from vecrl_evaluate.randomness import RowSeeds, action_noise, episode_seed, random_row_seeds
+from vecrl_evaluate.rollout import add_to_rows, episode_ends, refilled, started
 from vecrl_policy.policy import Policy
-from vecrl_policy.randomness import RowSeeds, action_noise, episode_seed, random_row_seeds
-from vecrl_policy.rollout import add_to_rows, episode_ends, refilled, started
 from vecrl_policy.statistics import Moments
 
 #: The rewards of this many steps are kept, then added to their rows at once (see ``_Fold``).
@@ -138,7 +138,7 @@ class _RowLoop:
         capabilities = capabilities_of(env)
         self.refills = seeds is None or capabilities.seeded_masked_reset
         # a seeded row's later episodes start from seeded masked resets, on every backend, with or without
-        # params (vecrl_policy.randomness); an episode with parameters of its own starts from a masked reset
+        # params (vecrl_evaluate.randomness); an episode with parameters of its own starts from a masked reset
         # that gives them
         self.reseeds = self.refills and (seeds is not None or params is not None)
         # each row's seed (drawn for an unseeded call: its noise needs one)
@@ -167,7 +167,7 @@ class _RowLoop:
         self.fold = _Fold(self.num_rows, observed=self.normalize is not None)
         self.measures = settings.measures
         width = 0 if self.measures is None else len(self.measures.names)
-        # each (row, episode)'s measures, and each slot's of its current episode (vecrl_policy.measures)
+        # each (row, episode)'s measures, and each slot's of its current episode (vecrl_evaluate.measures)
         self.measured = torch.zeros(self.num_rows * self.num_episodes, width, dtype=torch.float64)
         self.measuring = (
             None if self.measures is None else self.measures.start(torch, self.num_slots, torch.float64)
@@ -248,7 +248,7 @@ class _RowLoop:
         resetting: torch.Tensor,
     ) -> None:
         """Count one step's measures for the slots that count it (not those a next_step reset restarted); the
-        episodes that ended add theirs to their rows' (``vecrl_policy.measures``)."""
+        episodes that ended add theirs to their rows' (``vecrl_evaluate.measures``)."""
         assert self.measures is not None and self.measuring is not None
         ended = done & self.counting
         keys = self.measures.keys
@@ -312,7 +312,7 @@ class _RowLoop:
     ) -> torch.Tensor:
         """The rows at hand (waiting for some, with ``wait``) on the free slots, and the next episode of the
         rows on the slots of the mask ``again``, started by one masked reset, each seeded by the rule of
-        ``vecrl_policy.randomness``; the features of the observations the reset returns (``features``
+        ``vecrl_evaluate.randomness``; the features of the observations the reset returns (``features``
         when nothing starts)."""
         mask = self.no_slots if again is None else again
         if not self.source.done:  # (the tail, where the policy dropped done rows, comes after)
