@@ -39,10 +39,9 @@ import torch
 import vecrl
 from vecrl_evaluate import evaluate
 from vecrl_evaluate.evaluate_workers import STARTED_SHARE
-from vecrl_evaluate.options import RowSettings
+from vecrl_evaluate.options import EvaluateOptions, RowSettings
 from vecrl_evaluate.randomness import row_seeds
 from vecrl_evaluate.row_loop import run_rows
-from vecrl_evaluate.shaping import Shaping
 from vecrl_evaluate.threads import one_torch_thread
 from vecrl_gym import ProcessVectorEnv, SyncVectorEnv
 from vecrl_policy import Policy
@@ -124,7 +123,7 @@ class HalfRunner:
         self.env = vecrl.make_vector_env(f"gym::{env_id}", num_envs=width, num_episodes=1, empty_info=True)
         discrete = isinstance(self.env.single_action_space, gym.spaces.Discrete)
         flatten = observation_flattener(self.env.single_observation_space, torch.float32, "cpu")
-        self.settings = RowSettings(1, discrete, flatten, Shaping(), None)
+        self.settings = RowSettings(EvaluateOptions().for_rows(), discrete, flatten, None)
 
     def run(self, rows: list[int], seeds: list[int]) -> None:
         with one_torch_thread():  # as evaluate runs in each process

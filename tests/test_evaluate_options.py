@@ -10,7 +10,7 @@ import torch
 
 import vecrl
 from vecrl_evaluate import EvaluateOptions, evaluate
-from vecrl_evaluate.command_options import SHARED_OPTIONS, add_evaluate_options, evaluate_options
+from vecrl_evaluate.command_options import add_evaluate_options, evaluate_options, shared_options
 from vecrl_evaluate.evaluation import evaluated
 from vecrl_policy import Policy
 
@@ -89,7 +89,12 @@ def test_the_commands_share_one_table_of_options():
     resumable = argparse.ArgumentParser()
     add_evaluate_options(resumable, defaults=False)
     assert all(value is None for value in vars(resumable.parse_args([])).values())
-    assert {flag for flag, _, _ in SHARED_OPTIONS} >= {"--episodes", "--seed", "--workers", "--action-noise"}
+    assert {flag for flag, _, _ in shared_options()} >= {
+        "--episodes",
+        "--seed",
+        "--workers",
+        "--action-noise",
+    }
 
 
 def test_vecrl_evolve_and_evaluate_take_the_shared_options():

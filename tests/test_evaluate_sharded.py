@@ -38,7 +38,7 @@ for devices in (jax.devices()[:1], jax.devices()[:2], None):  # None: every devi
 for other in results[1:]:
     for one, split in zip(results[0], other):
         torch.testing.assert_close(split, one, rtol=1e-5, atol=1e-4)
-print(sorted(len(settings.devices) for settings, _ in PROGRAMS))
+print(sorted(len(settings.options.devices) for settings, _ in PROGRAMS))
 print(results[0][2].tolist())
 """
 

@@ -1,44 +1,42 @@
-"""The options ``vecrl evaluate`` and ``vecrl evolve`` share: their flags (``SHARED_OPTIONS``), how a parser
-gets them, and the ``EvaluateOptions`` keywords they give. Torch-free: the commands answer ``--help`` and usage
+"""The options ``vecrl evaluate`` and ``vecrl evolve`` share: their flags (``shared_options()``: those of
+``EvaluateOptions``' fields, then the env's and the runners'), how a parser gets them, and the
+``EvaluateOptions`` keywords they give. Torch-free: the commands answer ``--help`` and usage
 mistakes with it before anything heavy is imported."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
-from vecrl.command import (
-    CommandError,
-    add_randomize_argument,
-    finite_float,
-    finite_positive_float,
-    first_line,
-    positive_int,
-    seed_int,
-)
+from vecrl.command import CommandError, add_randomize_argument, first_line, positive_int
+from vecrl_evaluate.options import THE_FIELDS, flagged_options, setting_name
 
 THIS_MACHINE = ""  # --ray without an address
 
 
-def alive_bonus_schedule(text: str) -> list[float]:
-    """argparse type: an alive-bonus schedule, ``T,B`` or ``T0,T1,B`` (steps, then the bonus)."""
-    try:
-        values = [float(part) for part in text.split(",")]
-    except ValueError:
-        values = []
-    if len(values) not in (2, 3) or any(value < 0 for value in values[:-1]):
-        raise argparse.ArgumentTypeError(
-            f"expected T,B or T0,T1,B (steps >= 0, then the bonus), got {text!r}"
-        )
-    return [int(value) for value in values[:-1]] + [values[-1]]
+class SharedOption(NamedTuple):
+    """A flag both commands take: ``flag`` with argparse's ``keywords`` (its help among them) and ``default``."""
+
+    flag: str
+    keywords: dict[str, Any]
+    default: Any
+
+    @property
+    def setting(self) -> str:
+        """What a run's settings call it."""
+        return setting_name(self.flag)
 
 
-SHARED_OPTIONS: tuple[tuple[str, dict[str, Any], Any], ...] = (
-    ("--episodes", {"type": positive_int, "help": "episodes per row"}, 1),
-    ("--num-envs", {"type": positive_int, "help": "sub-envs (default: the popsize, at most 256)"}, None),
-    ("--seed", {"type": seed_int, "help": "seed of the population, the search and the envs"}, 0),
-    (
+#: The shared flags that choose the env and where the rows run rather than an ``EvaluateOptions`` field:
+#: the commands make the env and the executor of them.
+ENV_AND_RUNNERS: tuple[SharedOption, ...] = (
+    SharedOption(
+        "--num-envs",
+        {"type": positive_int, "help": "sub-envs (default: the popsize; on host engines at most 256)"},
+        None,
+    ),
+    SharedOption(
         "--workers",
         {
             "type": positive_int,
@@ -47,7 +45,7 @@ SHARED_OPTIONS: tuple[tuple[str, dict[str, Any], Any], ...] = (
         },
         None,
     ),
-    (
+    SharedOption(
         "--ray",
         {
             "nargs": "?",
@@ -58,40 +56,34 @@ SHARED_OPTIONS: tuple[tuple[str, dict[str, Any], Any], ...] = (
         },
         None,
     ),
-    (
-        "--decrease-rewards-by",
-        {"type": finite_float, "metavar": "X", "help": "subtract X from each reward"},
-        None,
-    ),
-    (
-        "--action-noise",
-        {"type": finite_positive_float, "metavar": "STD", "help": "Gaussian action noise"},
-        None,
-    ),
-    (
-        "--alive-bonus-schedule",
-        {
-            "type": alive_bonus_schedule,
-            "metavar": "T,B or T0,T1,B",
-            "help": "add bonus B to each reward from step T on (ramped in from T0 to T1), as VecGymNE's",
-        },
-        None,
-    ),
-    (
-        "--common-random-numbers",
-        {"action": "store_true", "help": "score every row from the same starts and noise, as evosax does"},
-        False,
-    ),
 )
-"""The options ``vecrl evaluate`` and ``vecrl evolve`` share, each ``(flags, argparse keywords, default)``:
-what they mean for ``evaluate`` is ``evaluate_options``'s (the names are those of a saved run's settings)."""
+
+
+def shared_options() -> list[SharedOption]:
+    """The options ``vecrl evaluate`` and ``vecrl evolve`` share, each ``(flag, argparse keywords, default)``:
+    those of ``EvaluateOptions``' fields with a ``Flag`` (the field's default, or the flag's own), then
+    ``ENV_AND_RUNNERS``. A run's settings name each as its flag without the dashes.
+
+    Examples:
+        >>> [flag for flag, _, _ in shared_options()][:3]
+        ['--episodes', '--seed', '--decrease-rewards-by']
+    """
+    fields = [
+        SharedOption(
+            flag.name,
+            {**flag.keywords, "help": flag.help},
+            option_field.default if flag.default is THE_FIELDS else flag.default,
+        )
+        for option_field, flag in flagged_options()
+    ]
+    return [*fields, *ENV_AND_RUNNERS]
 
 
 def add_evaluate_options(parser: argparse.ArgumentParser, *, defaults: bool = True) -> None:
-    """Add ``SHARED_OPTIONS`` and ``--randomize`` to ``parser``; with ``defaults=False`` an option not
+    """Add ``shared_options()`` and ``--randomize`` to ``parser``; with ``defaults=False`` an option not
     given is None (``vecrl evolve``: a resumed run fills in its saved settings), its help naming the default
     all the same."""
-    for flag, keywords, default in SHARED_OPTIONS:
+    for flag, keywords, default in shared_options():
         help_text = keywords["help"]
         if default not in (None, False) and "default" not in help_text:
             help_text = f"{help_text} (default: {default})"
@@ -101,23 +93,19 @@ def add_evaluate_options(parser: argparse.ArgumentParser, *, defaults: bool = Tr
 
 def evaluate_options(settings: Mapping[str, Any]) -> dict[str, Any]:
     """The keywords of ``vecrl_evaluate.EvaluateOptions`` that the shared options in ``settings`` (parsed
-    arguments as a mapping, or a run's settings) give, but for ``randomize``, ``workers`` and ``ray``, which
-    need the env or start processes.
+    arguments as a mapping, or a run's settings) give: one for each field with a ``Flag``; ``randomize``,
+    ``workers`` and ``ray`` need the env or start processes, and the commands make them.
 
     Examples:
         >>> evaluate_options({"episodes": 2, "seed": 0, "action_noise": 0.1, "decrease_rewards_by": None,
         ...                   "alive_bonus_schedule": None, "common_random_numbers": False})["action_noise_stdev"]
         0.1
     """
-    schedule = settings["alive_bonus_schedule"]
-    return {
-        "num_episodes": settings["episodes"],
-        "seed": settings["seed"],
-        "decrease_rewards_by": settings["decrease_rewards_by"],
-        "action_noise_stdev": settings["action_noise"],
-        "alive_bonus_schedule": None if schedule is None else tuple(schedule),
-        "common_random_numbers": bool(settings["common_random_numbers"]),
-    }
+    keywords = {}
+    for option_field, flag in flagged_options():
+        value = settings[flag.setting]
+        keywords[option_field.name] = value if flag.from_setting is None else flag.from_setting(value)
+    return keywords
 
 
 def ray_executor(address: str | None, num_actors: int | None) -> Any:

@@ -75,9 +75,9 @@ def silence_seconds() -> float:
     return seconds
 
 
-def checked_num_workers(num_workers: Any, env: Any) -> int:
+def checked_num_workers(num_workers: Any, env: Any, *, given_as: str = "num_workers") -> int:
     """``num_workers`` if it is an int >= 1 and (for more than one) ``env`` can be made again in a worker;
-    else a ValueError saying why.
+    else a ValueError saying why (and to leave out ``given_as``, the keyword the caller was given it by).
 
     Examples:
         >>> import vecrl
@@ -96,7 +96,7 @@ def checked_num_workers(num_workers: Any, env: Any) -> int:
             f"evaluate(num_workers={num_workers}) makes the env again in each worker process, so it needs a"
             f" gym env made by vecrl.make_vector_env (e.g. make_vector_env('gym::Hopper-v5', num_envs=64));"
             f" got {type(env.unwrapped).__qualname__}. A jitted backend (brax) evaluates the whole population"
-            " in one call: leave num_workers out."
+            f" in one call: leave {given_as} out."
         )
     return int(num_workers)
 

@@ -41,7 +41,7 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -50,10 +50,9 @@ from gymnasium.spaces import Box
 
 from vecrl.checks import listed
 from vecrl_evaluate.measures import Measures
-from vecrl_evaluate.options import RowSettings
+from vecrl_evaluate.options import EvaluateOptions, RowSettings
 from vecrl_evaluate.randomness import RowSeeds, action_noise, episode_seed, random_row_seeds
 from vecrl_evaluate.rollout import add_to_rows, episode_ends, refilled, started
-from vecrl_evaluate.shaping import Shaping
 from vecrl_policy.layer_specs import LayerSpec
 from vecrl_policy.layer_table import why_not_fused
 from vecrl_policy.normalization import Normalize, normalized
@@ -65,22 +64,19 @@ if TYPE_CHECKING:
 
 
 class _Settings(NamedTuple):
-    """What the compiled program depends on, besides shapes (hashable: the key of its cache)."""
+    """What the compiled program depends on, besides shapes (hashable: the key of its cache): the call's
+    options as every row reads them (``RowSettings.options``, with the loop's shape and devices resolved) and
+    what the plan derived from the env, the network and the normalization."""
 
     episodes: JaxEnv  # hashable: one object per env configuration (vecrl_jax.protocol)
     specs: tuple[LayerSpec, ...]
-    num_episodes: int
-    shaping: Shaping
+    options: EvaluateOptions  # steps_per_check, select_restarts and devices resolved (never None)
     clip: float | None
     normalize: bool
     observe: bool
     discrete: bool  # the argmax of the network's scores is the action
     width: int  # the slots of each device: as many rows run at once there
     randomized: bool  # the rows' episodes have env parameters of their own
-    devices: tuple[Any, ...]  # the jax devices the rows are split over, each running the loop on its share
-    steps_per_check: int  # env steps between two checks of the loop's predicate (a scan of this many)
-    select_restarts: bool  # finished slots restart by selection (every step), not under a lax.cond
-    measures: Measures | None  # what each row measures besides its return
 
 
 def fused_episodes(policy: Policy, env: Any, parameters: torch.Tensor, settings: RowSettings) -> JaxEnv | str:
@@ -205,7 +201,7 @@ def run_fused(
 
     normalize = settings.normalize if settings.normalize is not None else _carried(policy, parameters)
     mean, std = _mean_and_std(normalize, parameters)
-    devices = local_devices(settings.devices)
+    devices = local_devices(settings.options.devices)
     num_rows, shares = len(parameters), len(devices)
     share = -(-num_rows // shares)  # rows per device; the padding rows (repeats of the last) never run
     padding = share * shares - num_rows
@@ -219,7 +215,7 @@ def run_fused(
             table = {
                 name: np.concatenate([v, np.repeat(v[-1:], padding, axis=0)]) for name, v in table.items()
             }
-    arguments = (
+    inputs = Inputs(
         convert_from_torch(population, "jax"),
         row_seeds,  # (numpy arrays, as the valid rows below, go to the device with the call: no dispatch of their own)
         None if mean is None else convert_from_torch(mean, "jax"),
@@ -228,32 +224,34 @@ def run_fused(
         None if table is None else {name: jnp.asarray(value) for name, value in table.items()},
     )
     if shares > 1:
-        arguments = _placed(arguments, devices)
-    steps_per_check, select_restarts = _loop_shape(settings, devices[0].platform)
+        inputs = _placed(inputs, devices)
+    steps_per_check, select_restarts = _loop_shape(settings.options, devices[0].platform)
+    options = replace(  # (the program's key: the loop's shape resolved, whichever path was asked for)
+        settings.options,
+        steps_per_check=steps_per_check,
+        select_restarts=select_restarts,
+        devices=devices,
+        fused=None,
+    )
     programs = _programs(
         _Settings(
             episodes,
             policy.layer_specs,  # type: ignore[arg-type]  # (fused_episodes checked it)
-            settings.num_episodes,
-            settings.shaping,
+            options,
             None if normalize is None else normalize.clip,
             mean is not None,
             settings.normalize is not None,
             settings.discrete,
             min(-(-num_slots // shares), share),
             table is not None,
-            devices,
-            steps_per_check,
-            select_restarts,
-            settings.measures,
         ),
-        arguments,
+        inputs,
     )
-    results = _run_segments(programs, arguments, progress)
+    results = _run_segments(programs, inputs, progress)
     if shares > 1:  # gathered on the first device (a few numbers per row), where torch can view them
         results = jax.device_put(results, devices[0])
-    total, episode_counts, steps, raw, non_finite, moments = (results[name] for name in RESULTS[:6])
-    measured = _measured(results.get("measured"), num_rows, settings)
+    total, episode_counts, steps, raw, non_finite, moments, measured = results
+    measured = _measured(measured, num_rows, settings)
     total, episode_counts, steps, raw, non_finite = (
         convert_to_torch(part)[:num_rows] for part in (total, episode_counts, steps, raw, non_finite)
     )
@@ -289,21 +287,19 @@ def _measured(measured: Any, num_rows: int, settings: RowSettings) -> torch.Tens
     return table[:num_rows]
 
 
-def _loop_shape(settings: RowSettings, platform: str) -> tuple[int, bool]:
+def _loop_shape(options: EvaluateOptions, platform: str) -> tuple[int, bool]:
     """The env steps between two checks of the loop's predicate and whether finished slots restart by
-    selection: the call's (``steps_per_check``, ``select_restarts``), else the platform's. A GPU reads a
+    selection: the call's (``options.steps_per_check``, ``options.select_restarts``), else the platform's. A GPU reads a
     loop's predicate on the host and runs a ``lax.cond`` in a loop slowly, so there the loop checks every
     ``GPU_STEPS_PER_CHECK`` steps and restarts by selection; on a CPU both are cheap, and a ``cond`` skips the
     fresh states no slot takes."""
     gpu = platform in ("gpu", "cuda", "rocm")
-    steps = settings.steps_per_check or (GPU_STEPS_PER_CHECK if gpu else CPU_STEPS_PER_CHECK)
-    return steps, gpu if settings.select_restarts is None else settings.select_restarts
+    steps = options.steps_per_check or (GPU_STEPS_PER_CHECK if gpu else CPU_STEPS_PER_CHECK)
+    return steps, gpu if options.select_restarts is None else options.select_restarts
 
 
-def _run_segments(
-    programs: _Programs, arguments: tuple[Any, ...], progress: Callable[[int], None] | None
-) -> Any:
-    """The results once every row is done (``RESULTS`` of the carry): segments of ``programs.segment`` from
+def _run_segments(programs: _Programs, inputs: Inputs, progress: Callable[[int], None] | None) -> Results:
+    """The results once every row is done: segments of ``programs.segment`` from
     the start, each given the checks that took about ``SEGMENT_SECONDS`` in the one before (``programs.checks``
     keeps the last, for the next call); ``progress`` hears the rows done before the first (0) and between two
     segments. A configuration whose calls ran in one segment each ``SHORT_CALLS`` times in a row runs its calls
@@ -315,7 +311,7 @@ def _run_segments(
         if programs.whole is None:
             programs.whole = programs.compile_whole()
         budget = np.int32(min(WHOLE_SEGMENTS * (programs.checks or FIRST_CHECKS), 2**30))
-        results, status = programs.whole(*arguments, budget)
+        results, status = programs.whole(inputs, budget)
         if not np.asarray(status)[:, 0].any():
             return results
         programs.short_calls = 0  # (a call outgrew it: segments, until calls are short again)
@@ -324,13 +320,13 @@ def _run_segments(
     while True:
         checks = programs.checks or FIRST_CHECKS
         began = time.perf_counter()
-        carry, status = programs.segment(carry, fresh, *arguments, np.int32(checks))
+        carry, status = programs.segment(carry, fresh, inputs, np.int32(checks))
         fresh = np.bool_(False)  # type: ignore[assignment]  # (numpy types its two bools apart)
         segments += 1
         status = np.asarray(status)  # (the host waits for the segment here: the one sync of a segment)
         if not status[:, 0].any():
             programs.short_calls = programs.short_calls + 1 if segments == 1 and programs.checks else 0
-            return {name: carry[name] for name in RESULTS if name in carry}
+            return carry.results  # type: ignore[no-any-return]
         elapsed = time.perf_counter() - began
         programs.checks = max(1, min(int(checks * SEGMENT_SECONDS / max(elapsed, 1e-6)), 2**30))
         if progress is not None:
@@ -398,22 +394,20 @@ def _default_devices() -> tuple[Any, ...]:
     return tuple(jax.local_devices(backend=jax.devices()[0].platform))
 
 
-def _placed(arguments: tuple[Any, ...], devices: tuple[Any, ...]) -> tuple[Any, ...]:
-    """The program's arguments on the devices it runs on: rows (and each device's count of them) split
-    over the devices, the normalization's mean and std on each."""
+def _placed(inputs: Inputs, devices: tuple[Any, ...]) -> Inputs:
+    """The program's inputs on the devices it runs on: rows (and each device's count of them) split over
+    the devices, the normalization's mean and std on each."""
     import jax
 
     mesh = _mesh(devices)
-    population, seeds, mean, std, valid, params = arguments
-    split, whole = (jax.sharding.NamedSharding(mesh, spec) for spec in _specs())
-    return (
-        jax.device_put(population, split),
-        jax.device_put(seeds, split),
-        None if mean is None else jax.device_put(mean, whole),
-        None if std is None else jax.device_put(std, whole),
-        jax.device_put(valid, split),
-        None if params is None else jax.device_put(params, split),
+    return jax.device_put(
+        inputs, _input_specs(*(jax.sharding.NamedSharding(mesh, spec) for spec in _specs()))
     )
+
+
+def _input_specs(split: Any, whole: Any) -> Inputs:
+    """How each of the inputs is placed: row by row (``split``) or whole on every device."""
+    return Inputs(population=split, seeds=split, mean=whole, std=whole, valid=split, params=split)
 
 
 def _mesh(devices: tuple[Any, ...]) -> Any:
@@ -444,35 +438,35 @@ class _Programs:
     whole: Any = None
 
 
-def _programs(settings: _Settings, arguments: tuple[Any, ...]) -> _Programs:
-    """The rollout's programs for ``settings`` compiled for ``arguments``' shapes, once while they stay cached;
+def _programs(settings: _Settings, inputs: Inputs) -> _Programs:
+    """The rollout's programs for ``settings`` compiled for ``inputs``' shapes, once while they stay cached;
     over several devices, each one ``shard_map`` (every output split by rows, as the inputs)."""
     import jax
 
-    key = (settings, arguments[0].shape[0])
+    key = (settings, inputs.population.shape[0])
     programs = PROGRAMS.pop(key, None)
     if programs is None:
         while len(PROGRAMS) >= MAX_PROGRAMS:
             PROGRAMS.popitem(last=False)
         start, segment = functools.partial(_start, settings), functools.partial(_segment, settings)
         whole_run = functools.partial(_whole, settings)
-        if len(settings.devices) > 1:
+        if len(settings.options.devices) > 1:
             split, whole = _specs()
-            mesh = _mesh(settings.devices)
-            inputs = (split, whole, split, split, whole, whole, split, split, whole)
-            start = _shard_map(start, mesh, in_specs=inputs[2:8], out_specs=split)
-            segment = _shard_map(segment, mesh, in_specs=inputs, out_specs=(split, split))
-            whole_run = _shard_map(whole_run, mesh, in_specs=inputs[2:], out_specs=(split, split))
-        blank_shapes = jax.eval_shape(start, *arguments)  # (the global shapes, split by rows as the carry)
+            mesh = _mesh(settings.options.devices)
+            placed = _input_specs(split, whole)
+            start = _shard_map(start, mesh, in_specs=(placed,), out_specs=split)
+            segment = _shard_map(
+                segment, mesh, in_specs=(split, whole, placed, whole), out_specs=(split, split)
+            )
+            whole_run = _shard_map(whole_run, mesh, in_specs=(placed, whole), out_specs=(split, split))
+        blank_shapes = jax.eval_shape(start, inputs)  # (the global shapes, split by rows as the carry)
         blank = jax.tree_util.tree_map(lambda leaf: np.zeros(leaf.shape, leaf.dtype), blank_shapes)
-        if len(settings.devices) > 1:
+        if len(settings.options.devices) > 1:
             blank = jax.device_put(blank, jax.sharding.NamedSharding(mesh, split))
         else:
-            blank = jax.device_put(blank, settings.devices[0])
-        compiled = _compiled(segment, blank, np.bool_(True), *arguments, np.int32(1))
-        programs = _Programs(
-            compiled, blank, functools.partial(_compiled, whole_run, *arguments, np.int32(1))
-        )
+            blank = jax.device_put(blank, settings.options.devices[0])
+        compiled = _compiled(segment, blank, np.bool_(True), inputs, np.int32(1))
+        programs = _Programs(compiled, blank, functools.partial(_compiled, whole_run, inputs, np.int32(1)))
     PROGRAMS[key] = programs
     return programs
 
@@ -500,98 +494,127 @@ def _shard_map(function: Any, mesh: Any, **specs: Any) -> Any:
     return shard_map(function, mesh=mesh, check_rep=False, **specs)
 
 
-def _start(
-    settings: _Settings, population: Any, seeds: Any, mean: Any, std: Any, valid: Any, params: Any
-) -> dict[str, Any]:
-    """The loop's carry before its first step: the first ``width`` rows of ``population`` in the slots, their
-    first episodes reset. Of the rows the first ``valid[0]`` run (the others pad a device's share and stay
-    zero); ``params`` (or None) are the env parameters of each row's episodes."""
+class Inputs(NamedTuple):
+    """What a call gives its program: the ``population`` (one parameter row each), the rows' ``seeds``, the
+    normalization's ``mean`` and ``std`` (None: none), ``valid`` (the rows of each device's share that run:
+    the others pad it), and ``params``, the env parameters of each row's episodes (None: the env's)."""
+
+    population: Any
+    seeds: Any
+    mean: Any
+    std: Any
+    valid: Any
+    params: Any
+
+
+class Results(NamedTuple):
+    """A call's per-row results, as the loop leaves them: the (shaped) ``total`` return, the ``episodes``
+    finished, the ``steps`` taken, the ``raw`` return (of the env's own rewards, where shaping changes them),
+    the steps whose action was not finite, the ``moments`` of what the slots saw, and the ``measured`` (row,
+    episode) cells (None without measures)."""
+
+    total: Any
+    episodes: Any
+    steps: Any
+    raw: Any
+    non_finite: Any
+    moments: Moments
+    measured: Any
+
+
+class Carry(NamedTuple):
+    """The loop's state: each slot's env ``state`` and ``observation``, its row's network ``parameters`` and
+    recurrent ``hidden`` state, the row it ``held``s and whether it is ``counting`` for it, its episodes and
+    the step ``t`` of its episode; the ``next_row`` to start (an array, split by device as the rest); the
+    ``results`` so far; and with measures, each slot's current episode's values (``measuring``)."""
+
+    state: Any
+    observation: Any
+    parameters: Any
+    hidden: Any
+    held: Any
+    counting: Any
+    slot_episodes: Any
+    t: Any
+    next_row: Any
+    results: Results
+    measuring: Any
+
+
+def _start(settings: _Settings, inputs: Inputs) -> Carry:
+    """The loop's carry before its first step: the first ``width`` rows of the population in the slots, their
+    first episodes reset. Of the rows the first ``inputs.valid[0]`` run (the others pad a device's share and
+    stay zero)."""
     import jax
     import jax.numpy as jnp
 
     from vecrl_policy import jax_layers
 
-    episodes, specs = settings.episodes, settings.specs
-    num_rows, width = population.shape[0], settings.width
+    episodes, specs, options = settings.episodes, settings.specs, settings.options
+    num_rows, width = inputs.population.shape[0], settings.width
     held = jnp.arange(width)
-    keys = jax.vmap(jax.random.PRNGKey)(seeds[:width])
-    state = _with_params(settings, episodes.reset(keys), params, held, jnp.zeros(width, jnp.int32))
-    observation = _flat(episodes.outcome(state).observation)
-    parameters = _take(jax_layers.unpack(specs, population), held)
-    size = observation.shape[1]
+    keys = jax.vmap(jax.random.PRNGKey)(inputs.seeds[:width])
     zeros_w = jnp.zeros(width, jnp.int32)
-    measures = settings.measures
-    if measures is not None:  # each (row, episode) cell's measures, and each slot's current episode's
-        measuring = dict(
-            measured=jnp.zeros((num_rows * settings.num_episodes, len(measures.names)), jnp.float32),
-            measuring=measures.start(jnp, width, jnp.float32),
-        )
-    return dict(
+    state = _with_params(settings, episodes.reset(keys), inputs.params, held, zeros_w)
+    observation = _flat(episodes.outcome(state).observation)
+    parameters = _take(jax_layers.unpack(specs, inputs.population), held)
+    size = observation.shape[1]
+    measures = options.measures
+    rows = jnp.zeros(num_rows, jnp.float32)
+    results = Results(
+        total=rows,
+        episodes=jnp.zeros(num_rows, jnp.int32),
+        steps=jnp.zeros(num_rows, jnp.int32),
+        raw=rows,
+        non_finite=jnp.zeros(num_rows, jnp.int32),
+        moments=Moments(
+            zeros_w, jnp.zeros((width, size), jnp.float32), jnp.zeros((width, size), jnp.float32)
+        ),
+        measured=None  # each (row, episode) cell's measures
+        if measures is None
+        else jnp.zeros((num_rows * options.num_episodes, len(measures.names)), jnp.float32),
+    )
+    return Carry(
         state=state,
         observation=observation,
         parameters=parameters,
         hidden=jax_layers.initial_states(specs, parameters),
         held=held,
-        counting=held < valid[0],
+        counting=held < inputs.valid[0],
         slot_episodes=zeros_w,
         t=zeros_w,
-        next_row=jnp.full(1, width, jnp.int32),  # (an array: split by device with the rest of the carry)
-        total=jnp.zeros(num_rows, jnp.float32),
-        raw=jnp.zeros(num_rows, jnp.float32),  # the env's own rewards, where shaping changes them
-        episodes=jnp.zeros(num_rows, jnp.int32),
-        steps=jnp.zeros(num_rows, jnp.int32),
-        non_finite=jnp.zeros(num_rows, jnp.int32),  # the steps of each row whose action was not finite
-        moments=Moments(
-            zeros_w, jnp.zeros((width, size), jnp.float32), jnp.zeros((width, size), jnp.float32)
-        ),
-        **(measuring if measures is not None else {}),
+        next_row=jnp.full(1, width, jnp.int32),
+        results=results,
+        measuring=None if measures is None else measures.start(jnp, width, jnp.float32),
     )
 
 
-def _segment(
-    settings: _Settings,
-    carry: dict[str, Any],
-    fresh: Any,
-    population: Any,
-    seeds: Any,
-    mean: Any,
-    std: Any,
-    valid: Any,
-    params: Any,
-    checks: Any,
-) -> tuple[dict[str, Any], Any]:
+def _segment(settings: _Settings, carry: Carry, fresh: Any, inputs: Inputs, checks: Any) -> tuple[Carry, Any]:
     """The loop from ``carry`` on (from ``_start``'s where ``fresh``: the call's first segment, whose
     ``carry`` is a blank of the right shapes), for at most ``checks`` checks of its predicate (each after
-    ``settings.steps_per_check`` env steps) or until every row is done: the carry then, and the status the
-    host reads between segments, ``[[slots still counting, rows done]]``. The arguments between ``fresh`` and
-    ``checks`` are ``_start``'s. (One program for both: a start of its own would compile the env twice.)"""
+    ``settings.options.steps_per_check`` env steps) or until every row is done: the carry then, and the status
+    the host reads between segments, ``[[slots still counting, rows done]]``. (One program for both: a start
+    of its own would compile the env twice.)"""
     import jax
 
-    inputs = (population, seeds, mean, std, valid, params)
-    carry = jax.lax.cond(fresh, lambda _: _start(settings, *inputs), lambda carry: carry, carry)
+    carry = jax.lax.cond(fresh, lambda _: _start(settings, inputs), lambda carry: carry, carry)
     return _loop(settings, carry, inputs, checks)
 
 
-def _loop(
-    settings: _Settings, carry: dict[str, Any], inputs: tuple[Any, ...], checks: Any
-) -> tuple[dict[str, Any], Any]:
-    """``_segment``'s loop, from ``carry`` (``inputs``: ``_start``'s arguments)."""
+def _loop(settings: _Settings, carry: Carry, inputs: Inputs, checks: Any) -> tuple[Carry, Any]:
+    """``_segment``'s loop, from ``carry``."""
     import jax
     import jax.numpy as jnp
 
     from vecrl_policy import jax_layers
 
     population, seeds, mean, std, valid, params = inputs
-    episodes, specs, shaping, measures = (
-        settings.episodes,
-        settings.specs,
-        settings.shaping,
-        settings.measures,
-    )
+    episodes, specs, options = settings.episodes, settings.specs, settings.options
+    shaping, measures, num_episodes = options.shaping, options.measures, options.num_episodes
     num_rows, width = population.shape[0], settings.width
     runs = valid[0]
     every_row = jax_layers.unpack(specs, population)
-    shift = jnp.zeros(carry["observation"].shape[1], jnp.float32) if mean is None else mean
+    shift = jnp.zeros(carry.observation.shape[1], jnp.float32) if mean is None else mean
     # Without refills (every row has a slot of its own from the start) slot i holds row i for the whole
     # loop: a slot's values go to its row by plain arithmetic rather than by gathers and scatters, and
     # there is no refill bookkeeping to carry.
@@ -600,61 +623,62 @@ def _loop(
     def of_rows(values: Any, held: Any) -> Any:
         return values[held] if refills else values
 
-    def step(c: dict[str, Any], _: Any = None) -> tuple[dict[str, Any], None]:
-        c = dict(c)
-        x, counting, held = c["observation"], c["counting"], c["held"]
+    def step(c: Carry, _: Any = None) -> tuple[Carry, None]:
+        x, counting, held, r = c.observation, c.counting, c.held, c.results
         seen = x
+        moments = c.results.moments
         if settings.observe:  # one sum per slot (summed once the loop is done)
-            c["moments"] = c["moments"].added(x, counting, shift)
+            moments = moments.added(x, counting, shift)
         if settings.normalize:
             x = normalized(x, mean, std, settings.clip)
-        action, c["hidden"] = jax_layers.forward(specs, c["parameters"], x, c["hidden"])
+        action, hidden = jax_layers.forward(specs, c.parameters, x, c.hidden)
         if shaping.action_noise_stdev is not None:
-            noise = action_noise(of_rows(seeds, held), of_rows(c["steps"], held), math.prod(action.shape[1:]))
+            noise = action_noise(of_rows(seeds, held), of_rows(r.steps, held), math.prod(action.shape[1:]))
             action = action + (shaping.action_noise_stdev * noise).reshape(action.shape)
         finite = jnp.isfinite(action.reshape(width, -1)).all(axis=1)
         rows = held if refills else None
-        c["non_finite"] = add_to_rows(c["non_finite"], (~finite).astype(jnp.int32), rows, counting)
+        non_finite = add_to_rows(r.non_finite, (~finite).astype(jnp.int32), rows, counting)
         if settings.discrete:  # as the stepped loop: the first of the highest scores
             action = jnp.argmax(action, axis=-1).astype(jnp.int32)
-        state = episodes.step(c["state"], action)
+        state = episodes.step(c.state, action)
         outcome = episodes.outcome(state)
         observation, reward = _flat(outcome.observation), outcome.reward
         done = outcome.terminated | outcome.truncated
+        measuring = c.measuring
         if measures is not None:
             values = measures.values(seen, action, reward, outcome.info, jnp.float32)
-            c["measuring"] = measures.accumulated(c["measuring"], values, counting)
-        t = c["t"] + 1
+            measuring = measures.accumulated(measuring, values, counting)
+        t = c.t + 1
+        raw = r.raw
         if shaping.changes_rewards:
-            c["raw"] = add_to_rows(c["raw"], reward, rows, counting)
+            raw = add_to_rows(raw, reward, rows, counting)
             reward = shaping.shaped(reward, t.astype(reward.dtype), jnp.where)
-        c["total"] = add_to_rows(c["total"], reward, rows, counting)
-        c["steps"] = add_to_rows(c["steps"], counting.astype(jnp.int32), rows, counting)
-        c["t"] = jnp.where(done, 0, t)
+        total = add_to_rows(r.total, reward, rows, counting)
+        steps = add_to_rows(r.steps, counting.astype(jnp.int32), rows, counting)
+        t = jnp.where(done, 0, t)
         ended = done & counting
-        slot_episodes, finished, continuing = episode_ends(ended, c["slot_episodes"], settings.num_episodes)
-        c["episodes"] = add_to_rows(c["episodes"], ended.astype(jnp.int32), rows, counting)
-        c["counting"] = counting & ~finished
-        c["slot_episodes"] = slot_episodes
+        slot_episodes, finished, continuing = episode_ends(ended, c.slot_episodes, num_episodes)
+        row_episodes = add_to_rows(r.episodes, ended.astype(jnp.int32), rows, counting)
+        counting = counting & ~finished
+        measured = r.measured
         if measures is not None:  # (held: the rows of the episodes that ended, before any refill)
-            cells = (held if refills else jnp.arange(width)) * settings.num_episodes + slot_episodes - 1
-            c["measured"], c["measuring"] = measures.ended(c["measured"], c["measuring"], cells, ended)
+            cells = (held if refills else jnp.arange(width)) * num_episodes + slot_episodes - 1
+            measured, measuring = measures.ended(measured, measuring, cells, ended)
         took = restarting = continuing
+        next_row = c.next_row
         if refills:  # the next rows, in order
-            next_row = c["next_row"][0]
-            took, held = refilled(finished, held, next_row + jnp.arange(width), runs - next_row)
-            c["next_row"] = c["next_row"] + took.sum(dtype=jnp.int32)
-            c["counting"] = c["counting"] | took
-            c["held"] = held
-            c["slot_episodes"], c["t"] = started(took, slot_episodes, c["t"])
+            took, held = refilled(finished, held, next_row[0] + jnp.arange(width), runs - next_row[0])
+            next_row = next_row + took.sum(dtype=jnp.int32)
+            counting = counting | took
+            slot_episodes, t = started(took, slot_episodes, t)
             restarting = took | continuing
 
         def restart(parts: tuple[Any, ...]) -> tuple[Any, ...]:
             state, observation, parameters, hidden = parts
             fresh = episodes.reset(
-                jax.vmap(jax.random.PRNGKey)(episode_seed(of_rows(seeds, held), c["slot_episodes"]))
+                jax.vmap(jax.random.PRNGKey)(episode_seed(of_rows(seeds, held), slot_episodes))
             )
-            fresh = _with_params(settings, fresh, params, held, c["slot_episodes"])
+            fresh = _with_params(settings, fresh, params, held, slot_episodes)
             fresh_observation = _flat(episodes.outcome(fresh).observation)
             state = _where_rows(restarting, fresh, state)
             observation = jnp.where(restarting[:, None], fresh_observation, observation)
@@ -663,42 +687,36 @@ def _loop(
             hidden = _where_rows(restarting, jax_layers.initial_states(specs, parameters), hidden)
             return state, observation, parameters, hidden
 
-        parts = (state, observation, c["parameters"], c["hidden"])
-        if refills or settings.num_episodes > 1:  # (else no slot ever restarts: nothing to compile)
-            if settings.select_restarts:  # (a GPU's shape: no conditional in the loop)
+        parts = (state, observation, c.parameters, hidden)
+        if refills or num_episodes > 1:  # (else no slot ever restarts: nothing to compile)
+            if options.select_restarts:  # (a GPU's shape: no conditional in the loop)
                 parts = restart(parts)
             else:
                 parts = jax.lax.cond(restarting.any(), restart, lambda parts: parts, parts)
-        c["state"], c["observation"], c["parameters"], c["hidden"] = parts
-        return c, None
+        results = Results(total, row_episodes, steps, raw, non_finite, moments, measured)
+        return Carry(*parts, held, counting, slot_episodes, t, next_row, results, measuring), None
 
-    def steps(loop: tuple[Any, dict[str, Any]]) -> tuple[Any, dict[str, Any]]:
+    def steps(loop: tuple[Any, Carry]) -> tuple[Any, Carry]:
         # (steps past every row's end change nothing counted: each value is added where a slot counts)
         done_checks, c = loop
-        if settings.steps_per_check == 1:
+        if options.steps_per_check == 1:
             return done_checks + 1, step(c)[0]
-        return done_checks + 1, jax.lax.scan(step, c, length=settings.steps_per_check)[0]
+        return done_checks + 1, jax.lax.scan(step, c, length=options.steps_per_check)[0]
 
     _, carry = jax.lax.while_loop(
-        lambda loop: (loop[0] < checks) & loop[1]["counting"].any(), steps, (jnp.int32(0), carry)
+        lambda loop: (loop[0] < checks) & loop[1].counting.any(), steps, (jnp.int32(0), carry)
     )
-    done_rows = (jnp.arange(num_rows) < runs) & (carry["episodes"] >= settings.num_episodes)
+    done_rows = (jnp.arange(num_rows) < runs) & (carry.results.episodes >= num_episodes)
     rows_done = done_rows.sum(dtype=jnp.int32)
-    return carry, jnp.stack([carry["counting"].any().astype(jnp.int32), rows_done])[None]
+    return carry, jnp.stack([carry.counting.any().astype(jnp.int32), rows_done])[None]
 
 
-#: What a call's results are made of, of the loop's carry.
-RESULTS = ("total", "episodes", "steps", "raw", "non_finite", "moments", "measured")
-
-
-def _whole(settings: _Settings, *arguments: Any) -> tuple[dict[str, Any], Any]:
-    """``_segment`` from the start (``arguments``: ``_start``'s, then the checks), returning the results
-    alone rather than the whole carry: XLA then keeps no more of the env's states than the steps read (what
-    a carry handed out must hold costs a short call's loop up to half again), but the loop cannot resume."""
-    population, seeds, mean, std, valid, params, checks = arguments
-    inputs = (population, seeds, mean, std, valid, params)
-    carry, status = _loop(settings, _start(settings, *inputs), inputs, checks)
-    return {name: carry[name] for name in RESULTS if name in carry}, status
+def _whole(settings: _Settings, inputs: Inputs, checks: Any) -> tuple[Results, Any]:
+    """``_segment`` from the start, returning the results alone rather than the whole carry: XLA then keeps
+    no more of the env's states than the steps read (what a carry handed out must hold costs a short call's
+    loop up to half again), but the loop cannot resume."""
+    carry, status = _loop(settings, _start(settings, inputs), inputs, checks)
+    return carry.results, status
 
 
 def _with_params(settings: _Settings, state: Any, params: Any, held: Any, slot_episodes: Any) -> Any:
@@ -707,7 +725,7 @@ def _with_params(settings: _Settings, state: Any, params: Any, held: Any, slot_e
 
     if params is None:
         return state
-    episode = jnp.minimum(slot_episodes, settings.num_episodes - 1)
+    episode = jnp.minimum(slot_episodes, settings.options.num_episodes - 1)
     rows = {name: value[held, episode] for name, value in params.items()}
     return settings.episodes.with_params(state, rows)  # type: ignore[attr-defined]  # (an optional member)
 

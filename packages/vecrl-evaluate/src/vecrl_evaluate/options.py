@@ -1,40 +1,170 @@
 """What an ``evaluate`` call is asked to do, as one value: ``EvaluateOptions``, made once by
 ``evaluate``, ``VecrlNE`` and the ``vecrl`` commands and read by the plan (``vecrl_evaluate.plan``) and
-both drivers of the rollout (``vecrl_evaluate.row_loop``, ``vecrl_evaluate.fused``), which read what the
-plan derives from it for every row: ``RowSettings``.
+both drivers of the rollout (``vecrl_evaluate.row_loop``, ``vecrl_evaluate.fused``), which read it through
+what the plan derives for every row: ``RowSettings`` (its ``options``).
 
-An option lives in its field and check here, in ``evaluate``'s keyword of the same name (a test holds the two
-lists equal) and in the rule that uses it (the plan, or a driver through a field of ``RowSettings``); the
-commands' shared flags are ``vecrl_evaluate.command_options.SHARED_OPTIONS``.
+An option is one field here, written with ``option(default, check=..., flag=...)``: its value, its check,
+and (with a ``Flag``) how the ``vecrl`` commands take it and what a run's ``settings.json`` calls it. The
+commands' parsers (``vecrl_evaluate.command_options``), ``vecrl evolve``'s settings and ``VecrlNE``'s keywords
+are made from these fields; the rule that uses an option reads ``options.NAME``. ``evaluate``'s keywords
+are written out for its signature (a test holds them equal to the fields).
+
+This module imports no torch: the commands read the flags from it before anything heavy is imported.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Integral
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vecrl.checks import checked_flag, checked_seed
-from vecrl_evaluate.executor import Executor
-from vecrl_evaluate.measures import Measures
-from vecrl_evaluate.shaping import Shaping
-from vecrl_policy.normalization import Normalize, ObsNorm
-from vecrl_policy.observations import Flattener
+from vecrl.command import finite_float, finite_positive_float, positive_int, seed_int
 
-#: Sub-envs made where a command or ``VecrlNE`` is given no ``num_envs``: the population size, at most this.
+if TYPE_CHECKING:
+    from vecrl_evaluate.executor import Executor
+    from vecrl_evaluate.measures import Measures
+    from vecrl_evaluate.shaping import Shaping
+    from vecrl_policy.normalization import Normalize, ObsNorm
+    from vecrl_policy.observations import Flattener
+
+#: Sub-envs made where a command or ``VecrlNE`` is given no ``num_envs``, on an engine that steps sub-envs
+#: one by one (a host engine): the population size, at most this.
 MAX_DEFAULT_NUM_ENVS = 256
 
 
-def default_num_envs(popsize: int, cap: int | None = None) -> int:
+def default_num_envs(popsize: int, cap: int | None = None, *, whole_population: bool = False) -> int:
     """The sub-envs that run a population of ``popsize`` rows where no ``num_envs`` is given: one a row, at
-    most ``cap`` (default ``MAX_DEFAULT_NUM_ENVS``), since more rows than that refill freed sub-envs.
+    most ``cap`` (default ``MAX_DEFAULT_NUM_ENVS``), since more rows than that refill freed sub-envs; every
+    row at once where the engine steps its sub-envs as one program (``whole_population``: the jax engines,
+    ``vecrl.Backend.whole_population``), unless a ``cap`` is given.
 
     Examples:
-        >>> default_num_envs(64), default_num_envs(1000)
-        (64, 256)
+        >>> default_num_envs(64), default_num_envs(1000), default_num_envs(1000, whole_population=True)
+        (64, 256, 1000)
     """
+    if whole_population and cap is None:
+        return popsize
     return min(popsize, cap or MAX_DEFAULT_NUM_ENVS)
+
+
+class _TheFields:
+    def __repr__(self) -> str:
+        return "the field's default"
+
+
+#: A ``Flag``'s default where the commands take the field's own.
+THE_FIELDS = _TheFields()
+
+
+@dataclass(frozen=True)
+class Flag:
+    """How the ``vecrl`` commands take an option: ``name`` (``--episodes``) with argparse's ``keywords``
+    (``type``, ``action``, ``metavar``) and ``help``; ``default`` where the commands' differs from the API's
+    (``--seed`` 0); ``from_setting`` makes the option's value of what a run's settings hold (JSON: a list for
+    a tuple). A run's settings name it ``setting``: the flag without its dashes (``--action-noise``:
+    ``action_noise``)."""
+
+    name: str
+    help: str
+    keywords: Mapping[str, Any] = field(default_factory=dict)
+    default: Any = THE_FIELDS
+    from_setting: Callable[[Any], Any] | None = None
+
+    @property
+    def setting(self) -> str:
+        return setting_name(self.name)
+
+
+def setting_name(flag: str) -> str:
+    """What a run's settings call the option of ``flag``: the flag without its dashes, ``_`` for ``-``.
+
+    Examples:
+        >>> setting_name("--action-noise")
+        'action_noise'
+    """
+    return flag.removeprefix("--").replace("-", "_")
+
+
+def option(default: Any, *, check: Callable[[Any, str], Any] | None = None, flag: Flag | None = None) -> Any:
+    """A field of ``EvaluateOptions``: its ``default``, its ``check`` (``check(value, name)`` returns the
+    value to keep or raises a TypeError or ValueError saying what was expected) and the commands' ``flag``.
+
+    Examples:
+        >>> [f.name for f in dataclasses.fields(EvaluateOptions) if "flag" in f.metadata][:2]
+        ['num_episodes', 'seed']
+    """
+    metadata = {"check": check} if flag is None else {"check": check, "flag": flag}
+    return field(default=default, metadata=metadata)
+
+
+def flagged_options() -> Iterator[tuple[dataclasses.Field[Any], Flag]]:
+    """The fields of ``EvaluateOptions`` the commands take, each with its ``Flag``, in their order."""
+    for option_field in dataclasses.fields(EvaluateOptions):
+        if "flag" in option_field.metadata:
+            yield option_field, option_field.metadata["flag"]
+
+
+def _positive_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}.")
+    return int(value)
+
+
+def _steps_per_check(value: Any, name: str) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, Integral) or value < 1):
+        raise ValueError(
+            f"{name} must be None (the platform's) or a positive int (env steps the fused loop takes"
+            f" between two checks of whether rows are left), got {value!r}."
+        )
+    return None if value is None else int(value)
+
+
+def _flag(value: Any, name: str) -> bool:
+    return checked_flag(value, name)
+
+
+def _optional_flag(value: Any, name: str) -> bool | None:
+    return None if value is None else checked_flag(value, name)
+
+
+def _seed(value: Any, name: str) -> int | None:
+    return checked_seed(value)
+
+
+def _executor(value: Any, name: str) -> Any:
+    from vecrl_evaluate.executor import Executor
+
+    if value is not None and not isinstance(value, Executor):
+        raise TypeError(executor_error(value))
+    return value
+
+
+def _measures(value: Any, name: str) -> Measures | None:
+    from vecrl_evaluate.measures import Measures
+
+    return Measures.checked(value)
+
+
+def _schedule_setting(value: Any) -> tuple[Any, ...] | None:
+    return None if value is None else tuple(value)
+
+
+def alive_bonus_schedule(text: str) -> list[float]:
+    """argparse type: an alive-bonus schedule, ``T,B`` or ``T0,T1,B`` (steps, then the bonus)."""
+    import argparse
+
+    try:
+        values = [float(part) for part in text.split(",")]
+    except ValueError:
+        values = []
+    if len(values) not in (2, 3) or any(value < 0 for value in values[:-1]):
+        raise argparse.ArgumentTypeError(
+            f"expected T,B or T0,T1,B (steps >= 0, then the bonus), got {text!r}"
+        )
+    return [int(value) for value in values[:-1]] + [values[-1]]
 
 
 @dataclass(frozen=True)
@@ -54,83 +184,111 @@ class EvaluateOptions:
         ValueError: num_episodes must be a positive int, got 0.
     """
 
-    num_episodes: int = 1
-    seed: int | None = None
-    num_workers: int | None = None
-    executor: Executor | None = None
-    obs_norm: ObsNorm | None = None
-    decrease_rewards_by: float | None = None
-    alive_bonus_schedule: tuple[int, float] | tuple[int, int, float] | None = None
-    action_noise_stdev: float | None = None
-    fused: bool | None = None
-    common_random_numbers: bool = False
-    devices: Sequence[Any] | None = None
-    randomize: Any = None  # a vecrl.randomize.Sampler, or fixed params per row (name -> array)
-    steps_per_check: int | None = None
-    select_restarts: bool | None = None
-    measures: Any = None  # name -> an info key, a function, (source, per_episode) or a vecrl_evaluate.Measure
+    num_episodes: int = option(
+        1, check=_positive_int, flag=Flag("--episodes", "episodes per row", {"type": positive_int})
+    )
+    seed: int | None = option(
+        None,
+        check=_seed,
+        flag=Flag("--seed", "seed of the population, the search and the envs", {"type": seed_int}, default=0),
+    )
+    num_workers: int | None = None  # (checked by the plan: it depends on the env)
+    executor: Executor | None = option(None, check=_executor)
+    obs_norm: ObsNorm | None = None  # (checked by the plan: its length is the env's)
+    decrease_rewards_by: float | None = option(
+        None,
+        flag=Flag(
+            "--decrease-rewards-by", "subtract X from each reward", {"type": finite_float, "metavar": "X"}
+        ),
+    )
+    alive_bonus_schedule: tuple[int, float] | tuple[int, int, float] | None = option(
+        None,
+        flag=Flag(
+            "--alive-bonus-schedule",
+            "add bonus B to each reward from step T on (ramped in from T0 to T1), as VecGymNE's",
+            {"type": alive_bonus_schedule, "metavar": "T,B or T0,T1,B"},
+            from_setting=_schedule_setting,
+        ),
+    )
+    action_noise_stdev: float | None = option(
+        None,
+        flag=Flag(
+            "--action-noise", "Gaussian action noise", {"type": finite_positive_float, "metavar": "STD"}
+        ),
+    )
+    fused: bool | None = option(None, check=_optional_flag)
+    common_random_numbers: bool = option(
+        False,
+        check=_flag,
+        flag=Flag(
+            "--common-random-numbers",
+            "score every row from the same starts and noise, as evosax does",
+            {"action": "store_true"},
+        ),
+    )
+    devices: Sequence[Any] | None = option(None, check=lambda value, name: checked_devices(value))
+    randomize: Any = None  # a vecrl.randomize.Sampler, or fixed params per row (name -> array): the plan's
+    steps_per_check: int | None = option(None, check=_steps_per_check)
+    select_restarts: bool | None = option(None, check=_optional_flag)
+    measures: Any = option(None, check=_measures)  # name -> an info key, a function, a pair or a Measure
     shaping: Shaping = field(init=False, repr=False, compare=False)
     """The reward shaping and action noise of the three options above, checked."""
 
     def __post_init__(self) -> None:
-        num_episodes = self.num_episodes
-        if isinstance(num_episodes, bool) or not isinstance(num_episodes, Integral) or num_episodes < 1:
-            raise ValueError(f"num_episodes must be a positive int, got {num_episodes!r}.")
+        from vecrl_evaluate.shaping import Shaping
+
         if self.num_workers is not None and self.executor is not None:
             raise ValueError(
                 f"Give num_workers={self.num_workers!r} or executor={self.executor!r}, not both: the executor says"
                 " where the parts of the population run."
             )
-        if self.executor is not None and not isinstance(self.executor, Executor):
-            raise TypeError(executor_error(self.executor))
+        for option_field in dataclasses.fields(self):
+            check = option_field.metadata.get("check")
+            if check is not None:  # (frozen: the checked values replace what was given)
+                object.__setattr__(
+                    self, option_field.name, check(getattr(self, option_field.name), option_field.name)
+                )
         shaping = Shaping.checked(
             decrease_rewards_by=self.decrease_rewards_by,
             alive_bonus_schedule=self.alive_bonus_schedule,
             action_noise_stdev=self.action_noise_stdev,
         )
-        steps = self.steps_per_check
-        if steps is not None and (isinstance(steps, bool) or not isinstance(steps, Integral) or steps < 1):
-            raise ValueError(
-                f"steps_per_check must be None (the platform's) or a positive int (env steps the fused loop takes"
-                f" between two checks of whether rows are left), got {steps!r}."
-            )
-        checked = {
-            "num_episodes": int(num_episodes),
-            "steps_per_check": None if steps is None else int(steps),
-            "select_restarts": None
-            if self.select_restarts is None
-            else checked_flag(self.select_restarts, "select_restarts"),
-            "seed": checked_seed(self.seed),
-            "fused": None if self.fused is None else checked_flag(self.fused, "fused"),
-            "common_random_numbers": checked_flag(self.common_random_numbers, "common_random_numbers"),
-            "devices": checked_devices(self.devices),
-            "shaping": shaping,
-            "measures": Measures.checked(self.measures),
-        }
-        for name, value in checked.items():  # (frozen: the checked values replace what was given)
-            object.__setattr__(self, name, value)
+        object.__setattr__(self, "shaping", shaping)
+
+    def for_rows(self) -> EvaluateOptions:
+        """These options as every row of a call reads them (``RowSettings.options``): without what the plan
+        has already turned into the rows' inputs or their runner (the seed, the executor, workers, statistics
+        and params), so that the value travels to worker processes and Ray actors and keys compiled programs
+        alike for every call of a run."""
+        return dataclasses.replace(
+            self, seed=None, num_workers=None, executor=None, obs_norm=None, randomize=None
+        )
 
 
 @dataclass(frozen=True)
 class RowSettings:
     """What every row of one ``evaluate`` call is run with, derived by the plan from the options, the env
-    and the policy: ``num_episodes`` each, argmax actions where ``discrete``, observations through
-    ``flatten`` (then ``normalize``, if given), and ``shaping``; ``fused`` says whether rows run as one
-    compiled program (None: where they can), ``devices`` the jax devices that program splits them over
-    (None: every local one), ``steps_per_check`` and ``select_restarts`` the shape of its loop (None: the
-    platform's); ``measures`` what each row measures besides its return (``vecrl_evaluate.measures``). Both
-    drivers read it; it travels to worker processes and Ray actors."""
+    and the policy: the call's ``options`` (``EvaluateOptions.for_rows``: ``num_episodes`` each, the
+    ``shaping``, ``fused``, ``devices``, ``steps_per_check``, ``select_restarts``, ``measures``, ...), argmax
+    actions where ``discrete``, observations through ``flatten`` (then ``normalize``, if given); ``measures``
+    checked against the env. Both drivers read it; it travels to worker processes and Ray actors."""
 
-    num_episodes: int
+    options: EvaluateOptions
     discrete: bool
     flatten: Flattener
-    shaping: Shaping
     normalize: Normalize | None
-    fused: bool | None = None
-    devices: tuple[Any, ...] | None = None
-    steps_per_check: int | None = None
-    select_restarts: bool | None = None
-    measures: Measures | None = None
+
+    @property
+    def num_episodes(self) -> int:
+        return self.options.num_episodes
+
+    @property
+    def shaping(self) -> Shaping:
+        return self.options.shaping
+
+    @property
+    def measures(self) -> Measures | None:
+        return self.options.measures  # type: ignore[no-any-return]  # (checked: Measures or None)
 
 
 def checked_devices(devices: Any) -> tuple[Any, ...] | None:

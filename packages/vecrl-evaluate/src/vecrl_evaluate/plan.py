@@ -139,16 +139,10 @@ def checked_plan(
         options.measures.check_functions(*_probe_step(env, parameters, discrete, obs_length))
         _check_info_keys_once(env, options.measures.keys)
     settings = RowSettings(
-        num_episodes,
+        options.for_rows(),
         discrete,
         flatten,
-        shaping,
         None if obs_norm is None else obs_norm.normalizer(parameters.dtype, parameters.device),
-        options.fused,
-        None if options.devices is None else tuple(options.devices),
-        options.steps_per_check,
-        options.select_restarts,
-        options.measures,
     )
     executor, num_workers, devices = options.executor, options.num_workers, options.devices
     num_processes = 1 if num_workers is None else checked_num_workers(num_workers, env)
@@ -244,7 +238,7 @@ def _seeds(seed: int | None, num_rows: int, common: bool) -> RowSeeds | None:
 def _path(policy: Policy, env: Any, parameters: torch.Tensor, settings: RowSettings, workers: bool) -> str:
     """``"fused"`` where the rows run as compiled jax programs (in this process, or each part on an
     executor's), else ``"stepped"``; a ValueError where ``fused=True`` asks for what cannot be."""
-    if settings.fused is False:
+    if settings.options.fused is False:
         return "stepped"
     found = (
         "worker processes hand out rows as their sub-envs free up: leave num_workers out."
@@ -253,7 +247,7 @@ def _path(policy: Policy, env: Any, parameters: torch.Tensor, settings: RowSetti
     )
     if not isinstance(found, str):
         return "fused"
-    if settings.fused:
+    if settings.options.fused:
         raise ValueError(
             f"evaluate(..., fused=True) cannot run this call as one compiled jax program: {found} Or leave"
             " fused out."

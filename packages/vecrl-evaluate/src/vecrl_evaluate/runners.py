@@ -33,8 +33,8 @@ def run_part(
     source: RowSource | None = None,
 ) -> tuple[torch.Tensor, ...]:
     """What ``vecrl_evaluate.row_loop.run_rows`` returns for these rows: by one compiled program where
-    ``settings.fused`` allows it and the rows are all at hand (no ``source``), else by the stepped loop."""
-    if source is None and settings.fused is not False:
+    ``settings.options.fused`` allows it and the rows are all at hand (no ``source``), else by the stepped loop."""
+    if source is None and settings.options.fused is not False:
         episodes = fused_episodes(policy, env, rows, settings)
         if not isinstance(episodes, str):
             return run_fused(episodes, policy, env.num_envs, rows, seeds, settings, params, progress)

@@ -28,6 +28,7 @@ import torch
 from vecrl.command import CommandError, first_line
 from vecrl.interrupts import raise_if_ctrl_c_pressed
 from vecrl.randomize import scale
+from vecrl_evaluate.command_options import evaluate_options
 from vecrl_evotorch import archive
 from vecrl_evotorch.problem import VecrlNE
 from vecrl_evotorch.run_settings import CHAMPION, EVOLVE_FILES, fixed_settings
@@ -144,19 +145,12 @@ class Evolution:
             settings["env"],
             settings["policy"],
             num_envs=settings["num_envs"],
-            num_episodes=settings["episodes"],
             observation_normalization=settings["obs_norm"],
-            decrease_rewards_by=settings["decrease_rewards_by"],
-            action_noise_stdev=settings["action_noise"],
-            alive_bonus_schedule=None
-            if settings["alive_bonus_schedule"] is None
-            else tuple(settings["alive_bonus_schedule"]),
-            common_random_numbers=settings["common_random_numbers"],
             randomize=None if not settings["randomize"] else scale(dict(settings["randomize"])),
             num_workers=None if settings["ray"] is not None else settings["workers"],  # (with Ray: actors)
             executor=executor,
-            seed=seed,
             measures=archive.measures_of(settings["measures"]) if settings["measures"] else None,
+            **evaluate_options(settings),  # (the seed among them)
         )
         popsize = archive.cells(settings["measures"]) if map_elites(settings) else settings["popsize"]
         check_population_fits(popsize, problem.solution_length)

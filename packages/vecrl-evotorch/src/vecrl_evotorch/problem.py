@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import pickle
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -22,9 +23,9 @@ import vecrl
 from vecrl.checks import checked_num_envs
 from vecrl.randomize import Sampler
 from vecrl_evaluate import evaluate
+from vecrl_evaluate.evaluate_workers import checked_num_workers
 from vecrl_evaluate.evaluation import evaluated
 from vecrl_evaluate.executor import Executor
-from vecrl_evaluate.measures import Measures
 from vecrl_evaluate.options import EvaluateOptions, default_num_envs, executor_error
 from vecrl_evaluate.plan import checked_plan
 from vecrl_evotorch import vecgymne
@@ -127,29 +128,20 @@ class VecrlNE(BaseNEProblem):
         subbatch_size: int | None = None,
         num_gpus_per_actor: Any = None,
         actor_config: Any = None,
+        **options: Any,
     ) -> None:
-        if not isinstance(env, str) and not callable(env):
-            raise TypeError(
-                f"VecrlNE expects env as a name for vecrl.make_vector_env, such as 'gym::Hopper-v5' (or, as"
-                f" VecGymNE, a callable making a vector env of num_envs sub-envs), got {type(env).__qualname__}."
-            )
-        if num_envs is not None:
-            checked_num_envs(num_envs)
-        vecgymne.check_unused(
-            num_gpus_per_actor=num_gpus_per_actor,
-            actor_config=actor_config,
+        num_workers = self._take_vecgymne_settings(
+            env,
+            num_envs=num_envs,
+            max_num_envs=max_num_envs,
+            device=device,
+            num_workers=num_workers,
+            num_actors=num_actors,
             num_subbatches=num_subbatches,
             subbatch_size=subbatch_size,
-            max_num_envs=max_num_envs,
+            num_gpus_per_actor=num_gpus_per_actor,
+            actor_config=actor_config,
         )
-        num_workers = vecgymne.checked_workers(num_actors=num_actors, num_workers=num_workers)
-        if num_envs is not None and max_num_envs is not None:
-            raise ValueError(
-                f"Give num_envs={num_envs!r} (the sub-envs) or max_num_envs={max_num_envs!r} (VecGymNE's cap on"
-                " them: the population size, at most this), not both."
-            )
-        self._device: torch.device | None = vecgymne.checked_device(device)
-        self._max_num_envs: int | None = max_num_envs
         if not isinstance(observation_normalization, bool):
             raise TypeError(
                 f"observation_normalization must be True or False, got {observation_normalization!r}."
@@ -165,14 +157,25 @@ class VecrlNE(BaseNEProblem):
             raise ValueError(
                 f"seed must be None or an int >= 0 and below 2**63 (EvoTorch seeds torch with it), got {seed!r}."
             )
-        measured = Measures.checked(measures)
+        # evaluate's options, checked once here: every generation passes them (with its seed) to evaluate
+        self._options: EvaluateOptions = _evaluate_options(
+            options,
+            num_episodes=num_episodes,
+            seed=seed,
+            num_workers=num_workers,
+            decrease_rewards_by=decrease_rewards_by,
+            alive_bonus_schedule=alive_bonus_schedule,
+            action_noise_stdev=action_noise_stdev,
+            common_random_numbers=common_random_numbers,
+            randomize=randomize,
+            measures=measures,
+        )
+        measured = self._options.measures
         self._objectives: tuple[tuple[str, str], ...] = _checked_objectives(
             objectives, () if measured is None else measured.names
         )
-        self._env_name: Any = env
         self._env_config: dict[str, Any] = _checked_env_config(env_config)
-        self._num_envs: int | None = None if num_envs is None else int(num_envs)
-        self._num_episodes: int = num_episodes  # checked by the env made below, then by checked_plan
+        self._num_episodes: int = self._options.num_episodes
         self._executor: Executor | None = executor
         self._env_seed: int | None = seed
         self._evaluations: int = 0
@@ -181,61 +184,8 @@ class VecrlNE(BaseNEProblem):
         self._raw_returns: torch.Tensor | None = None  # the last population's, per solution
         self._popped: tuple[int, torch.Tensor, torch.Tensor] | None = None  # pop_observation_stats's mark
         self._env: Any = None
-        probe = self._make_env(self._num_envs or 1)
-        try:
-            self._observation_space: Any = probe.single_observation_space
-            self._action_space: Any = probe.single_action_space
-            if isinstance(network, nn.Module) and network_args:
-                raise ValueError(
-                    "network_args are for a network string or a callable, not an nn.Module instance."
-                )
-            if network is None:
-                network = default_network(self._action_space)
-            if isinstance(network, (str, nn.Module)):
-                self._policy: Policy = Policy.for_env(network, probe, **dict(network_args or {}))
-            else:
-                self._policy = Policy(vecgymne.network_module(network, probe, dict(network_args or {})))
-            self.obs_norm: ObsNorm | None = (
-                ObsNorm(flatdim(self._observation_space)) if observation_normalization else None
-            )
-            # evaluate's own checks, on the options every generation passes to it (no worker starts here)
-            options = EvaluateOptions(
-                num_episodes=num_episodes,
-                seed=seed,
-                num_workers=num_workers,
-                decrease_rewards_by=decrease_rewards_by,
-                alive_bonus_schedule=alive_bonus_schedule,
-                action_noise_stdev=action_noise_stdev,
-                common_random_numbers=common_random_numbers,
-                randomize=randomize,
-                measures=measured,
-            )
-            checked_plan(
-                self._policy,
-                probe,
-                torch.zeros(1, self._policy.parameter_length),
-                replace(options, executor=executor, obs_norm=self.obs_norm),
-                start_workers=False,
-            )
-        except ValueError as error:
-            probe.close()
-            if num_actors is None or "num_workers" not in str(error):
-                raise
-            # (evaluate names its own keyword; the user wrote VecGymNE's)
-            raise ValueError(
-                f"VecrlNE(num_actors={num_actors!r}) evaluates in {num_workers} worker processes, and "
-                + str(error).replace("leave num_workers out", "leave num_actors out")
-            ) from error
-        except BaseException:
-            probe.close()
-            raise
-        if self._num_envs is None:
-            probe.close()
-        else:
-            self._env = probe
-        self._options: EvaluateOptions = options  # (without the executor and statistics, which can change)
-        self._num_episodes = options.num_episodes
         self._network: Any = network
+        self._make_policy(network, network_args, observation_normalization, num_actors)
         senses = [sense for _, sense in self._objectives]
         super().__init__(
             objective_sense=senses[0] if len(senses) == 1 else senses,
@@ -246,6 +196,87 @@ class VecrlNE(BaseNEProblem):
             seed=seed,
         )
         self.after_eval_hook.append(self._extra_status)
+
+    def _take_vecgymne_settings(
+        self,
+        env: Any,
+        *,
+        num_envs: int | None,
+        max_num_envs: int | None,
+        device: Any,
+        num_workers: int | None,
+        num_actors: Any,
+        **unused: Any,
+    ) -> int | None:
+        """Check and keep what VecGymNE's scripts give (the env, the sub-envs, the device); the worker
+        processes asked for (``num_workers``, or VecGymNE's ``num_actors``)."""
+        if not isinstance(env, str) and not callable(env):
+            raise TypeError(
+                f"VecrlNE expects env as a name for vecrl.make_vector_env, such as 'gym::Hopper-v5' (or, as"
+                f" VecGymNE, a callable making a vector env of num_envs sub-envs), got {type(env).__qualname__}."
+            )
+        if num_envs is not None:
+            checked_num_envs(num_envs)
+        vecgymne.check_unused(**unused, max_num_envs=max_num_envs)
+        if num_envs is not None and max_num_envs is not None:
+            raise ValueError(
+                f"Give num_envs={num_envs!r} (the sub-envs) or max_num_envs={max_num_envs!r} (VecGymNE's cap on"
+                " them: the population size, at most this), not both."
+            )
+        self._env_name: Any = env
+        self._num_envs: int | None = None if num_envs is None else int(num_envs)
+        self._max_num_envs: int | None = max_num_envs
+        self._device: torch.device | None = vecgymne.checked_device(device)
+        return vecgymne.checked_workers(num_actors=num_actors, num_workers=num_workers)  # type: ignore[no-any-return]
+
+    def _make_policy(
+        self,
+        network: Any,
+        network_args: Mapping[str, Any] | None,
+        observation_normalization: bool,
+        num_actors: Any,
+    ) -> None:
+        """The policy of ``network`` for the env (made once with one sub-env, or ``num_envs``, and kept), its
+        observation statistics, and evaluate's plan checked on them (no worker starts here)."""
+        probe = self._make_env(self._num_envs or 1)
+        try:
+            self._observation_space: Any = probe.single_observation_space
+            self._action_space: Any = probe.single_action_space
+            if isinstance(network, nn.Module) and network_args:
+                raise ValueError(
+                    "network_args are for a network string or a callable, not an nn.Module instance."
+                )
+            if network is None:
+                network = self._network = default_network(self._action_space)
+            if isinstance(network, (str, nn.Module)):
+                self._policy: Policy = Policy.for_env(network, probe, **dict(network_args or {}))
+            else:
+                self._policy = Policy(vecgymne.network_module(network, probe, dict(network_args or {})))
+            self.obs_norm: ObsNorm | None = (
+                ObsNorm(flatdim(self._observation_space)) if observation_normalization else None
+            )
+            workers = self._options.num_workers
+            if num_actors is not None and workers is not None:  # (named as the user wrote it)
+                try:
+                    checked_num_workers(workers, probe, given_as="num_actors")
+                except ValueError as error:
+                    raise ValueError(
+                        f"VecrlNE(num_actors={num_actors!r}) evaluates in {workers} worker processes, and {error}"
+                    ) from error
+            checked_plan(
+                self._policy,
+                probe,
+                torch.zeros(1, self._policy.parameter_length),
+                replace(self._options, executor=self._executor, obs_norm=self.obs_norm),
+                start_workers=False,
+            )
+        except BaseException:
+            probe.close()
+            raise
+        if self._num_envs is None:
+            probe.close()
+        else:
+            self._env = probe
 
     def _make_env(self, num_envs: int) -> Any:
         if not isinstance(self._env_name, str):  # VecGymNE's callable: a vector env of num_envs sub-envs
@@ -555,3 +586,22 @@ def _vector_of(solution: Any) -> torch.Tensor:
     if isinstance(solution, torch.Tensor):
         return solution.as_subclass(torch.Tensor).detach().cpu()
     return torch.as_tensor(list(solution), dtype=torch.float32)
+
+
+#: evaluate's options that VecrlNE takes in VecGymNE's words (not as ``**options``).
+_OWN_WORDS = {"obs_norm": "observation_normalization=True"}
+
+
+def _evaluate_options(extra: Mapping[str, Any], **named: Any) -> EvaluateOptions:
+    """evaluate's options of a ``VecrlNE``: those it names as VecGymNE does, and ``extra``, any other field of
+    ``EvaluateOptions`` (``fused``, ``steps_per_check``, ...); a TypeError names a keyword that is neither."""
+    fields = {f.name for f in dataclasses.fields(EvaluateOptions) if f.init}
+    for name in extra:
+        if name in _OWN_WORDS:
+            raise TypeError(f"VecrlNE takes {name} as {_OWN_WORDS[name]}: give it so.")
+        if name not in fields:
+            raise TypeError(
+                f"VecrlNE got an unexpected keyword argument {name!r}: it takes VecGymNE's keywords and"
+                f" evaluate's options ({', '.join(sorted(fields - set(_OWN_WORDS)))})."
+            )
+    return EvaluateOptions(**named, **extra)

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from vecrl.command import CommandError
+from vecrl_evaluate.command_options import shared_options
 from vecrl_evotorch.runs import RunError, RunFolder, contradictions
 
 #: The settings of a run and their defaults (``env`` has none); ``vecrl evolve``'s options of the same names.
@@ -26,18 +27,11 @@ DEFAULTS: dict[str, Any] = {
     "popsize": 64,
     "generations": None,
     "until": None,
-    "workers": None,
-    "ray": None,
-    "num_envs": None,
-    "episodes": 1,
     "obs_norm": False,
-    "decrease_rewards_by": None,
-    "action_noise": None,
-    "alive_bonus_schedule": None,
-    "common_random_numbers": False,
+    # the options vecrl evaluate takes too (vecrl_evaluate.command_options: EvaluateOptions' fields with a flag)
+    **{option.setting: option.default for option in shared_options()},
     "randomize": None,  # [[name, [low, high]], ...]: vecrl.randomize.scale's ranges
     "stdev_init": 0.1,
-    "seed": 0,
     "video": False,
     "video_every": None,
     "measures": None,  # [[name, low, high, bins], ...]: map-elites's grid (vecrl_evotorch.archive)
