@@ -125,8 +125,18 @@ def tests(session: nox.Session) -> None:
     command README.md and CI run."""
     # gymnasium-robotics: the native goal env (PointMaze) of the Dict-observation tests;
     # matplotlib: the example's plot, smoke-tested here; moviepy: gymnasium's RecordVideo writes with it;
-    # ribs: pyribs, whose scheduler drives vecrl in examples/pyribs_interop.py, run by the tests.
-    install_packages(session, TOGETHER, "gymnasium-robotics", "matplotlib", "moviepy", "ribs", editable=True)
+    # ribs: pyribs, whose scheduler drives vecrl in examples/pyribs_interop.py, run by the tests;
+    # evosax: its PGPE runs vecrl's rollout inside its jitted generation in examples/evosax_rollout.py.
+    install_packages(
+        session,
+        TOGETHER,
+        "gymnasium-robotics",
+        "matplotlib",
+        "moviepy",
+        "ribs",
+        "evosax==0.3.2",
+        editable=True,
+    )
     sources = [f"{path_of(p)}/src" for p in TOGETHER]  # the docstring examples run too
     if session.posargs[:1] == [
         "--stress"

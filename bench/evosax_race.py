@@ -1,33 +1,35 @@
-"""A small population's generation, vecrl against evosax on gymnax envs, in one run (CPU).
+"""A generation of PGPE on gymnax envs, vecrl against evosax as evosax's users write it, in one run (CPU).
 
-Both sides run PGPE (ClipUp) on a population of P MLPs (obs -> 16 tanh -> act; the argmax of the scores on
-CartPole-v1, the raw output on Pendulum-v1), one episode per solution, no observation normalization, one
-generation each in turn, on CartPole-v1 at P = 64 and Pendulum-v1 at P = 64 and 1,024, each race run with
-three seeds (the median of the three is the figure):
+Every side runs PGPE (ClipUp, learning rate 0.1, max speed 0.2, initial std 0.1) on a population of P MLPs (obs
+-> 16 tanh -> act; the argmax of the scores on CartPole-v1, the raw output on Pendulum-v1), one episode per
+solution, no observation normalization, on Pendulum-v1 (no early end) at P = 64 and 1,024 and CartPole-v1 at
+P = 64, each race with three seeds (the median of the three is the figure). The baseline is evosax's
+generation as its RL example writes it:
 
-  evosax   evosax 0.3's own loop: ``PGPE.ask``, ``GymnaxProblem.eval`` (a ``lax.scan`` of the episode's
-           full length per solution, vmapped over the population, jitted) and ``PGPE.tell``
-  vecrl    EvoTorch's ``PGPE`` on ``vecrl_evotorch.VecrlNE("gymnax::ENV")``: every generation one
-           ``evaluate`` call, which runs as one compiled program (a ``lax.while_loop`` that stops when
-           every row's episode has ended)
+  evosax jit      ask -> GymnaxProblem.eval -> tell inside one ``jax.jit`` (a ``lax.scan`` of the episode's
+                  full length per solution, vmapped over the population), a generation a call
+  evosax scan32   the same generation, 32 of them in one ``lax.scan`` per call (the notebook's form), per gen.
+  evosax python   ask, eval and tell called one by one from Python (how this bench wrote evosax before)
 
-It prints, per env, the first generation (compiles included) and the median steady generation of each
-side, their ratio (vecrl / evosax: lower is better for vecrl), and the env-steps each simulates per
-generation (evosax steps every solution for the episode's full length; vecrl stops a row at its
-episode's end), and where a steady vecrl generation's time goes: EvoTorch's searcher (PGPE and its
-bookkeeping around the problem), ``VecrlNE``'s own handling of the batch, and the ``evaluate`` call it makes.
-Then the evaluation alone, without the searchers, interleaved: evosax's ``GymnaxProblem.eval`` against
-``VecrlNE.evaluate`` (EvoTorch's bookkeeping included), the ``vecrl_evaluate.evaluate`` call it makes, and
-evaluate's compiled program called directly: ``evaluate``'s own work outside it is their difference.
-Targets (issue 69): a steady generation at most 0.8x evosax's on CartPole and 1.0x on Pendulum at P = 64,
-``evaluate`` alone at most 1.0x evosax's eval at P = 1,024, evaluate's work outside its program at most
-0.3 ms at P = 64, and ``VecrlNE``'s own part at most 10% of evaluate's.
+and the three vecrl sides:
 
-gymnax pins gymnasium<1.4, so this runs in a venv of its own with vecrl-gymnax, vecrl-evotorch and
-evosax 0.3 (``nox -s tests`` and ``bench`` leave gymnax out), e.g.:
+  rollout in jit  ask -> ``vecrl_evaluate.rollout_function``'s ``f`` -> tell inside one ``jax.jit``: vecrl's
+                  rollout (a ``lax.while_loop`` that stops when every row's episode has ended) in evosax's
+                  own compiled generation
+  evaluate        evosax's jitted ask and tell, ``vecrl_evaluate.evaluate`` between them from Python
+  VecrlNE         EvoTorch's ``PGPE`` over ``vecrl_evotorch.VecrlNE("gymnax::ENV")`` with default settings
+                  (every row at once on a jax engine); EvoTorch's own searcher time printed beside it
+
+Each line gives a steady generation's milliseconds (the median over the generations after two that compile)
+and its ratio to ``evosax jit`` (lower is better for vecrl). The sides take turns, a generation
+each. Targets (issue 76): rollout in jit at most 1.0x on Pendulum at 64 and 1,024 and 0.8x on CartPole at 64;
+evaluate at most 1.15x at 1,024; VecrlNE at most 1.3x at 1,024.
+
+gymnax pins gymnasium<1.4, so this runs in a venv of its own with vecrl-gymnax, vecrl-evotorch and evosax 0.3
+(``nox -s tests`` and ``bench`` leave gymnax out), e.g.:
 
     python3.11 -m venv /tmp/race && /tmp/race/bin/pip install -c constraints.txt torch==2.13.0 && \\
-      /tmp/race/bin/pip install -c constraints.txt packages/vecrl-core packages/vecrl-brax \\
+      /tmp/race/bin/pip install -c constraints.txt packages/vecrl-core packages/vecrl-jax packages/vecrl-brax \\
       packages/vecrl-gymnax packages/vecrl-policy packages/vecrl-evaluate packages/vecrl-evotorch evosax==0.3.2
     /tmp/race/bin/python bench/evosax_race.py [--generations 12] [--quick]
 """
@@ -40,203 +42,183 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 
 HIDDEN = 16
-RACES = (("CartPole-v1", 64), ("Pendulum-v1", 64), ("Pendulum-v1", 1024))
+RACES = (("Pendulum-v1", 64), ("Pendulum-v1", 1024), ("CartPole-v1", 64))
 SEEDS = (0, 1, 2)
+SCAN = 32
+LEARNING_RATE, MAX_SPEED, STD_INIT = 0.1, 0.2, 0.1
 
 
-def evosax_side(env_name: str, seed: int, popsize: int):  # type: ignore[no-untyped-def]
-    """evosax's generation as a function of the generation's key; returns its env-steps."""
-    import jax
-    import jax.numpy as jnp
+def evosax_strategy(popsize: int, solution):  # type: ignore[no-untyped-def]
     from evosax.algorithms import PGPE
     from evosax.core.optimizer import clipup
+
+    strategy = PGPE(popsize, solution, optimizer=clipup(learning_rate=LEARNING_RATE, max_velocity=MAX_SPEED))
+    return strategy, strategy.default_params.replace(std_init=STD_INIT)
+
+
+def evosax_sides(env_name: str, seed: int, popsize: int) -> dict[str, Callable[[int], None]]:
+    """evosax's generation as its users write it: jitted whole, 32 in a scan, and called piece by piece."""
+    import jax
+    import jax.numpy as jnp
     from evosax.problems import GymnaxProblem
     from evosax.problems.networks import MLP
 
     discrete = env_name == "CartPole-v1"
     output = (lambda x, key: jnp.argmax(x, axis=-1)) if discrete else (lambda x, key: x)
-    acts = 2 if discrete else 1
-    policy = MLP(layer_sizes=(HIDDEN, acts), output_fn=output)
+    policy = MLP(layer_sizes=(HIDDEN, 2 if discrete else 1), output_fn=output)
     problem = GymnaxProblem(env_name, policy, use_normalize_obs=False)
     key = jax.random.key(seed)
     template = policy.init(key, jnp.zeros(problem.observation_shape), key)
-    strategy = PGPE(popsize, template, optimizer=clipup(learning_rate=0.1, max_velocity=0.2))
-    params = strategy.default_params.replace(std_init=0.1)
-    state = strategy.init(key, jax.tree.map(jnp.zeros_like, template), params)
-    problem_state = problem.init(key)
-    box = {"state": state, "problem_state": problem_state}
+    strategy, params = evosax_strategy(popsize, template)
+    start = (strategy.init(key, jax.tree.map(jnp.zeros_like, template), params), problem.init(key))
 
-    def generation(step: int) -> int:
-        k_ask, k_eval, k_tell = jax.random.split(jax.random.fold_in(key, step), 3)
-        population, box["state"] = strategy.ask(k_ask, box["state"], params)
-        box["population"] = population
-        fitness, box["problem_state"], _ = problem.eval(k_eval, population, box["problem_state"])
-        box["state"], _ = strategy.tell(k_tell, population, -fitness, box["state"], params)
-        jax.block_until_ready(box["state"].mean)
-        return popsize * problem.episode_length
+    def generation(carry, key):  # type: ignore[no-untyped-def]
+        state, problem_state = carry
+        key_ask, key_eval, key_tell = jax.random.split(key, 3)
+        population, state = strategy.ask(key_ask, state, params)
+        fitness, problem_state, _ = problem.eval(key_eval, population, problem_state)
+        state, _ = strategy.tell(key_tell, population, -fitness, state, params)
+        return (state, problem_state), fitness.mean()
 
-    def evaluation(step: int) -> None:
-        fitness, _, _ = problem.eval(jax.random.fold_in(key, step), box["population"], box["problem_state"])
-        jax.block_until_ready(fitness)
+    one = jax.jit(generation)
+    scanned = jax.jit(lambda carry, keys: jax.lax.scan(generation, carry, keys))
+    ask, evaluate, tell = jax.jit(strategy.ask), jax.jit(problem.eval), jax.jit(strategy.tell)
+    boxes = {name: [start] for name in ("jit", "scan", "python")}
 
-    return generation, evaluation
+    def jitted(step: int) -> None:
+        boxes["jit"][0], mean = one(boxes["jit"][0], jax.random.fold_in(key, step))
+        mean.block_until_ready()
+
+    def scan32(step: int) -> None:
+        keys = jax.random.split(jax.random.fold_in(key, step), SCAN)
+        boxes["scan"][0], means = scanned(boxes["scan"][0], keys)
+        means.block_until_ready()
+
+    def python(step: int) -> None:
+        (state, problem_state) = boxes["python"][0]
+        key_ask, key_eval, key_tell = jax.random.split(jax.random.fold_in(key, step), 3)
+        population, state = ask(key_ask, state, params)
+        fitness, problem_state, _ = evaluate(key_eval, population, problem_state)
+        state, _ = tell(key_tell, population, -fitness, state, params)
+        jax.block_until_ready(state.mean)
+        boxes["python"][0] = (state, problem_state)
+
+    return {"evosax jit": jitted, "evosax scan32": scan32, "evosax python": python}
 
 
-def vecrl_side(env_name: str, seed: int, popsize: int, parts: dict[str, list[float]]):  # type: ignore[no-untyped-def]
-    """vecrl's generation (EvoTorch's PGPE on VecrlNE); returns its env-steps. ``parts`` gets the seconds of
-    each generation's ``VecrlNE._evaluate_batch`` and of the ``evaluate`` call within it."""
+def vecrl_sides(
+    env_name: str, seed: int, popsize: int, searcher_ms: list[float]
+) -> dict[str, Callable[[int], None]]:
+    """vecrl's three sides: its rollout inside evosax's jitted generation, evosax with evaluate between its
+    jitted ask and tell, and EvoTorch's PGPE over VecrlNE (its searcher's own time into ``searcher_ms``)."""
+    import jax
+    import jax.numpy as jnp
     import torch
     from evotorch.algorithms import PGPE
 
+    import vecrl
+    from vecrl.arrays import convert_from_torch, convert_to_torch
     from vecrl_evaluate import evaluate
+    from vecrl_evaluate.rollout_function import rollout_function
     from vecrl_evotorch import VecrlNE
-    from vecrl_evotorch import problem as vecrl_ne_module
+    from vecrl_policy import Policy
 
-    problem = VecrlNE(
-        f"gymnax::{env_name}",
-        f"Linear(obs_length, {HIDDEN}) >> Tanh() >> Linear({HIDDEN}, act_length)",
-        num_envs=popsize,
-        seed=seed,
-    )
-    timed_part(problem, "_evaluate_batch", parts["batch"])
-    timed_part(vecrl_ne_module, "evaluated", parts["evaluate"])
+    network = f"Linear(obs_length, {HIDDEN}) >> Tanh() >> Linear({HIDDEN}, act_length)"
+    env = vecrl.make_vector_env(f"gymnax::{env_name}", num_envs=popsize)
+    policy = Policy.for_env(network, env)
+    key = jax.random.key(seed)
+    strategy, params = evosax_strategy(popsize, jnp.zeros(policy.parameter_length))
+    start = strategy.init(key, jnp.zeros(policy.parameter_length), params)
+    rollout = rollout_function(env, policy)
+
+    def generation(state, key):  # type: ignore[no-untyped-def]
+        key_ask, key_eval, key_tell = jax.random.split(key, 3)
+        population, state = strategy.ask(key_ask, state, params)
+        result, _ = rollout(population, key_eval)
+        state, _ = strategy.tell(key_tell, population, -result.mean_return, state, params)
+        return state, result.mean_return.mean()
+
+    one = jax.jit(generation)
+    ask, tell = jax.jit(strategy.ask), jax.jit(strategy.tell)
+    boxes = {"jit": start, "evaluate": start}
+
+    def in_jit(step: int) -> None:
+        boxes["jit"], mean = one(boxes["jit"], jax.random.fold_in(key, step))
+        mean.block_until_ready()
+
+    def with_evaluate(step: int) -> None:
+        key_ask, key_tell = jax.random.split(jax.random.fold_in(key, step), 2)
+        population, state = ask(key_ask, boxes["evaluate"], params)
+        result = evaluate(policy, env, convert_to_torch(population), seed=seed + step)
+        fitness = convert_from_torch(result.mean_return.float(), "jax")
+        boxes["evaluate"], _ = tell(key_tell, population, -fitness, state, params)
+        jax.block_until_ready(boxes["evaluate"].mean)
+
+    problem = VecrlNE(f"gymnax::{env_name}", network, seed=seed)
     searcher = PGPE(
         problem,
         popsize=popsize,
-        center_learning_rate=0.1,
-        stdev_learning_rate=0.1,
-        stdev_init=0.1,
+        center_learning_rate=LEARNING_RATE,
+        stdev_learning_rate=LEARNING_RATE,
+        stdev_init=STD_INIT,
         optimizer="clipup",
-        optimizer_config={"max_speed": 0.2},
+        optimizer_config={"max_speed": MAX_SPEED},
         ranking_method="centered",
     )
+    evaluating: list[float] = []
+    original = problem._evaluate_batch
 
-    def generation(step: int) -> int:
-        before = problem.interaction_count
-        searcher.step()
-        return problem.interaction_count - before
-
-    def whole(step: int) -> None:
-        problem.evaluate(searcher.population)
-
-    def evaluation(step: int) -> None:  # the call VecrlNE makes, without EvoTorch's bookkeeping around it
-        population = searcher.population.values.as_subclass(torch.Tensor)
-        evaluate(problem._policy, problem._env, population, seed=seed + step)
-
-    def population() -> torch.Tensor:  # what the searcher asks of the problem now
-        return searcher.population.values.as_subclass(torch.Tensor)
-
-    return generation, whole, evaluation, population
-
-
-def timed_part(owner: object, name: str, seconds: list[float]) -> None:
-    """``owner.name`` (a method or a module's function) timed: each call's seconds appended to ``seconds``."""
-    original = getattr(owner, name)
-
-    def timed(*args, **kwargs):  # type: ignore[no-untyped-def]
-        start = time.perf_counter()
+    def timed(batch):  # type: ignore[no-untyped-def]
+        began = time.perf_counter()
         try:
-            return original(*args, **kwargs)
+            return original(batch)
         finally:
-            seconds.append(time.perf_counter() - start)
+            evaluating.append(time.perf_counter() - began)
 
-    setattr(owner, name, timed)
+    problem._evaluate_batch = timed  # type: ignore[method-assign]
 
+    def vecrl_ne(step: int) -> None:
+        began = time.perf_counter()
+        searcher.step()
+        searcher_ms.append(1e3 * (time.perf_counter() - began - evaluating[-1]))
 
-def program_alone(env_name: str, seed: int, population_now, popsize: int):  # type: ignore[no-untyped-def]
-    """evaluate's compiled program for the population vecrl evaluated last, called directly: one segment
-    from the start to the end (what the fused loop costs without evaluate's checks and conversions)."""
-    import jax
-    import jax.numpy as jnp
-    import numpy as np
-
-    from vecrl.arrays import convert_from_torch
-    from vecrl_evaluate import fused
-    from vecrl_evaluate.randomness import row_seeds
-
-    programs = next(reversed(fused.PROGRAMS.values()))
-    population = convert_from_torch(population_now().contiguous(), "jax")  # (evaluate's: the same episodes)
-    seeds = jnp.asarray(np.asarray(row_seeds(seed, popsize), dtype=np.uint32))
-    rows = jnp.asarray([popsize], jnp.int32)
-
-    def evaluation(step: int) -> None:
-        # (population, seeds, mean, std, the rows that run, params, checks): no normalization, every row, no
-        # params, checks enough for every step; the program a configuration of short calls runs (``whole``),
-        # else its resumable segment from the start
-        arguments = (population, seeds, None, None, rows, None, np.int32(2**30))
-        if programs.whole is not None:
-            jax.block_until_ready(programs.whole(*arguments))
-        else:
-            jax.block_until_ready(programs.segment(programs.blank, np.bool_(True), *arguments))
-
-    return evaluation
+    torch.set_num_threads(1)
+    return {"rollout in jit": in_jit, "evaluate": with_evaluate, "VecrlNE": vecrl_ne}
 
 
 def race(env_name: str, popsize: int, generations: int, seed: int) -> dict[str, float]:
-    """One race: its figures printed (a line each), and returned for the median over seeds."""
-    parts: dict[str, list[float]] = {"batch": [], "evaluate": []}
-    (
-        (evosax_generation, evosax_evaluation),
-        (vecrl_generation, problem_evaluation, vecrl_evaluation, population_now),
-    ) = (
-        evosax_side(env_name, seed, popsize),
-        vecrl_side(env_name, seed, popsize, parts),
-    )
-    sides = {"evosax": evosax_generation, "vecrl": vecrl_generation}
+    """One race, a line: each side's steady generation (ms) and its ratio to evosax's jitted generation."""
+    searcher_ms: list[float] = []
+    sides = {**evosax_sides(env_name, seed, popsize), **vecrl_sides(env_name, seed, popsize, searcher_ms)}
+    for step in range(
+        10**6, 10**6 + 2
+    ):  # the compiles (jax compiles a generation again for the state it returns)
+        for generation in sides.values():
+            generation(step)
     times: dict[str, list[float]] = {name: [] for name in sides}
-    steps: dict[str, list[int]] = {name: [] for name in sides}
     for step in range(generations):
-        for name, generation in sides.items():  # one generation each in turn
-            start = time.perf_counter()
-            steps[name].append(generation(step))
-            times[name].append(time.perf_counter() - start)
-    steady = {name: statistics.median(t[1:]) for name, t in times.items()}
-    # a steady vecrl generation: the searcher (all but the batch's evaluation), VecrlNE's own, evaluate's
-    batch, inner = statistics.median(parts["batch"][1:]), statistics.median(parts["evaluate"][1:])
-    searcher = statistics.median(
-        [whole - part for whole, part in zip(times["vecrl"][1:], parts["batch"][1:], strict=True)]
-    )
-    evaluations = {
-        "evosax eval": evosax_evaluation,
-        "VecrlNE.evaluate": problem_evaluation,
-        "vecrl evaluate": vecrl_evaluation,
-        "vecrl program": program_alone(env_name, seed, population_now, popsize),
-    }
-    alone: dict[str, list[float]] = {name: [] for name in evaluations}
-    for step in range(5 * generations):
-        for name, evaluation in evaluations.items():
-            start = time.perf_counter()
-            evaluation(step)
-            alone[name].append(time.perf_counter() - start)
-    median = {name: statistics.median(t[1:]) for name, t in alone.items()}
-    figures = {
-        "generation": steady["vecrl"] / steady["evosax"],
-        "first": times["vecrl"][0] / times["evosax"][0],
-        "evaluate alone": median["vecrl evaluate"] / median["evosax eval"],
-        "program alone": median["vecrl program"] / median["evosax eval"],
-        "outside ms": 1e3 * (median["vecrl evaluate"] - median["vecrl program"]),
-        "searcher ms": 1e3 * searcher,
-        "VecrlNE own ms": 1e3 * (batch - inner),
-        "evaluate ms": 1e3 * inner,
-    }
+        for name, generation in sides.items():  # a generation each in turn
+            began = time.perf_counter()
+            generation(step)
+            times[name].append(time.perf_counter() - began)
+    steady = {name: 1e3 * statistics.median(t) for name, t in times.items()}
+    steady["evosax scan32"] /= SCAN
+    baseline = steady["evosax jit"]
+    figures = {f"{name} ms": value for name, value in steady.items()}
+    figures.update({f"{name} x": value / baseline for name, value in steady.items() if name != "evosax jit"})
+    figures["EvoTorch searcher ms"] = statistics.median(searcher_ms[2:])
     print(
-        f"{env_name:<12} P={popsize:<5} seed {seed}: steady generation evosax {1e3 * steady['evosax']:.2f} ms,"
-        f" vecrl {1e3 * steady['vecrl']:.2f} ms ({figures['generation']:.2f}x; first {figures['first']:.2f}x;"
-        f" env-steps {statistics.mean(steps['evosax'][1:]):.0f} / {statistics.mean(steps['vecrl'][1:]):.0f});"
-        f" vecrl's generation: searcher {figures['searcher ms']:.2f} ms, VecrlNE's own"
-        f" {figures['VecrlNE own ms']:.2f} ms, evaluate {figures['evaluate ms']:.2f} ms;"
-        f" alone: evosax eval {1e3 * median['evosax eval']:.2f} ms, VecrlNE.evaluate"
-        f" {1e3 * median['VecrlNE.evaluate']:.2f} ms, evaluate {1e3 * median['vecrl evaluate']:.2f} ms"
-        f" ({figures['evaluate alone']:.2f}x), its program {1e3 * median['vecrl program']:.2f} ms"
-        f" ({figures['program alone']:.2f}x), outside it {figures['outside ms']:.2f} ms",
+        f"{env_name:<12} P={popsize:<5} seed {seed}: "
+        + ", ".join(f"{name} {value:.2f}" for name, value in figures.items()),
         flush=True,
     )
     return figures
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -244,7 +226,7 @@ def main() -> None:
         "--generations", type=int, default=12, help="generations per side (the first compiles)"
     )
     parser.add_argument(
-        "--quick", action="store_true", help="3 generations of CartPole-v1, one seed (smoke run)"
+        "--quick", action="store_true", help="3 generations of one race, one seed (smoke run)"
     )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -257,25 +239,21 @@ def main() -> None:
         print(
             f"{', '.join(missing)} not installed here: run this in a venv of its own (see this script's docstring)."
         )
-        return
+        return 0
     import jax
-    import torch
 
-    torch.set_num_threads(1)
-    print(f"jax {jax.__version__} on {jax.devices()[0].platform}; load average {os.getloadavg()[0]:.2f}")
+    print(f"jax {jax.__version__} on {jax.devices()[0].platform}; load average {os.getloadavg()}")
     for env_name, popsize in RACES[:1] if args.quick else RACES:
         seeds = (args.seed,) if args.quick else tuple(args.seed + seed for seed in SEEDS)
         runs = [race(env_name, popsize, 3 if args.quick else args.generations, seed) for seed in seeds]
         medians = {name: statistics.median(run[name] for run in runs) for name in runs[0]}
         print(
             f"{env_name:<12} P={popsize:<5} median of {len(runs)} seed(s): "
-            + ", ".join(
-                f"{name} {value:.2f}{'' if name.endswith('ms') else 'x'}" for name, value in medians.items()
-            )
-            + f"; VecrlNE's own / evaluate {medians['VecrlNE own ms'] / medians['evaluate ms']:.2f}",
+            + ", ".join(f"{name} {value:.2f}" for name, value in medians.items()),
             flush=True,
         )
-    print(f"load average at the end {os.getloadavg()[0]:.2f}")
+    print(f"load average at the end {os.getloadavg()}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 # One-shot GPU check (issue 52), for a machine with one GPU, python 3.12 with torch and jax for CUDA, and no
 # network: it installs bench/gpu_wheels/ (made here by bench/gpu_wheels.sh; pass it along, e.g. the device
 # tool's carry=["bench/gpu_wheels"]) into a folder of its own, then within about 8 minutes runs
-# bench/gpu_check.py (DLPack without a copy, the split evaluate on one device, fused against stepped),
+# bench/gpu_check.py (DLPack without a copy, the split evaluate on one device, fused against stepped, and
+# vecrl_evaluate.rollout_function inside a lax.scan of 8 generations: issue 76),
 # bench/brax_evaluate.py on brax's ant and playground's CartpoleBalance at P = 4,096 and 16,384 against
 # the EvoJAX-style floor, the fused loop in the GPU's shape (16 steps a check, restarts by selection: the
 # default there) and in the CPU's (1 step a check, cond: --other-shape), and the jax tests on the GPU. Each part has a time limit of its own, so one slow

@@ -122,3 +122,29 @@ def test_pyribs_asks_vecrl_evaluates_and_pyribs_is_told():
     assert result.returncode == 0, result.stderr
     elites = int(result.stdout.split("iteration   2")[1].split()[0])
     assert elites > 1
+
+
+def example(name: str, *arguments: str) -> list[str]:
+    """The lines an example prints as a user runs it (from its own folder's parent)."""
+    command = [sys.executable, str(ROOT / "examples" / name), *arguments]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return [line for line in result.stdout.splitlines() if line.startswith("gen ")]
+
+
+@pytest.mark.slow
+def test_evosax_s_pgpe_with_vecrl_s_rollout_in_its_jitted_generation_learns():
+    pytest.importorskip("evosax")
+    pytest.importorskip("vecrl_brax")
+    lines = example("evosax_rollout.py", "--popsize", "32", "--generations", "30")
+    means = [float(line.split()[3]) for line in lines]
+    assert len(means) == 3 and means[-1] > 2 * means[0], lines
+
+
+@pytest.mark.slow
+def test_map_elites_in_jax_with_two_measures_fills_its_archive():
+    pytest.importorskip("vecrl_brax")
+    lines = example("map_elites_jax.py", "--batch", "32", "--generations", "20")
+    coverage = [float(line.split()[3].rstrip("%")) for line in lines]
+    qd_scores = [float(line.split()[5]) for line in lines]
+    assert len(lines) == 2 and coverage[0] > 100 / 64 and qd_scores[-1] >= qd_scores[0], lines

@@ -228,9 +228,9 @@ def test_an_episode_is_drawn_by_gymnax_s_visualizer_through_the_rendering_member
         vecrl.make_vector_env("gymnax::Catch-bsuite", num_envs=2).unwrapped.render_snapshot(0)
 
 
-def test_fused_results_are_bit_equal_for_every_steps_per_check_and_segment_length(monkeypatch):
+def test_fused_results_are_bit_equal_for_every_steps_per_check_and_polls(monkeypatch):
     """The fused loop's shape (vecrl_evaluate.fused): 1, 4, 16 or 64 env steps between two checks of its
-    predicate, restarts by cond or by selection, segments of one check or of a quarter second."""
+    predicate, restarts by cond or by selection, polls of the host at every check or about every quarter second."""
     from vecrl_evaluate import evaluate, fused
     from vecrl_policy import Policy
 
@@ -241,7 +241,8 @@ def test_fused_results_are_bit_equal_for_every_steps_per_check_and_segment_lengt
     results = []
     for select in (False, True):
         for index, steps in enumerate((1, 4, 16, 64)):
-            monkeypatch.setattr(fused, "SEGMENT_SECONDS", 0.0 if index % 2 else fused.SEGMENT_SECONDS)
+            monkeypatch.setattr(fused, "FIRST_POLL", 1 if index % 2 else fused.UNBOUNDED)
+            monkeypatch.setattr(fused, "POLL_SECONDS", 0.0 if index % 2 else fused.POLL_SECONDS)
             result = evaluate(policy, env, rows, steps_per_check=steps, select_restarts=select, **options)
             assert result.path == "fused" and (result.episodes == 3).all()
             results.append(result)

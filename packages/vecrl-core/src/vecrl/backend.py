@@ -50,6 +50,9 @@ class Backend:
     ``make`` is called. Without ``keywords`` every keyword reaches ``make``. ``check_name(name)`` (the
     function or its import path), where given, raises the error ``make`` would raise for a name the backend
     does not serve, at once: the ``vecrl`` command calls it before importing torch or making anything.
+    ``whole_population``: its envs step every sub-env in one compiled program, so a population runs on one
+    sub-env per row where no ``num_envs`` is given (the jax engines); a host backend's default is capped
+    (``vecrl_evaluate.options.default_num_envs``).
 
     Examples:
         >>> toy = Backend("toy", make=lambda name, **kw: None, keywords={"num_episodes"},
@@ -66,6 +69,7 @@ class Backend:
     keywords: Collection[str] | None = None
     refusals: Mapping[str, str] = field(default_factory=dict, compare=False)
     check_name: Callable[[str], object] | str | None = None
+    whole_population: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.prefix, str) or not _PREFIX.match(self.prefix):

@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -58,6 +59,8 @@ def ctrl_c_remembered() -> Iterator[None]:
         _pressed[0] = True
         raise KeyboardInterrupt
 
+    remember.raises_keyboard_interrupt = True  # type: ignore[attr-defined]  # (read by sigint_watched)
+
     _pressed[0] = False
     ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     with sigint_handled_by(signal.SIG_IGN if ignored else remember):
@@ -71,3 +74,48 @@ def raise_if_ctrl_c_pressed() -> None:
     """Raise KeyboardInterrupt if Ctrl-C was pressed within the current ``ctrl_c_remembered`` block."""
     if _pressed[0]:
         raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def sigint_watched() -> Iterator[Callable[[], bool]]:
+    """Within the block, ``seen()`` (the value yielded) says whether a Ctrl-C that raises KeyboardInterrupt
+    arrived, from any thread, while the main thread may be inside C code that runs no Python handler (a
+    compiled jax program): Python's signal handling writes each signal to a wakeup file descriptor at once,
+    which ``seen`` reads; the handler still runs as usual once the main thread is back in Python. ``seen``
+    is always False where SIGINT does not raise KeyboardInterrupt (a handler other than Python's default and
+    ``ctrl_c_remembered``'s), from another thread than the main one, and where a wakeup descriptor is set
+    already (an asyncio loop).
+
+    Example:
+        >>> with sigint_watched() as seen:
+        ...     seen()
+        False
+    """
+    read, write = os.pipe()
+    os.set_blocking(read, False)
+    os.set_blocking(write, False)
+    installed = False
+    try:
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+            installed = previous == -1
+            if not installed:  # someone else's: give it back, and watch nothing
+                signal.set_wakeup_fd(previous)
+        handler = signal.getsignal(signal.SIGINT)
+        raises = handler is signal.default_int_handler or getattr(handler, "raises_keyboard_interrupt", False)
+        pressed = [False]
+
+        def seen() -> bool:
+            if installed and raises and not pressed[0]:
+                with contextlib.suppress(BlockingIOError):
+                    pressed[0] = signal.SIGINT in os.read(read, 512)
+            return pressed[0]
+
+        try:
+            yield seen
+        finally:
+            if installed:
+                signal.set_wakeup_fd(-1)
+    finally:
+        os.close(read)
+        os.close(write)

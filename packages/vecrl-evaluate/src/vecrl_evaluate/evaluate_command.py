@@ -33,7 +33,7 @@ from vecrl_policy.policy import Policy
 def run(args: argparse.Namespace) -> int:
     """Run ``vecrl evaluate`` with the parsed ``args``; its exit status."""
     obs_norm = None if args.obs_norm is None else _load_obs_norm(args.obs_norm)
-    num_envs = args.num_envs or default_num_envs(args.popsize)
+    num_envs = args.num_envs or default_num_envs(args.popsize, env_name=args.env)
     env = make_env_or_fail(vecrl.make_vector_env, args.env, num_envs=num_envs, num_episodes=args.episodes)
     try:
         obs_length = flat_observation_length(env.single_observation_space)
@@ -91,12 +91,6 @@ def run(args: argparse.Namespace) -> int:
                 bar.update(rows)
                 raise_if_ctrl_c_pressed()
 
-            if getattr(env.unwrapped, "jax_env", None) is not None and executor is None:
-                print(
-                    f"{args.env}: the evaluation may run as one compiled jax program, compiled on its first call"
-                    " of a configuration (the rate below leaves that out) ...",
-                    file=sys.stderr,
-                )
             start = time.perf_counter()
             try:
                 result = evaluated(policy, env, population, options, progress)

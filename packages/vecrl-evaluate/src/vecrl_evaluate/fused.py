@@ -23,21 +23,23 @@ make another trajectory of it within a few dozen steps, so single rows' returns 
   the statistics of what counted rows saw, ``decrease_rewards_by`` and ``alive_bonus_schedule`` are those
   of the stepped loop.
 
-The loop runs in segments of about a quarter second, each a call of one compiled program resuming from the
-carry the last handed out (``_segment``), so that a Ctrl-C stops a call between two and a GPU pays one host
-round trip per segment; ``steps_per_check`` env steps run between two checks of the loop's predicate (a
-``lax.scan`` inside the ``lax.while_loop``), and finished slots restart under a ``lax.cond`` or by selection
-(the GPU's shape, its default). The results are the same whatever the segments and ``steps_per_check``.
+A call runs one compiled program from the first step to the last (``_program``), which hands out the
+results alone; about every quarter second it polls the host (a ``jax.experimental.io_callback``), which
+hears the rows done and stops the loop on a Ctrl-C, and a short call is not polled at all.
+``steps_per_check`` env steps run between two checks of the loop's predicate (a ``lax.scan`` inside the
+``lax.while_loop``), and finished slots restart under a ``lax.cond`` or by selection (the GPU's shape, its
+default). The results are the same, bit for bit, whatever ``steps_per_check`` and the polls, and those of
+``vecrl_evaluate.rollout_function``, which runs the same loop inside a caller's own compiled program.
 
 One program is compiled per (env configuration, network, episode settings, population size, number of
-slots, loop shape): an evolution run compiles in its first generation, and once more in its third where its
-calls are short (``_whole``, which hands out its results alone and runs faster).
+slots, loop shape), and kept: an evolution run compiles once, in its first generation.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -77,6 +79,11 @@ class _Settings(NamedTuple):
     discrete: bool  # the argmax of the network's scores is the action
     width: int  # the slots of each device: as many rows run at once there
     randomized: bool  # the rows' episodes have env parameters of their own
+
+    @property
+    def devices(self) -> tuple[Any, ...]:
+        """The jax devices the rows are split over (resolved: never None)."""
+        return tuple(self.options.devices or ())
 
 
 def fused_episodes(policy: Policy, env: Any, parameters: torch.Tensor, settings: RowSettings) -> JaxEnv | str:
@@ -142,6 +149,17 @@ def _measures_problem(episodes: JaxEnv, measures: Measures, obs_size: int) -> st
 
 
 @functools.cache
+def observation_size(episodes: JaxEnv) -> int:
+    """The length of one flat observation of ``episodes`` (without stepping)."""
+    import jax
+
+    keys = jax.ShapeDtypeStruct((1, 2), np.uint32)
+    return math.prod(
+        jax.eval_shape(lambda k: episodes.outcome(episodes.reset(k)).observation, keys).shape[1:]
+    )
+
+
+@functools.cache
 def info_shapes(episodes: JaxEnv, num_envs: int) -> dict[str, tuple[int, ...]]:
     """The shapes of what ``episodes``' outcome info holds for a batch of ``num_envs`` states (without stepping)."""
     import jax
@@ -186,9 +204,8 @@ def run_fused(
     """Every row of ``parameters`` for ``settings.num_episodes`` episodes in one compiled program; what
     ``vecrl_evaluate.row_loop.run_rows`` returns for the same call, on the device of ``parameters``.
 
-    The program runs in segments of about ``SEGMENT_SECONDS`` (``_run_segments``), each resuming the loop
-    from the last one's carry: the results are those of one uninterrupted loop, a Ctrl-C stops the call
-    between two segments, and ``progress`` hears how many rows are done after each (0 once compiled).
+    The program polls the host about every ``POLL_SECONDS`` (``_run``): ``progress`` hears how many rows are
+    done (0 first), and a Ctrl-C stops the call there.
 
     With several devices (``settings.devices``, default every local device of jax's default platform) the
     rows are split into as many contiguous shares (the last ones shorter where they do not divide), and
@@ -201,6 +218,10 @@ def run_fused(
 
     normalize = settings.normalize if settings.normalize is not None else _carried(policy, parameters)
     mean, std = _mean_and_std(normalize, parameters)
+    normalizing = mean is not None
+    if normalize is not None and not normalizing:  # (statistics without observations: the same program, idle)
+        size = observation_size(episodes)  # type: ignore[arg-type]  # (hashable: vecrl_jax.protocol)
+        mean, std = torch.zeros(size).to(parameters), torch.ones(size).to(parameters)
     devices = local_devices(settings.options.devices)
     num_rows, shares = len(parameters), len(devices)
     share = -(-num_rows // shares)  # rows per device; the padding rows (repeats of the last) never run
@@ -220,6 +241,7 @@ def run_fused(
         row_seeds,  # (numpy arrays, as the valid rows below, go to the device with the call: no dispatch of their own)
         None if mean is None else convert_from_torch(mean, "jax"),
         None if std is None else convert_from_torch(std, "jax"),
+        None if normalize is None else np.bool_(normalizing),
         np.clip(num_rows - share * np.arange(shares), 0, share).astype(np.int32),
         None if table is None else {name: jnp.asarray(value) for name, value in table.items()},
     )
@@ -239,7 +261,7 @@ def run_fused(
             policy.layer_specs,  # type: ignore[arg-type]  # (fused_episodes checked it)
             options,
             None if normalize is None else normalize.clip,
-            mean is not None,
+            normalize is not None,
             settings.normalize is not None,
             settings.discrete,
             min(-(-num_slots // shares), share),
@@ -247,7 +269,7 @@ def run_fused(
         ),
         inputs,
     )
-    results = _run_segments(programs, inputs, progress)
+    results = _run(programs, inputs, progress)
     if shares > 1:  # gathered on the first device (a few numbers per row), where torch can view them
         results = jax.device_put(results, devices[0])
     total, episode_counts, steps, raw, non_finite, moments, measured = results
@@ -263,7 +285,7 @@ def run_fused(
             " parameters so large that a layer overflows."
         )
     raw = raw if settings.shaping.changes_rewards else total
-    results = (
+    per_row = (
         total.double(),
         episode_counts.long(),
         steps.long(),
@@ -271,8 +293,8 @@ def run_fused(
         measured.to(parameters.device),
     )
     if settings.normalize is None:
-        return results
-    return results + tuple(part.to(parameters.device) for part in Moments(*moments).unshifted(mean))
+        return per_row
+    return per_row + tuple(part.to(parameters.device) for part in Moments(*moments).unshifted(mean))
 
 
 def _measured(measured: Any, num_rows: int, settings: RowSettings) -> torch.Tensor:
@@ -298,39 +320,64 @@ def _loop_shape(options: EvaluateOptions, platform: str) -> tuple[int, bool]:
     return steps, gpu if options.select_restarts is None else options.select_restarts
 
 
-def _run_segments(programs: _Programs, inputs: Inputs, progress: Callable[[int], None] | None) -> Results:
-    """The results once every row is done: segments of ``programs.segment`` from
-    the start, each given the checks that took about ``SEGMENT_SECONDS`` in the one before (``programs.checks``
-    keeps the last, for the next call); ``progress`` hears the rows done before the first (0) and between two
-    segments. A configuration whose calls ran in one segment each ``SHORT_CALLS`` times in a row runs its calls
-    as ``programs.whole``, given ``WHOLE_SEGMENTS`` segments' checks: where a call does not finish in them, it
-    runs again in segments (the same results), until calls are short again."""
+def _run(programs: _Programs, inputs: Inputs, progress: Callable[[int], None] | None) -> Results:
+    """The results once every row is done, from the configuration's one program. Where it polls (one
+    device), the host hears the rows done at each poll, about every ``POLL_SECONDS`` (``progress``, which
+    hears 0 first), and a Ctrl-C stops the loop at the next poll: the KeyboardInterrupt then rises here. The
+    first poll of a call comes after the checks the last call made in ``POLL_SECONDS`` (``FIRST_POLL`` on a
+    configuration's first call), so a short call is not polled at all."""
+    from vecrl.interrupts import sigint_watched
+
     if progress is not None:
         progress(0)
-    if programs.short_calls >= SHORT_CALLS:
-        if programs.whole is None:
-            programs.whole = programs.compile_whole()
-        budget = np.int32(min(WHOLE_SEGMENTS * (programs.checks or FIRST_CHECKS), 2**30))
-        results, status = programs.whole(inputs, budget)
-        if not np.asarray(status)[:, 0].any():
-            return results
-        programs.short_calls = 0  # (a call outgrew it: segments, until calls are short again)
-    carry, fresh = programs.blank, np.bool_(True)  # (the first segment starts the loop)
-    segments = 0
-    while True:
-        checks = programs.checks or FIRST_CHECKS
-        began = time.perf_counter()
-        carry, status = programs.segment(carry, fresh, inputs, np.int32(checks))
-        fresh = np.bool_(False)  # type: ignore[assignment]  # (numpy types its two bools apart)
-        segments += 1
-        status = np.asarray(status)  # (the host waits for the segment here: the one sync of a segment)
-        if not status[:, 0].any():
-            programs.short_calls = programs.short_calls + 1 if segments == 1 and programs.checks else 0
-            return carry.results  # type: ignore[no-any-return]
-        elapsed = time.perf_counter() - began
-        programs.checks = max(1, min(int(checks * SEGMENT_SECONDS / max(elapsed, 1e-6)), 2**30))
-        if progress is not None:
-            progress(int(status[:, 1].sum()))
+    first = FIRST_POLL if programs.checks_per_second is None else programs.checks_per_second * POLL_SECONDS
+    with sigint_watched() as ctrl_c_seen:
+        watch = _Watch(progress, ctrl_c_seen)
+        _WATCHING[:] = [watch]
+        try:
+            results, status = programs.program(inputs, np.int32(max(1, min(int(first), UNBOUNDED))))
+            status = np.asarray(status)  # (the host waits for the program here)
+        finally:
+            _WATCHING.clear()
+    if watch.error is not None:  # (a progress callback's, KeyboardInterrupt among them)
+        raise watch.error
+    if watch.stopped:  # (Ctrl-C, whose KeyboardInterrupt Python raised above, unless a handler swallowed it)
+        raise KeyboardInterrupt
+    programs.checks_per_second = int(status[:, 2].max()) / max(time.perf_counter() - watch.began, 1e-6)
+    return results
+
+
+class _Watch:
+    """What the polls of one call tell the host, and what it answers: whether to stop, and the checks until
+    the next poll (about ``POLL_SECONDS`` at the rate seen so far)."""
+
+    def __init__(self, progress: Callable[[int], None] | None, ctrl_c_seen: Callable[[], bool]) -> None:
+        self.progress, self.ctrl_c_seen = progress, ctrl_c_seen
+        self.began = time.perf_counter()
+        self.stopped = False
+        self.error: BaseException | None = None
+
+    def poll(self, rows_done: Any, checks_done: Any) -> tuple[np.bool_, np.int32]:
+        rate = int(checks_done) / max(time.perf_counter() - self.began, 1e-6)
+        if self.progress is not None and self.error is None:
+            try:  # (raising here would reach jax as an error of the program: it is raised by _run instead)
+                self.progress(int(rows_done))
+            except BaseException as error:
+                self.error = error
+        self.stopped = self.stopped or self.ctrl_c_seen()
+        stop = self.stopped or self.error is not None
+        return np.bool_(stop), np.int32(max(1, min(int(rate * POLL_SECONDS), UNBOUNDED)))
+
+
+#: The watch of the fused call running now (one at a time: a program's poll reaches it from jax's thread).
+_WATCHING: list[_Watch] = []
+
+
+def _poll(rows_done: Any, checks_done: Any) -> tuple[np.bool_, np.int32]:
+    """The poll compiled into every one-device program: the running call's watch answers it."""
+    if not _WATCHING:  # (a program run by hand, as the benches do)
+        return np.bool_(False), np.int32(UNBOUNDED)
+    return _WATCHING[0].poll(rows_done, checks_done)
 
 
 def _carried(policy: Policy, parameters: torch.Tensor) -> Normalize | None:
@@ -351,17 +398,13 @@ def _mean_and_std(normalize: Normalize | None, parameters: torch.Tensor) -> tupl
 #: run that evaluates many population sizes compiles again rather than growing without bound.
 PROGRAMS: OrderedDict[tuple[_Settings, int], _Programs] = OrderedDict()
 MAX_PROGRAMS = 8
-#: About how long one segment of the loop runs between two returns to the host, where a Ctrl-C stops the
-#: call and progress is heard; each segment's number of checks is set from the last one's time.
-SEGMENT_SECONDS = 0.25
-#: The checks of the loop's predicate in a configuration's first segment, before its time per check is known.
-FIRST_CHECKS = 16
-#: The calls in a row a configuration runs in one segment each before its calls run as one program that
-#: hands out its results alone (``_whole``): compiled once more, but a short call's loop runs faster.
-SHORT_CALLS = 2
-#: The segments' worth of checks a call of ``_whole`` may take (a Ctrl-C waits for it): calls that vary in
-#: length (an evolving CartPole policy's) rarely outgrow it.
-WHOLE_SEGMENTS = 4
+#: About how long the program runs between two polls of the host, where a Ctrl-C stops it and progress is
+#: heard (each call's rate of checks sets the next interval).
+POLL_SECONDS = 0.25
+#: The checks before the first poll of a configuration's first call, before its rate is known.
+FIRST_POLL = 16
+#: The checks a program may make: enough for every row to end (the loop stops when none is left).
+UNBOUNDED = 2**30
 #: The env steps between two checks of the loop's predicate, by platform (``evaluate(steps_per_check=)``).
 CPU_STEPS_PER_CHECK = 1
 GPU_STEPS_PER_CHECK = 16
@@ -407,7 +450,9 @@ def _placed(inputs: Inputs, devices: tuple[Any, ...]) -> Inputs:
 
 def _input_specs(split: Any, whole: Any) -> Inputs:
     """How each of the inputs is placed: row by row (``split``) or whole on every device."""
-    return Inputs(population=split, seeds=split, mean=whole, std=whole, valid=split, params=split)
+    return Inputs(
+        population=split, seeds=split, mean=whole, std=whole, normalizing=whole, valid=split, params=split
+    )
 
 
 def _mesh(devices: tuple[Any, ...]) -> Any:
@@ -425,59 +470,49 @@ def _specs() -> tuple[Any, Any]:
 
 @dataclass
 class _Programs:
-    """A configuration's compiled ``_segment``, the blank carry its first segment of a call takes, and the
-    checks of its loop's predicate a segment made in about ``SEGMENT_SECONDS`` when it last ran (None before
-    its first segment); ``whole``, its ``_whole``, compiled once ``short_calls`` calls in a row ran in one
-    segment each (``SHORT_CALLS``), and run while they do."""
+    """A configuration's one compiled ``program`` (``_program``), and the checks of its loop a second when
+    it last ran (None before its first call), which set when a call first polls."""
 
-    segment: Any
-    blank: Any
-    compile_whole: Callable[[], Any]
-    checks: int | None = None
-    short_calls: int = 0
-    whole: Any = None
+    program: Any
+    checks_per_second: float | None = None
 
 
 def _programs(settings: _Settings, inputs: Inputs) -> _Programs:
-    """The rollout's programs for ``settings`` compiled for ``inputs``' shapes, once while they stay cached;
-    over several devices, each one ``shard_map`` (every output split by rows, as the inputs)."""
-    import jax
-
+    """The rollout's program for ``settings`` compiled for ``inputs``' shapes, once while it stays cached;
+    over several devices one ``shard_map`` (every output split by rows, as the inputs), which does not poll."""
     key = (settings, inputs.population.shape[0])
     programs = PROGRAMS.pop(key, None)
     if programs is None:
         while len(PROGRAMS) >= MAX_PROGRAMS:
             PROGRAMS.popitem(last=False)
-        start, segment = functools.partial(_start, settings), functools.partial(_segment, settings)
-        whole_run = functools.partial(_whole, settings)
-        if len(settings.options.devices) > 1:
+        program = functools.partial(_program, settings)
+        if len(settings.devices) > 1:
             split, whole = _specs()
-            mesh = _mesh(settings.options.devices)
-            placed = _input_specs(split, whole)
-            start = _shard_map(start, mesh, in_specs=(placed,), out_specs=split)
-            segment = _shard_map(
-                segment, mesh, in_specs=(split, whole, placed, whole), out_specs=(split, split)
+            mesh = _mesh(settings.devices)
+            program = _shard_map(
+                program, mesh, in_specs=(_input_specs(split, whole), whole), out_specs=(split, split)
             )
-            whole_run = _shard_map(whole_run, mesh, in_specs=(placed, whole), out_specs=(split, split))
-        blank_shapes = jax.eval_shape(start, inputs)  # (the global shapes, split by rows as the carry)
-        blank = jax.tree_util.tree_map(lambda leaf: np.zeros(leaf.shape, leaf.dtype), blank_shapes)
-        if len(settings.options.devices) > 1:
-            blank = jax.device_put(blank, jax.sharding.NamedSharding(mesh, split))
-        else:
-            blank = jax.device_put(blank, settings.options.devices[0])
-        compiled = _compiled(segment, blank, np.bool_(True), inputs, np.int32(1))
-        programs = _Programs(compiled, blank, functools.partial(_compiled, whole_run, inputs, np.int32(1)))
+        programs = _Programs(_compiled(program, inputs, np.int32(1)))
     PROGRAMS[key] = programs
     return programs
 
 
-def _compiled(function: Callable[..., Any], *arguments: Any) -> Any:
-    """``function`` compiled for ``arguments``' shapes, the seconds it took counted (``compile_seconds``)."""
+def _compiled(function: Callable[..., Any], inputs: Inputs, first_poll: Any) -> Any:
+    """``function`` compiled for ``inputs``' shapes, announced on stderr with the seconds it took, which
+    ``compile_seconds`` counts (the rates that evaluate's callers print leave them out)."""
     import jax
 
+    rows = inputs.population.shape[0]
+    print(
+        f"vecrl: compiling the rollout of {rows} rows as one jax program (once per configuration) ...",
+        file=sys.stderr,
+        flush=True,
+    )
     began = time.perf_counter()
-    compiled = jax.jit(function).lower(*arguments).compile()
-    _compiling[0] += time.perf_counter() - began
+    compiled = jax.jit(function).lower(inputs, first_poll).compile()
+    took = time.perf_counter() - began
+    _compiling[0] += took
+    print(f"vecrl: compiled in {took:.1f} s", file=sys.stderr, flush=True)
     return compiled
 
 
@@ -496,13 +531,16 @@ def _shard_map(function: Any, mesh: Any, **specs: Any) -> Any:
 
 class Inputs(NamedTuple):
     """What a call gives its program: the ``population`` (one parameter row each), the rows' ``seeds``, the
-    normalization's ``mean`` and ``std`` (None: none), ``valid`` (the rows of each device's share that run:
-    the others pad it), and ``params``, the env parameters of each row's episodes (None: the env's)."""
+    normalization's ``mean`` and ``std`` and whether it applies yet (``normalizing``: statistics that have
+    seen no observation leave observations as they are; all three None where the call does not normalize),
+    ``valid`` (the rows of each device's share that run: the others pad it), and ``params``, the env
+    parameters of each row's episodes (None: the env's)."""
 
     population: Any
     seeds: Any
     mean: Any
     std: Any
+    normalizing: Any
     valid: Any
     params: Any
 
@@ -574,41 +612,44 @@ def _start(settings: _Settings, inputs: Inputs) -> Carry:
         if measures is None
         else jnp.zeros((num_rows * options.num_episodes, len(measures.names)), jnp.float32),
     )
-    return Carry(
-        state=state,
-        observation=observation,
-        parameters=parameters,
-        hidden=jax_layers.initial_states(specs, parameters),
-        held=held,
-        counting=held < inputs.valid[0],
-        slot_episodes=zeros_w,
-        t=zeros_w,
-        next_row=jnp.full(1, width, jnp.int32),
-        results=results,
-        measuring=None if measures is None else measures.start(jnp, width, jnp.float32),
+    # (a barrier: XLA compiles the loop alike in every program that runs it, evaluate's and those a caller of
+    # rollout_function compiles, rather than fusing its first step with the start: the same numbers, bit for bit)
+    return jax.lax.optimization_barrier(
+        Carry(
+            state=state,
+            observation=observation,
+            parameters=parameters,
+            hidden=jax_layers.initial_states(specs, parameters),
+            held=held,
+            counting=held < inputs.valid[0],
+            slot_episodes=zeros_w,
+            t=zeros_w,
+            next_row=jnp.full(1, width, jnp.int32),
+            results=results,
+            measuring=None if measures is None else measures.start(jnp, width, jnp.float32),
+        )
     )
 
 
-def _segment(settings: _Settings, carry: Carry, fresh: Any, inputs: Inputs, checks: Any) -> tuple[Carry, Any]:
-    """The loop from ``carry`` on (from ``_start``'s where ``fresh``: the call's first segment, whose
-    ``carry`` is a blank of the right shapes), for at most ``checks`` checks of its predicate (each after
-    ``settings.options.steps_per_check`` env steps) or until every row is done: the carry then, and the status
-    the host reads between segments, ``[[slots still counting, rows done]]``. (One program for both: a start
-    of its own would compile the env twice.)"""
-    import jax
-
-    carry = jax.lax.cond(fresh, lambda _: _start(settings, inputs), lambda carry: carry, carry)
-    return _loop(settings, carry, inputs, checks)
-
-
-def _loop(settings: _Settings, carry: Carry, inputs: Inputs, checks: Any) -> tuple[Carry, Any]:
-    """``_segment``'s loop, from ``carry``."""
+def _loop(
+    settings: _Settings,
+    carry: Carry,
+    inputs: Inputs,
+    checks: Any,
+    poll: Callable[..., Any] | None = None,
+    first_poll: Any = UNBOUNDED,
+) -> tuple[Carry, Any]:
+    """The loop from ``carry``, for at most ``checks`` checks of its predicate (each after
+    ``settings.options.steps_per_check`` env steps) or until every row is done: the carry then, and its status
+    ``[[slots still counting, rows done, checks made]]``. With ``poll``, ``poll(rows done, checks made)`` is
+    called on the host after ``first_poll`` checks and then when it says: it answers ``(stop, checks until
+    the next poll)``."""
     import jax
     import jax.numpy as jnp
 
     from vecrl_policy import jax_layers
 
-    population, seeds, mean, std, valid, params = inputs
+    population, seeds, mean, std, normalizing, valid, params = inputs
     episodes, specs, options = settings.episodes, settings.specs, settings.options
     shaping, measures, num_episodes = options.shaping, options.measures, options.num_episodes
     num_rows, width = population.shape[0], settings.width
@@ -630,7 +671,7 @@ def _loop(settings: _Settings, carry: Carry, inputs: Inputs, checks: Any) -> tup
         if settings.observe:  # one sum per slot (summed once the loop is done)
             moments = moments.added(x, counting, shift)
         if settings.normalize:
-            x = normalized(x, mean, std, settings.clip)
+            x = jnp.where(normalizing, normalized(x, mean, std, settings.clip), x)
         action, hidden = jax_layers.forward(specs, c.parameters, x, c.hidden)
         if shaping.action_noise_stdev is not None:
             noise = action_noise(of_rows(seeds, held), of_rows(r.steps, held), math.prod(action.shape[1:]))
@@ -696,26 +737,48 @@ def _loop(settings: _Settings, carry: Carry, inputs: Inputs, checks: Any) -> tup
         results = Results(total, row_episodes, steps, raw, non_finite, moments, measured)
         return Carry(*parts, held, counting, slot_episodes, t, next_row, results, measuring), None
 
-    def steps(loop: tuple[Any, Carry]) -> tuple[Any, Carry]:
+    def done(c: Carry) -> Any:
+        """The rows done so far."""
+        return ((jnp.arange(num_rows) < runs) & (c.results.episodes >= num_episodes)).sum(dtype=jnp.int32)
+
+    def steps(loop: tuple[Any, Carry, Any, Any]) -> tuple[Any, Carry, Any, Any]:
         # (steps past every row's end change nothing counted: each value is added where a slot counts)
-        done_checks, c = loop
+        done_checks, c, stop, next_poll = loop
         if options.steps_per_check == 1:
-            return done_checks + 1, step(c)[0]
-        return done_checks + 1, jax.lax.scan(step, c, length=options.steps_per_check)[0]
+            c = step(c)[0]
+        else:
+            c = jax.lax.scan(step, c, length=options.steps_per_check)[0]
+        done_checks = done_checks + 1
+        if poll is not None:  # (the host hears the rows done, may stop the loop, and says when to poll next)
+            from jax.experimental import io_callback
 
-    _, carry = jax.lax.while_loop(
-        lambda loop: (loop[0] < checks) & loop[1].counting.any(), steps, (jnp.int32(0), carry)
+            answer = (jax.ShapeDtypeStruct((), jnp.bool_), jax.ShapeDtypeStruct((), jnp.int32))
+            stop, interval = jax.lax.cond(
+                done_checks >= next_poll,
+                lambda: io_callback(poll, answer, done(c), done_checks, ordered=False),
+                lambda: (jnp.bool_(False), next_poll - done_checks),
+            )
+            next_poll = done_checks + interval
+        return done_checks, c, stop, next_poll
+
+    done_checks, carry, _, _ = jax.lax.while_loop(
+        lambda loop: (loop[0] < checks) & loop[1].counting.any() & ~loop[2],
+        steps,
+        (jnp.int32(0), carry, jnp.bool_(False), jnp.asarray(first_poll, jnp.int32)),
     )
-    done_rows = (jnp.arange(num_rows) < runs) & (carry.results.episodes >= num_episodes)
-    rows_done = done_rows.sum(dtype=jnp.int32)
-    return carry, jnp.stack([carry.counting.any().astype(jnp.int32), rows_done])[None]
+    rows_done = done(carry)
+    status = [carry.counting.any().astype(jnp.int32), rows_done, done_checks]
+    return carry, jnp.stack(status)[None]
 
 
-def _whole(settings: _Settings, inputs: Inputs, checks: Any) -> tuple[Results, Any]:
-    """``_segment`` from the start, returning the results alone rather than the whole carry: XLA then keeps
-    no more of the env's states than the steps read (what a carry handed out must hold costs a short call's
-    loop up to half again), but the loop cannot resume."""
-    carry, status = _loop(settings, _start(settings, inputs), inputs, checks)
+def _program(settings: _Settings, inputs: Inputs, first_poll: Any) -> tuple[Results, Any]:
+    """The loop from the start to the end, the results and the status ``[[slots still counting, rows done,
+    checks made]]`` handed out (not the carry: XLA then keeps no more of the env's states than the steps
+    read); on one device it polls the host (``_poll``), first after ``first_poll`` checks."""
+    import jax.numpy as jnp
+
+    poll = _poll if len(settings.devices) == 1 else None
+    carry, status = _loop(settings, _start(settings, inputs), inputs, jnp.int32(UNBOUNDED), poll, first_poll)
     return carry.results, status
 
 

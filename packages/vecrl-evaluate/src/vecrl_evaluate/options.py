@@ -35,19 +35,29 @@ if TYPE_CHECKING:
 MAX_DEFAULT_NUM_ENVS = 256
 
 
-def default_num_envs(popsize: int, cap: int | None = None, *, whole_population: bool = False) -> int:
+def default_num_envs(popsize: int, cap: int | None = None, *, env_name: str | None = None) -> int:
     """The sub-envs that run a population of ``popsize`` rows where no ``num_envs`` is given: one a row, at
     most ``cap`` (default ``MAX_DEFAULT_NUM_ENVS``), since more rows than that refill freed sub-envs; every
-    row at once where the engine steps its sub-envs as one program (``whole_population``: the jax engines,
-    ``vecrl.Backend.whole_population``), unless a ``cap`` is given.
+    row at once where ``env_name``'s backend steps its sub-envs as one program (``vecrl.Backend``'s
+    ``whole_population``: the jax engines), unless a ``cap`` is given.
 
     Examples:
-        >>> default_num_envs(64), default_num_envs(1000), default_num_envs(1000, whole_population=True)
-        (64, 256, 1000)
+        >>> default_num_envs(64), default_num_envs(1000), default_num_envs(1000, env_name="gym::CartPole-v1")
+        (64, 256, 256)
     """
-    if whole_population and cap is None:
+    if cap is None and env_name is not None and _whole_population(env_name):
         return popsize
     return min(popsize, cap or MAX_DEFAULT_NUM_ENVS)
+
+
+def _whole_population(env_name: str) -> bool:
+    from vecrl.env_names import split_env_name
+    from vecrl.registry import get_backend
+
+    try:
+        return get_backend(split_env_name(env_name)[0]).whole_population
+    except (LookupError, ValueError, ImportError, TypeError):  # (the env's own making says what is wrong)
+        return False
 
 
 class _TheFields:
@@ -257,11 +267,17 @@ class EvaluateOptions:
 
     def for_rows(self) -> EvaluateOptions:
         """These options as every row of a call reads them (``RowSettings.options``): without what the plan
-        has already turned into the rows' inputs or their runner (the seed, the executor, workers, statistics
-        and params), so that the value travels to worker processes and Ray actors and keys compiled programs
+        has already turned into the rows' inputs or their runner (the seed and common random numbers, the
+        executor, workers, statistics and params), so that the value travels to worker processes and Ray actors and keys compiled programs
         alike for every call of a run."""
         return dataclasses.replace(
-            self, seed=None, num_workers=None, executor=None, obs_norm=None, randomize=None
+            self,
+            seed=None,
+            common_random_numbers=False,  # (the plan gave every row row 0's seed)
+            num_workers=None,
+            executor=None,
+            obs_norm=None,
+            randomize=None,
         )
 
 
@@ -288,7 +304,8 @@ class RowSettings:
 
     @property
     def measures(self) -> Measures | None:
-        return self.options.measures  # type: ignore[no-any-return]  # (checked: Measures or None)
+        measures: Measures | None = self.options.measures  # (checked: Measures or None)
+        return measures
 
 
 def checked_devices(devices: Any) -> tuple[Any, ...] | None:

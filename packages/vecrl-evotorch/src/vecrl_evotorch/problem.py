@@ -67,7 +67,7 @@ class VecrlNE(BaseNEProblem):
     VecGymNE (see ``vecrl_evaluate.evaluate``); the statistics are updated after each population, from every
     observation a row saw, and normalize the whole next population alike. ``num_envs`` sub-envs run
     the population, each taking the next solution as soon as its own is done (default: the population
-    size, at most 256).
+    size, at most 256 on a host engine; every row at once on a jax engine).
 
     Evaluation ``i`` (from 0) resets its envs with ``seed + i`` when ``seed`` is given, so a run
     reproduces; without one, evaluations are unseeded, as VecGymNE's are (on envpool that spares
@@ -182,6 +182,7 @@ class VecrlNE(BaseNEProblem):
         self._interaction_count: int = 0
         self._episode_count: int = 0
         self._raw_returns: torch.Tensor | None = None  # the last population's, per solution
+        self._popsize: int | None = None  # the last population's size
         self._popped: tuple[int, torch.Tensor, torch.Tensor] | None = None  # pop_observation_stats's mark
         self._env: Any = None
         self._network: Any = network
@@ -227,7 +228,8 @@ class VecrlNE(BaseNEProblem):
         self._num_envs: int | None = None if num_envs is None else int(num_envs)
         self._max_num_envs: int | None = max_num_envs
         self._device: torch.device | None = vecgymne.checked_device(device)
-        return vecgymne.checked_workers(num_actors=num_actors, num_workers=num_workers)  # type: ignore[no-any-return]
+        workers: int | None = vecgymne.checked_workers(num_actors=num_actors, num_workers=num_workers)
+        return workers
 
     def _make_policy(
         self,
@@ -287,10 +289,14 @@ class VecrlNE(BaseNEProblem):
         )
 
     def _env_for(self, popsize: int) -> Any:
-        """The env, made on first use (and again after unpickling): ``num_envs`` sub-envs, or the
-        population size up to ``vecrl_evaluate.options.MAX_DEFAULT_NUM_ENVS`` (or ``max_num_envs``)."""
+        """The env, made on first use (and again after unpickling): ``num_envs`` sub-envs, or one a row of the
+        population (on a host engine at most ``vecrl_evaluate.options.MAX_DEFAULT_NUM_ENVS``, or
+        ``max_num_envs``: ``default_num_envs``)."""
         if self._env is None:
-            self._env = self._make_env(self._num_envs or default_num_envs(popsize, self._max_num_envs))
+            name = self._env_name if isinstance(self._env_name, str) else None
+            self._env = self._make_env(
+                self._num_envs or default_num_envs(popsize, self._max_num_envs, env_name=name)
+            )
         return self._env
 
     @property
@@ -314,6 +320,7 @@ class VecrlNE(BaseNEProblem):
         seed = None if self._env_seed is None else self._env_seed + self._evaluations
         options = replace(self._options, seed=seed, executor=self._executor, obs_norm=self.obs_norm)
         result = evaluated(self._policy, self._env_for(len(parameters)), parameters, options)
+        self._popsize = len(parameters)
         self._evaluations += 1
         self._interaction_count += int(result.steps.sum())
         self._episode_count += int(result.episodes.sum())
@@ -465,12 +472,19 @@ class VecrlNE(BaseNEProblem):
             9.25
         """
         vector = _vector_of(solution).to(torch.float32)
-        rows = vector.expand(int(num_episodes), -1).contiguous().to(self._device or "cpu")
+        episodes, copies = 1, int(num_episodes)
+        env = self._env_for(copies)
+        if getattr(env.unwrapped, "jax_env", None) is not None and self._popsize is not None:
+            # a jax engine runs the population's compiled program: the population's shape (and episodes), so
+            # that a run compiles once; the solution is scored on at least as many episodes
+            episodes, copies = self._options.num_episodes, max(copies, self._popsize)
+        rows = vector.expand(copies, -1).contiguous().to(self._device or "cpu")
         result = evaluate(
             self._policy,
-            self._env_for(len(rows)),
+            env,
             rows,
             seed=seed,
+            num_episodes=episodes,
             num_workers=self._options.num_workers,
             executor=self._executor,
             obs_norm=None if self.obs_norm is None else copy.deepcopy(self.obs_norm),

@@ -27,5 +27,11 @@ def jax_backend(
     ``"vecrl_PREFIX.make:make_PREFIX_vector_env"``), and the ``Backend.check_name`` of its names, if any."""
     make = make or f"vecrl_{prefix}.make:make_{prefix}_vector_env"
     return vecrl.Backend(
-        prefix, make, description, keywords=JAX_KEYWORDS, refusals=JAX_REFUSALS, check_name=check_name
+        prefix,
+        make,
+        description,
+        keywords=JAX_KEYWORDS,
+        refusals=JAX_REFUSALS,
+        check_name=check_name,
+        whole_population=True,  # one jitted step for every sub-env: a population runs at once
     )

@@ -5,12 +5,8 @@ DeprecationWarning naming the new path; the release after deletes this module an
 ``__init__.py``.
 
 Examples:
-    >>> import warnings
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     from vecrl_policy.options import EvaluateOptions
-    >>> EvaluateOptions.__module__, str(caught[0].message).split(";")[0]
-    ('vecrl_evaluate.options', 'vecrl_policy.options moved to vecrl_evaluate.options')
+    >>> MODULES["vecrl_policy.options"], NAMES["evaluate"]
+    ('vecrl_evaluate.options', 'vecrl_evaluate')
 """
 
 from __future__ import annotations

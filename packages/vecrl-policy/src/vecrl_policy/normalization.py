@@ -87,16 +87,12 @@ class ObsNorm:
     @property
     def mean(self) -> torch.Tensor:
         """The mean observation (float64; zeros while empty)."""
-        total = self._stored("mean")[0]
-        return total / max(self._count, 1)
+        return mean_and_std(self._count, *self._stored("mean"), self.min_variance)[0]
 
     @property
     def std(self) -> torch.Tensor:
         """The standard deviation used to normalize: ``sqrt(max(variance, min_variance))`` (float64)."""
-        total, squares = self._stored("std")
-        count = max(self._count, 1)
-        variance = squares / count - (total / count).square()
-        return variance.clamp(min=self.min_variance).sqrt()
+        return mean_and_std(self._count, *self._stored("std"), self.min_variance)[1]
 
     @property
     def stdev(self) -> torch.Tensor:
@@ -186,8 +182,8 @@ class ObsNorm:
     def normalizer(self, dtype: torch.dtype, device: torch.device | str) -> Normalize:
         """The normalization as the statistics stand now, as a module on ``device`` in ``dtype``: later
         updates do not change it (``evaluate`` normalizes a whole call with one)."""
-        if not self._count:
-            return Normalize(None, None, None)
+        if not self._count:  # (the identity, with the clip it will have: a compiled program keys on it)
+            return Normalize(None, None, self.clip)
         return Normalize(
             self.mean.to(device=device, dtype=dtype), self.std.to(device=device, dtype=dtype), self.clip
         )
@@ -350,3 +346,19 @@ def normalized(x: Any, mean: Any, std: Any, clip: float | None) -> Any:
     """
     y = (x - mean) / std
     return y if clip is None else array_namespace(y).clip(y, -clip, clip)
+
+
+def mean_and_std(count: Any, total: Any, squares: Any, min_variance: float) -> tuple[Any, Any]:
+    """The mean and the normalizing standard deviation (``sqrt(max(variance, min_variance))``) of ``count``
+    observations with the sum ``total`` and the sum of squares ``squares``, over an array namespace: ObsNorm's
+    (float64 torch) and ``vecrl_evaluate.rollout_function``'s statistics (jax) follow it. Zeros and
+    ``sqrt(min_variance)`` while ``count`` is 0.
+
+    Examples:
+        >>> [t.tolist() for t in mean_and_std(2, torch.tensor([2.0]), torch.tensor([10.0]), 0.01)]
+        [[1.0], [2.0]]
+    """
+    n = count + (count == 0)
+    mean = total / n
+    variance = squares / n - mean * mean
+    return mean, array_namespace(total).sqrt(array_namespace(total).clip(variance, min_variance, None))

@@ -44,15 +44,22 @@ class Moments(NamedTuple):
             count, shifted, squared = count.sum(axis), shifted.sum(axis), squared.sum(axis)
         return Moments(self.count + count, self.total + shifted, self.squares + squared)
 
+    def about_zero(self, shift: Any) -> tuple[Any, Any, Any]:
+        """``(count, sum, sum of squares)`` about zero, summed over every axis but the observation's, in the
+        moments' own library and dtype, from moments taken about ``shift`` (None: zero)."""
+        count, total, squares = self
+        n = count.sum()
+        s1 = total.reshape(-1, total.shape[-1]).sum(0)
+        s2 = squares.reshape(-1, squares.shape[-1]).sum(0)
+        if shift is None:
+            return n, s1, s2
+        return n, s1 + n * shift, s2 + 2 * shift * s1 + n * shift * shift
+
     def unshifted(self, shift: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``(count, sum, sum of squares)`` about zero, as float64 torch tensors of one row each (what
-        ``ObsNorm.add_partial`` takes), from moments taken about ``shift`` (None: zero), summed over
-        every axis but the observation's."""
+        """``about_zero`` as float64 torch tensors of one row each (what ``ObsNorm.add_partial`` takes)."""
         from vecrl.arrays import convert_to_torch
 
         count, total, squares = (convert_to_torch(value) for value in self)
-        n = count.sum().to(torch.int64)
-        s1 = total.double().reshape(-1, total.shape[-1]).sum(dim=0)
-        s2 = squares.double().reshape(-1, squares.shape[-1]).sum(dim=0)
-        m = torch.zeros_like(s1) if shift is None else shift.double().to(s1.device)
-        return n.reshape(1), (s1 + n * m)[None], (s2 + 2 * m * s1 + n * m * m)[None]
+        m = None if shift is None else shift.double().to(total.device)
+        n, s1, s2 = Moments(count.to(torch.int64), total.double(), squares.double()).about_zero(m)
+        return n.reshape(1), s1[None], s2[None]
