@@ -11,6 +11,12 @@ generation as its RL example writes it:
   evosax scan32   the same generation, 32 of them in one ``lax.scan`` per call (the notebook's form), per gen.
   evosax python   ask, eval and tell called one by one from Python (how this bench wrote evosax before)
 
+a floor measured in the same run:
+
+  floor in jit    ask -> vecrl's jax env stepped for the episode's full length with the forward and the reward
+                  sum alone (no masks, counters or early exit: the least a rollout on vecrl's engine costs)
+                  -> tell, in one ``jax.jit``
+
 and the three vecrl sides:
 
   rollout in jit  ask -> ``vecrl_evaluate.rollout_function``'s ``f`` -> tell inside one ``jax.jit``: vecrl's
@@ -48,6 +54,8 @@ HIDDEN = 16
 RACES = (("Pendulum-v1", 64), ("Pendulum-v1", 1024), ("CartPole-v1", 64))
 SEEDS = (0, 1, 2)
 SCAN = 32
+#: gymnax's time limits (the floor steps every row this long)
+EPISODE_LENGTHS = {"Pendulum-v1": 200, "CartPole-v1": 500}
 LEARNING_RATE, MAX_SPEED, STD_INIT = 0.1, 0.2, 0.1
 
 
@@ -143,7 +151,41 @@ def vecrl_sides(
 
     one = jax.jit(generation)
     ask, tell = jax.jit(strategy.ask), jax.jit(strategy.tell)
-    boxes = {"jit": start, "evaluate": start}
+    boxes = {"jit": start, "evaluate": start, "floor": start}
+    episodes, specs, length = env.unwrapped.jax_env, policy.layer_specs, EPISODE_LENGTHS[env_name]
+
+    def floor_rollout(population, key):  # type: ignore[no-untyped-def]
+        """The env's step, the forward and the reward sum, for the episode's full length: no masks, counters
+        or early exit (what no rollout of vecrl's engine can undercut)."""
+        from vecrl_policy import jax_layers
+
+        parameters = jax_layers.unpack(specs, population)
+        state = episodes.reset(jax.random.split(key, popsize))
+
+        def step(carry, _):  # type: ignore[no-untyped-def]
+            state, hidden, total = carry
+            x = episodes.outcome(state).observation.reshape(popsize, -1).astype(jnp.float32)
+            action, hidden = jax_layers.forward(specs, parameters, x, hidden)
+            if env_name == "CartPole-v1":
+                action = jnp.argmax(action, axis=-1).astype(jnp.int32)
+            state = episodes.step(state, action)
+            return (state, hidden, total + episodes.outcome(state).reward), None
+
+        carry = (state, jax_layers.initial_states(specs, parameters), jnp.zeros(popsize))
+        return jax.lax.scan(step, carry, length=length)[0][2]
+
+    def floor_generation(state, key):  # type: ignore[no-untyped-def]
+        key_ask, key_eval, key_tell = jax.random.split(key, 3)
+        population, state = strategy.ask(key_ask, state, params)
+        fitness = floor_rollout(population, key_eval)
+        state, _ = strategy.tell(key_tell, population, -fitness, state, params)
+        return state, fitness.mean()
+
+    floor_one = jax.jit(floor_generation)
+
+    def floor(step: int) -> None:
+        boxes["floor"], mean = floor_one(boxes["floor"], jax.random.fold_in(key, step))
+        mean.block_until_ready()
 
     def in_jit(step: int) -> None:
         boxes["jit"], mean = one(boxes["jit"], jax.random.fold_in(key, step))
@@ -186,7 +228,7 @@ def vecrl_sides(
         searcher_ms.append(1e3 * (time.perf_counter() - began - evaluating[-1]))
 
     torch.set_num_threads(1)
-    return {"rollout in jit": in_jit, "evaluate": with_evaluate, "VecrlNE": vecrl_ne}
+    return {"floor in jit": floor, "rollout in jit": in_jit, "evaluate": with_evaluate, "VecrlNE": vecrl_ne}
 
 
 def race(env_name: str, popsize: int, generations: int, seed: int) -> dict[str, float]:

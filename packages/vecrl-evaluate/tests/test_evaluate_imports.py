@@ -1,6 +1,7 @@
 """vecrl-evaluate's place in the house: it stands on vecrl-policy and vecrl-core, and the old paths under
 vecrl_policy give its objects for one release, with a warning naming the new path."""
 
+import importlib.util
 import subprocess
 import sys
 
@@ -46,3 +47,15 @@ def test_the_old_paths_give_the_moved_objects_and_warn_with_the_new_one(old, mov
     assert message in messages and "comes with the package vecrl-evaluate" in messages
     assert filenames == "['<string>']"  # the warning points at the user's import line
     assert same == "True"
+
+
+def test_the_default_sub_env_count_comes_from_the_backend():
+    """A jax engine (vecrl.Backend(whole_population=True)) runs every row of a population at once; a host engine
+    refills at most 256 sub-envs; a cap given (VecGymNE's max_num_envs) holds on both."""
+    from vecrl_evaluate.options import default_num_envs
+
+    assert default_num_envs(1000, env_name="gym::CartPole-v1") == 256
+    assert default_num_envs(100, env_name="gym::CartPole-v1") == 100
+    if importlib.util.find_spec("vecrl_brax") is not None:
+        assert default_num_envs(1000, env_name="brax::ant") == 1000
+        assert default_num_envs(1000, 64, env_name="brax::ant") == 64
