@@ -17,6 +17,7 @@ from vecrl_evaluate.measures import Measure, Measures
 from vecrl_evaluate.options import EvaluateOptions
 from vecrl_evaluate.plan import checked_plan
 from vecrl_evaluate.runners import InThisProcess, run_part
+from vecrl_evaluate.threads import one_torch_thread
 from vecrl_policy.normalization import ObsNorm
 from vecrl_policy.policy import Policy
 
@@ -221,6 +222,17 @@ def evaluated(
     progress: Callable[[int], None] | None = None,
 ) -> EvaluationResult:
     """What ``evaluate(policy, env, parameters, options=options, progress=progress)`` returns."""
+    with one_torch_thread():  # (the checks' and conversions' small tensors too: threads.py says why)
+        return _evaluated(policy, env, parameters, options, progress)
+
+
+def _evaluated(
+    policy: Policy,
+    env: Any,
+    parameters: torch.Tensor,
+    options: EvaluateOptions,
+    progress: Callable[[int], None] | None,
+) -> EvaluationResult:
     plan = checked_plan(policy, env, parameters, options)
     compiled_before = compile_seconds()
     runner = InThisProcess(progress) if plan.executor is None else plan.executor
