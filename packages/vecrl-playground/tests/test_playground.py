@@ -107,7 +107,7 @@ def test_evaluate_runs_on_playground_envs():
     result = evaluate(policy, env, rows, seed=1)  # one compiled program: policy, MJX step and returns
     again = evaluate(policy, env, rows, seed=1)
     stepped = evaluate(policy, env, rows, seed=1, fused=False)  # Python drives each step
-    stats = engine.ObsNorm()  # the neuroevolution options on the same compiled env
+    stats = pytest.importorskip("vecrl_policy").ObsNorm()  # the neuroevolution options on the same compiled env
     shaped = evaluate(
         policy, env, rows, seed=1, obs_norm=stats, decrease_rewards_by=1.0, action_noise_stdev=0.1
     )

@@ -5,7 +5,6 @@ from vecrl_evaluate.evaluation import EvaluationResult as EvaluationResult
 from vecrl_evaluate.evaluation import evaluate as evaluate
 from vecrl_evaluate.measures import Measure as Measure
 from vecrl_evaluate.options import EvaluateOptions as EvaluateOptions
-from vecrl_policy.normalization import ObsNorm as ObsNorm
 
 __version__: str
 
@@ -13,7 +12,6 @@ __all__ = [
     "EvaluateOptions",
     "EvaluationResult",
     "Measure",
-    "ObsNorm",
     "WorkerError",
     "evaluate",
 ]
