@@ -111,8 +111,8 @@ def test_an_interrupted_call_says_how_many_rows_were_done(tmp_path):
 @pytest.mark.races
 @pytest.mark.slow
 def test_ctrl_c_stops_a_fused_evaluation_within_two_seconds(tmp_path):
-    """The fused program runs in segments of about a quarter second: a Ctrl-C stops it between two, with the
-    rows done so far said (one compiled call would run to its end first)."""
+    """The fused program polls the host about every quarter second: a Ctrl-C stops it at the next poll, with
+    the rows done so far said (a compiled call that never polled would run to its end first)."""
     pytest.importorskip("vecrl_brax")
     _, seconds = interrupted(["brax::inverted_pendulum", "--episodes", "200"], 2000, tmp_path)  # (a minute)
     assert seconds < 2.0

@@ -143,9 +143,10 @@ def evaluate(
     its ``lax.while_loop``) and, with ``select_restarts=True``, restarts finished slots by selection rather
     than under a ``lax.cond``: the shape a GPU needs, which is the default there (16 steps, selection; on a
     CPU 1 step and ``cond``); the results are the same, bit for bit, for every ``steps_per_check`` (and the
-    same to float rounding with or without selection, which XLA compiles apart). The program returns
-    to the host about every quarter second, where a Ctrl-C stops the call and ``progress`` hears how many
-    rows are done. The checks and the choice of path are ``vecrl_evaluate.plan.checked_plan``'s;
+    same to float rounding with or without selection, which XLA compiles apart). The program polls the
+    host about every quarter second, where a Ctrl-C stops the call and ``progress`` hears how many rows are
+    done (a short call is not polled). ``vecrl_evaluate.rollout_function`` is the same loop as a pure jax
+    function, for a searcher that compiles its whole generation itself. The checks and the choice of path are ``vecrl_evaluate.plan.checked_plan``'s;
     ``vecrl_evaluate.runners`` runs the rows.
 
     ``randomize`` varies the env's parameters (``env.default_params``: MuJoCo model fields, classic-control
@@ -174,8 +175,8 @@ def evaluate(
     no option is given as a keyword.
 
     ``progress``, if given, is called with the number of rows done so far: every few dozen steps in one
-    process, once all parts are back with an executor, and on the fused path once compiled (0) and after each
-    segment of the program.
+    process, once all parts are back with an executor, and on the fused path once compiled (0) and at each
+    poll of the program.
 
     Examples:
         >>> env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=64, num_episodes=1)  # doctest: +SKIP
