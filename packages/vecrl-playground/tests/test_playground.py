@@ -100,6 +100,7 @@ def test_mistakes_say_what_to_do(name, kwargs, error, words):
 def test_evaluate_runs_on_playground_envs():
     engine = pytest.importorskip("vecrl_evaluate", reason="evaluate comes with vecrl-evaluate")
     Policy, evaluate = pytest.importorskip("vecrl_policy").Policy, engine.evaluate
+    ObsNorm = pytest.importorskip("vecrl_policy").ObsNorm
 
     env = vecrl.make_vector_env(f"playground::{ENV}", num_envs=3, num_episodes=1, **SHORT)
     policy = Policy("Linear(5, 1)")
@@ -107,7 +108,7 @@ def test_evaluate_runs_on_playground_envs():
     result = evaluate(policy, env, rows, seed=1)  # one compiled program: policy, MJX step and returns
     again = evaluate(policy, env, rows, seed=1)
     stepped = evaluate(policy, env, rows, seed=1, fused=False)  # Python drives each step
-    stats = pytest.importorskip("vecrl_policy").ObsNorm()  # the neuroevolution options on the same compiled env
+    stats = ObsNorm()  # the neuroevolution options on the same compiled env
     shaped = evaluate(
         policy, env, rows, seed=1, obs_norm=stats, decrease_rewards_by=1.0, action_noise_stdev=0.1
     )
