@@ -8,7 +8,7 @@ the random generator, the histories) after every generation, so Ctrl-C or a cras
 `--resume` goes on exactly as the uninterrupted run would have, the results table and the plot: what
 `vecrl evolve` writes for EvoTorch's searchers, for a searcher of your own. From the repository's root:
 
-    python3.11 -m pip install -c constraints.txt packages/vecrl-core packages/vecrl-gym packages/vecrl-policy packages/vecrl-evaluate matplotlib
+    python3.11 -m pip install -c constraints.txt packages/vecrl-core packages/vecrl-gym packages/vecrl-policy packages/vecrl-evaluate packages/vecrl-evotorch
     python examples/evolve_cartpole.py --generations 3 --out runs/snes  # a first look in seconds
 
     python examples/evolve_cartpole.py [--popsize 64] [--generations 100] [--out runs/snes-cartpole]

@@ -14,8 +14,7 @@ MODULES = [
     "vecrl_policy.layers",
     "vecrl_policy.parser",
     "vecrl_policy.policy",
-    "vecrl_evaluate.randomness",
-    "vecrl_evaluate.rollout",
+    "vecrl_policy.normalization",
     "vecrl_policy.statistics",
 ]
 
