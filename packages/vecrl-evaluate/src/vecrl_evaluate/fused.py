@@ -247,19 +247,11 @@ def run_fused(
     )
     if shares > 1:
         inputs = _placed(inputs, devices)
-    steps_per_check, select_restarts = _loop_shape(settings.options, devices[0].platform)
-    options = replace(  # (the program's key: the loop's shape resolved, whichever path was asked for)
-        settings.options,
-        steps_per_check=steps_per_check,
-        select_restarts=select_restarts,
-        devices=devices,
-        fused=None,
-    )
     programs = _programs(
         _Settings(
             episodes,
             policy.layer_specs,  # type: ignore[arg-type]  # (fused_episodes checked it)
-            options,
+            program_options(settings.options, devices),
             None if normalize is None else normalize.clip,
             normalize is not None,
             settings.normalize is not None,
@@ -309,6 +301,15 @@ def _measured(measured: Any, num_rows: int, settings: RowSettings) -> torch.Tens
     return table[:num_rows]
 
 
+def program_options(options: EvaluateOptions, devices: tuple[Any, ...]) -> EvaluateOptions:
+    """``options`` as a compiled program reads them (and keys its cache on them): the loop's shape resolved
+    for the devices' platform (``_loop_shape``), the devices named, whichever path was asked for."""
+    steps_per_check, select_restarts = _loop_shape(options, devices[0].platform)
+    return replace(
+        options, steps_per_check=steps_per_check, select_restarts=select_restarts, devices=devices, fused=None
+    )
+
+
 def _loop_shape(options: EvaluateOptions, platform: str) -> tuple[int, bool]:
     """The env steps between two checks of the loop's predicate and whether finished slots restart by
     selection: the call's (``options.steps_per_check``, ``options.select_restarts``), else the platform's. A GPU reads a
@@ -330,12 +331,12 @@ def _run(programs: _Programs, inputs: Inputs, progress: Callable[[int], None] | 
 
     if progress is not None:
         progress(0)
-    first = FIRST_POLL if programs.checks_per_second is None else programs.checks_per_second * POLL_SECONDS
+    first = FIRST_POLL if programs.checks_per_second is None else _checks_to_poll(programs.checks_per_second)
     with sigint_watched() as ctrl_c_seen:
         watch = _Watch(progress, ctrl_c_seen)
         _WATCHING[:] = [watch]
         try:
-            results, status = programs.program(inputs, np.int32(max(1, min(int(first), UNBOUNDED))))
+            results, status = programs.program(inputs, np.int32(first))
             status = np.asarray(status)  # (the host waits for the program here)
         finally:
             _WATCHING.clear()
@@ -343,8 +344,13 @@ def _run(programs: _Programs, inputs: Inputs, progress: Callable[[int], None] | 
         raise watch.error
     if watch.stopped:  # (Ctrl-C, whose KeyboardInterrupt Python raised above, unless a handler swallowed it)
         raise KeyboardInterrupt
-    programs.checks_per_second = int(status[:, 2].max()) / max(time.perf_counter() - watch.began, 1e-6)
+    programs.checks_per_second = watch.rate(status[:, 2].max())
     return results
+
+
+def _checks_to_poll(checks_per_second: float) -> int:
+    """The checks about ``POLL_SECONDS`` take at ``checks_per_second`` (at least one)."""
+    return max(1, min(int(checks_per_second * POLL_SECONDS), UNBOUNDED))
 
 
 class _Watch:
@@ -357,8 +363,12 @@ class _Watch:
         self.stopped = False
         self.error: BaseException | None = None
 
+    def rate(self, checks_done: Any) -> float:
+        """The checks a second the call has made so far."""
+        return int(checks_done) / max(time.perf_counter() - self.began, 1e-6)
+
     def poll(self, rows_done: Any, checks_done: Any) -> tuple[np.bool_, np.int32]:
-        rate = int(checks_done) / max(time.perf_counter() - self.began, 1e-6)
+        interval = _checks_to_poll(self.rate(checks_done))
         if self.progress is not None and self.error is None:
             try:  # (raising here would reach jax as an error of the program: it is raised by _run instead)
                 self.progress(int(rows_done))
@@ -366,7 +376,7 @@ class _Watch:
                 self.error = error
         self.stopped = self.stopped or self.ctrl_c_seen()
         stop = self.stopped or self.error is not None
-        return np.bool_(stop), np.int32(max(1, min(int(rate * POLL_SECONDS), UNBOUNDED)))
+        return np.bool_(stop), np.int32(interval)
 
 
 #: The watch of the fused call running now (one at a time: a program's poll reaches it from jax's thread).

@@ -37,7 +37,15 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from vecrl_evaluate.fused import Inputs, _loop, _loop_shape, _Settings, _start, fused_episodes, local_devices
+from vecrl_evaluate.fused import (
+    Inputs,
+    _loop,
+    _Settings,
+    _start,
+    fused_episodes,
+    local_devices,
+    program_options,
+)
 from vecrl_evaluate.options import EvaluateOptions
 from vecrl_evaluate.plan import checked_plan
 from vecrl_evaluate.randomness import SEED_MODULUS
@@ -203,15 +211,10 @@ def rollout_function(
     params = None
     if randomize is not None:
         params = _fixed_params(randomize, env, options.num_episodes)
-    devices = local_devices(None)[:1]
-    steps_per_check, select_restarts = _loop_shape(options, devices[0].platform)
-    row_options = dataclasses.replace(
-        options.for_rows(), steps_per_check=steps_per_check, select_restarts=select_restarts, devices=devices
-    )
     settings = _Settings(
         episodes,
         policy.layer_specs,  # type: ignore[arg-type]  # (fused_episodes checked it)
-        row_options,
+        program_options(options.for_rows(), local_devices(None)[:1]),
         None if obs_norm is None else obs_norm.clip,
         obs_norm is not None,
         obs_norm is not None,
