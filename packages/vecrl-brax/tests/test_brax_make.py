@@ -55,7 +55,7 @@ def test_the_backend_and_other_env_constructor_arguments_reach_the_brax_env():
 
 @pytest.mark.parametrize("keyword", ["batch_size", "auto_reset"])
 def test_keywords_that_would_break_batching_or_autoreset_are_rejected(keyword):
-    with pytest.raises(ValueError, match=keyword):
+    with pytest.raises(vecrl.UnknownKeywordError, match=keyword):
         make_brax_env("fast", num_envs=2, **{keyword: 2})
 
 
@@ -76,7 +76,7 @@ def test_other_backends_keywords_say_why_a_jax_env_does_not_take_them(keyword, w
     with pytest.raises(vecrl.UnknownKeywordError, match=words):
         make_brax_env("inverted_pendulum", num_envs=2, **keyword)
     # the env class, made directly, says the same
-    with pytest.raises(ValueError, match=words.split(": ")[1]):
+    with pytest.raises(vecrl.UnknownKeywordError, match=words.split(": ")[1]):
         VectorEnvFromBrax("inverted_pendulum", num_envs=2, **keyword)
 
 

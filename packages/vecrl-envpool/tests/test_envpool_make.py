@@ -111,10 +111,10 @@ def test_an_unknown_id_gets_a_close_match_and_how_to_list_them_all():
 @pytest.mark.parametrize(
     ("kwargs", "error", "words"),
     [
-        ({"batch_size": 2}, ValueError, "async batches"),
-        ({"seed": 3}, ValueError, r"reset\(seed=S\)"),
-        ({"env_seed": [1, 2, 3, 4]}, ValueError, r"reset\(seed=\[s0, s1"),
-        ({"env_type": "gym"}, ValueError, "gymnasium API"),
+        ({"batch_size": 2}, vecrl.UnknownKeywordError, "async batches"),
+        ({"seed": 3}, vecrl.UnknownKeywordError, r"reset\(seed=S\)"),
+        ({"env_seed": [1, 2, 3, 4]}, vecrl.UnknownKeywordError, r"reset\(seed=\[s0, s1"),
+        ({"env_type": "gym"}, vecrl.UnknownKeywordError, "gymnasium API"),
         ({"frame_skip": 2}, TypeError, "It takes: .*max_episode_steps"),  # an Atari keyword on CartPole
         ({"wrappers": []}, TypeError, "vector_wrappers"),
         ({"num_episodes": 1, "autoreset_mode": "disabled"}, ValueError, "cannot be combined"),

@@ -131,8 +131,8 @@ def test_discrete_actions_in_any_integer_form_and_bad_ones_refused_before_any_st
         ("CartPole-v1", {"max_steps_in_episode": 9}, TypeError, "Give the time limit as episode_length="),
         ("CartPole-v1", {"gravity": "strong"}, TypeError, "gravity must be a finite number"),
         ("CartPole-v1", {"gravity": float("nan")}, TypeError, "gravity must be a finite number"),
-        ("CartPole-v1", {"params": None}, ValueError, "give the fields of the env's params"),
-        ("CartPole-v1", {"action_repeat": 2}, ValueError, "one action per step"),
+        ("CartPole-v1", {"params": None}, vecrl.UnknownKeywordError, "give the fields of the env's params"),
+        ("CartPole-v1", {"action_repeat": 2}, vecrl.UnknownKeywordError, "one action per step"),
         ("CartPole-v1", {"episode_length": 0}, ValueError, "episode_length must be a positive int"),
         ("CartPole-v1", {"episode_length": 2**40}, ValueError, r"at most 2\*\*31 - 1 .* episode_length=None"),
         (

@@ -62,8 +62,8 @@ def test_mjx_runs_its_jax_implementation_on_cpu_and_overrides_reach_the_config()
     [
         ("CartpoleBalanse", {}, ValueError, "Did you mean 'CartpoleBalance'"),
         (ENV, {"ctrl_td": 0.02}, TypeError, "no keyword argument 'ctrl_td'. Did you mean 'ctrl_dt'"),
-        (ENV, {"config_overrides": {"impl": "jax"}}, ValueError, "as keyword arguments"),
-        (ENV, {"batch_size": 4}, ValueError, "num_envs="),
+        (ENV, {"config_overrides": {"impl": "jax"}}, vecrl.UnknownKeywordError, "as keyword arguments"),
+        (ENV, {"batch_size": 4}, vecrl.UnknownKeywordError, "num_envs="),
         (ENV, {"num_envs": None, "num_episodes": 1}, ValueError, "num_episodes=1 with num_envs=None"),
         # values the config or brax's episode wrapper would take silently (the simulation never advanced)
         (ENV, {"action_repeat": 0}, ValueError, "action_repeat must be a positive int"),

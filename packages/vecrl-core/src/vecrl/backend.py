@@ -9,7 +9,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from vecrl.errors import UnknownKeywordError
+from vecrl.checks import check_refused_keywords
 
 _PREFIX = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]*$")
 _IMPORT_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
@@ -145,12 +145,12 @@ class Backend:
         backend declares no ``keywords``)."""
         if self.keywords is None:
             return
-        for key, value in given.items():
-            if key in OPTIONAL_KEYWORDS and key not in self.keywords:
-                reason = self.refusals.get(key)
-                takes = ", ".join(k for k in OPTIONAL_KEYWORDS if k in self.keywords) or "none"
-                raise UnknownKeywordError(
-                    f"{call} got {key}={value!r}, which the {self.prefix} backend does not"
-                    f" take{': ' + reason if reason else ''}. Of vecrl's keywords it takes {takes} (and those of"
-                    f" every backend: {', '.join(COMMON_KEYWORDS)})."
-                )
+        refused = {key: self.refusals.get(key, "") for key in OPTIONAL_KEYWORDS if key not in self.keywords}
+        takes = ", ".join(k for k in OPTIONAL_KEYWORDS if k in self.keywords) or "none"
+        check_refused_keywords(
+            call,
+            given,
+            refused,
+            taker=f"the {self.prefix} backend",
+            then=f" Of vecrl's keywords it takes {takes} (and those of every backend: {', '.join(COMMON_KEYWORDS)}).",
+        )

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from vecrl.errors import UnknownEnvError, VecrlError
+from vecrl.errors import UnknownEnvError, UnknownKeywordError, VecrlError
 
 if TYPE_CHECKING:
     import torch
@@ -143,19 +143,27 @@ def checked_seed(seed: Any) -> int | None:
     return int(seed)
 
 
-def check_reserved_kwargs(owner: str, kwargs: Mapping[str, Any], reserved: Mapping[str, str]) -> None:
-    """A ValueError if ``kwargs`` holds a keyword that ``owner`` sets itself (``reserved`` maps each to why,
-    and what to use instead), before the keywords reach the library that ``owner`` wraps.
+def check_refused_keywords(
+    call: str, given: Mapping[str, Any], refusals: Mapping[str, str], taker: str = "it", then: str = ""
+) -> None:
+    """The one way vecrl refuses a keyword: an ``UnknownKeywordError`` (a TypeError, as Python's own for an
+    unexpected keyword) for the first keyword of ``given``, the keywords of ``call``, that ``refusals`` maps
+    to why (and what to give instead; "" for no reason), before anything is built. ``taker`` names who
+    refuses it, ``then`` ends the message. A backend's refusals (``Backend.check_keywords``) and an env
+    class's (``reserved_kwargs``, for keywords it sets itself) both go through here.
 
     Examples:
-        >>> check_reserved_kwargs("Env", {"batch_size": 4}, {"batch_size": "give num_envs= instead"})
+        >>> check_refused_keywords("Env(...)", {"batch_size": 4}, {"batch_size": "give num_envs= instead"})
         Traceback (most recent call last):
         ...
-        ValueError: Env does not accept batch_size=4: give num_envs= instead.
+        vecrl.errors.UnknownKeywordError: Env(...) got batch_size=4, which it does not take: give num_envs= instead.
     """
-    for key, reason in reserved.items():
-        if key in kwargs:
-            raise ValueError(f"{owner} does not accept {key}={kwargs[key]!r}: {reason}.")
+    for key, value in given.items():
+        if key in refusals:
+            reason = refusals[key]
+            raise UnknownKeywordError(
+                f"{call} got {key}={value!r}, which {taker} does not take{': ' + reason if reason else ''}.{then}"
+            )
 
 
 def listed(items: Sequence[Any], limit: int = 8) -> str:

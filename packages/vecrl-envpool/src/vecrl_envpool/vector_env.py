@@ -19,7 +19,7 @@ from gymnasium.spaces import Box, Discrete
 
 from vecrl.checks import (
     check_fits_in_memory,
-    check_reserved_kwargs,
+    check_refused_keywords,
     checked_device,
     checked_num_envs,
 )
@@ -30,6 +30,7 @@ from vecrl.infos import info_to_device
 from vecrl.rendering import NoFrames, needs_rgb_mode
 from vecrl.seeding import SeedRule, checked_seeds, is_int
 from vecrl_envpool.envpool_ids import checked_env_id, import_envpool
+from vecrl_envpool.plugin import BACKEND
 
 #: envpool seeds are C++ int32s below this: sub-env ``i`` of ``reset(seed=S)`` gets ``S + i`` where that is below
 #: it (what ``envpool.make(..., seed=S)`` gives it), and a seed drawn from ``SeedSequence(S + i)`` beyond.
@@ -41,8 +42,10 @@ SEED_MODULUS = 2**31 - 1
 MEMORY_CHECK_ENVS = 4096
 MEMORY_PROBE_ENVS = 256
 
-#: Keywords the backend sets itself; passing them through would break its stepping or seeding.
+#: Keywords EnvpoolVectorEnv refuses: vecrl's that the envpool backend does not take, and those it sets itself
+#: (passing them through would break its stepping or seeding).
 _RESERVED_KWARGS = {
+    **BACKEND.refusals,
     "batch_size": "vecrl steps every live sub-env in each step() (envpool's synchronous mode); envpool's async"
     " batches (batch_size < num_envs) return whichever sub-envs finish first, which a vecrl env never does",
     "env_type": "the backend always uses envpool's gymnasium API",
@@ -163,7 +166,7 @@ class EnvpoolVectorEnv(HostVectorEnv):
         options = EpisodeOptions(
             num_episodes=num_episodes, autoreset_mode=autoreset_mode, seed_rule=seed_rule
         )
-        check_reserved_kwargs("EnvpoolVectorEnv", envpool_kwargs, _RESERVED_KWARGS)
+        check_refused_keywords("EnvpoolVectorEnv(...)", envpool_kwargs, _RESERVED_KWARGS)
         _check_counts(envpool_kwargs, num_envs)
         self._envpool: ModuleType = import_envpool()
         self.env_id: str = checked_env_id(self._envpool, env_id)

@@ -3,13 +3,13 @@ seeding, and the parts of gymnasium's vector API that do not depend on where the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
 
 import numpy as np
 import torch
 
-from vecrl.checks import checked_device, checked_flag
+from vecrl.checks import checked_device, checked_flag, did_you_mean
 from vecrl.contract import Capabilities, EpisodeOptions
 from vecrl.episode_vector_env import EpisodeVectorEnv
 from vecrl.rendering import needs_rgb_mode
@@ -17,6 +17,30 @@ from vecrl.seeding import SeedRule
 from vecrl_gym.checks import ObservationMode, checked_observation_mode
 
 Seed = int | Sequence[int | None] | None
+
+
+class GymOptions(TypedDict, total=False):
+    """The keywords of the gym backend's vector envs (``SyncVectorEnv``'s Args say what each means); their
+    defaults are ``GYM_DEFAULTS``. ``SyncVectorEnv(makers, **options)`` and ``ProcessVectorEnv`` take them,
+    and ``make_gym_vector_env`` passes them on."""
+
+    empty_info: bool
+    num_episodes: int | None
+    device: str | torch.device | None
+    autoreset_mode: Any
+    seed_rule: SeedRule
+    observation_mode: ObservationMode
+
+
+#: Each of ``GymOptions``' keywords with its default.
+GYM_DEFAULTS: GymOptions = {
+    "empty_info": False,
+    "num_episodes": None,
+    "device": None,
+    "autoreset_mode": EpisodeOptions.autoreset_mode,
+    "seed_rule": "evotorch",
+    "observation_mode": "same",
+}
 
 
 class GymVectorEnv(EpisodeVectorEnv):
@@ -28,26 +52,30 @@ class GymVectorEnv(EpisodeVectorEnv):
 
     capabilities = Capabilities(passes_reset_options=True)
 
-    def _take_options(
-        self,
-        *,
-        empty_info: bool,
-        num_episodes: int | None,
-        device: str | torch.device | None,
-        autoreset_mode: Any,
-        seed_rule: SeedRule,
-        observation_mode: Any,
-    ) -> EpisodeOptions:
-        """Check every option a gym vector env takes (a clear error for a bad one, before any sub-env is
-        made) and keep the gym backend's own; the episode options, for ``__init__``."""
-        options = EpisodeOptions(
-            num_episodes=num_episodes, autoreset_mode=autoreset_mode, seed_rule=seed_rule
+    def _take_options(self, given: Mapping[str, Any]) -> EpisodeOptions:
+        """Check every option a gym vector env takes (``given``: ``GymOptions``; a clear error for a bad or
+        unknown one, before any sub-env is made) and keep the gym backend's own; the episode options, for
+        ``__init__``; every option is kept in ``_options``."""
+        owner = type(self).__name__
+        for key in given:
+            if key not in GYM_DEFAULTS:
+                raise TypeError(
+                    f"{owner}() got an unexpected keyword argument {key!r}{did_you_mean(key, GYM_DEFAULTS)};"
+                    f" its options are {', '.join(GYM_DEFAULTS)} (see help({owner}))."
+                )
+        options: dict[str, Any] = {**GYM_DEFAULTS, **given}
+        episode_options = EpisodeOptions(
+            num_episodes=options["num_episodes"],
+            autoreset_mode=options["autoreset_mode"],
+            seed_rule=options["seed_rule"],
         )
-        checked_flag(empty_info, "empty_info")
-        self.observation_mode: ObservationMode = checked_observation_mode(observation_mode)
+        checked_flag(options["empty_info"], "empty_info")
+        self._options = options  # every option, given or default, checked
+        self.observation_mode: ObservationMode = checked_observation_mode(options["observation_mode"])
+        device = options["device"]
         self._device = None if device is None else checked_device(device)
         self._pending_actions: Any = None
-        return options
+        return episode_options
 
     def reset(
         self, *, seed: Seed = None, options: dict[str, Any] | None = None

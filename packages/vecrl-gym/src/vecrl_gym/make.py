@@ -9,15 +9,12 @@ from numbers import Integral
 from typing import Any, Literal, overload
 
 import gymnasium
-import torch
 
 import vecrl
 from vecrl.checks import checked_callables
-from vecrl.contract import EpisodeOptions
-from vecrl.seeding import SeedRule
 from vecrl.single_env import check_vector_only_options
 from vecrl_gym.auto_workers import auto_num_workers
-from vecrl_gym.checks import ObservationMode
+from vecrl_gym.gym_vector_env import GYM_DEFAULTS
 from vecrl_gym.names import unknown_gym_id
 from vecrl_gym.process_vector_env import ProcessVectorEnv
 from vecrl_gym.sync_vector_env import SyncVectorEnv
@@ -35,12 +32,6 @@ def make_gym_vector_env(
     env_name: str,
     *,
     num_envs: int | None = None,
-    empty_info: bool = False,
-    num_episodes: int | None = None,
-    device: str | torch.device | None = None,
-    autoreset_mode: Any = EpisodeOptions.autoreset_mode,
-    seed_rule: SeedRule = "evotorch",
-    observation_mode: ObservationMode = "same",
     wrappers: Sequence[EnvWrapper] | None = None,
     num_workers: int | Literal["auto"] | None = None,
     **kwargs: Any,
@@ -48,15 +39,13 @@ def make_gym_vector_env(
     """The gym backend's ``make``: ``num_envs`` copies of the gymnasium env ``env_name`` in a
     ``SyncVectorEnv`` (``make_vector_env`` makes it speak torch).
 
-    ``kwargs`` go to ``gymnasium.make``, and ``wrappers`` (gymnasium wrapper classes or functions taking an
-    env) are applied in order to each sub-env, as ``gymnasium.make_vec(..., wrappers=...)`` does. The
-    SyncVectorEnv makes its results torch tensors on ``device``
-    (the CPU by default, sharing memory with its arrays), info's numeric arrays included, so the
-    TorchWrapper has nothing left to convert. With ``num_envs=None`` the result is one plain
-    ``gymnasium.make`` env, and ``empty_info``, ``num_episodes``, ``device``, ``autoreset_mode``
-    (``"same_step"``, ``"next_step"`` or ``"disabled"``), ``seed_rule`` (``"evotorch"`` or
-    ``"gymnasium"``) and ``observation_mode`` (gymnasium's), options of ``SyncVectorEnv``, must be left at
-    their defaults.
+    ``kwargs`` are the vector env's options (``GymOptions``: ``empty_info``, ``num_episodes``, ``device``,
+    ``autoreset_mode``, ``seed_rule``, ``observation_mode``; see ``SyncVectorEnv``) and the keywords of
+    ``gymnasium.make``; ``wrappers`` (gymnasium wrapper classes or functions taking an env) are applied in
+    order to each sub-env, as ``gymnasium.make_vec(..., wrappers=...)`` does. The SyncVectorEnv makes its
+    results torch tensors on ``device`` (the CPU by default, sharing memory with its arrays), info's numeric
+    arrays included, so the TorchWrapper has nothing left to convert. With ``num_envs=None`` the result is
+    one plain ``gymnasium.make`` env, and the vector env's options must be left at their defaults.
 
     ``num_workers=K`` (K >= 2) steps the sub-envs in K blocks at once, this process and K - 1 worker
     processes (``ProcessVectorEnv``), with the same results; ``"auto"`` does so with one per core only
@@ -75,16 +64,11 @@ def make_gym_vector_env(
         >>> type(env).__name__, obs.shape
         ('SyncVectorEnv', torch.Size([4, 4]))
     """
+    options: dict[str, Any] = {key: kwargs.pop(key) for key in GYM_DEFAULTS if key in kwargs}
     if num_envs is None:
-        vector_only = {
-            "empty_info": (empty_info, False),
-            "num_episodes": (num_episodes, None),
-            "device": (device, None),
-            "autoreset_mode": (autoreset_mode, "same_step"),
-            "seed_rule": (seed_rule, "evotorch"),
-            "observation_mode": (observation_mode, "same"),
-            "num_workers": (num_workers, None),
-        }
+        defaults: dict[str, Any] = dict(GYM_DEFAULTS)
+        vector_only = {key: (value, defaults[key]) for key, value in options.items()}
+        vector_only["num_workers"] = (num_workers, None)
         check_vector_only_options(f"make_vector_env('gym::{env_name}')", vector_only)
         return _make_wrapped(env_name, _checked_wrappers(wrappers), kwargs)
     if isinstance(num_envs, bool) or not isinstance(num_envs, Integral) or num_envs < 1:
@@ -95,14 +79,8 @@ def make_gym_vector_env(
     make_one = functools.partial(_make_wrapped, env_name, _checked_wrappers(wrappers), kwargs)
     # The batched results become tensors (on the CPU without a copy) right where they are made,
     # which leaves the TorchWrapper nothing to convert.
-    options: dict[str, Any] = {
-        "empty_info": empty_info,
-        "num_episodes": num_episodes,
-        "device": "cpu" if device is None else device,
-        "autoreset_mode": autoreset_mode,
-        "seed_rule": seed_rule,
-        "observation_mode": observation_mode,
-    }
+    if options.get("device") is None:
+        options["device"] = "cpu"
     if num_workers == "auto":
         num_workers = auto_num_workers(make_one, int(num_envs))
     if num_workers is None or (type(num_workers) is int and num_workers == 1):  # (True is refused below)

@@ -7,7 +7,7 @@ import weakref
 from collections.abc import Callable, Iterable, Sequence
 from multiprocessing.connection import wait
 from numbers import Integral
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cloudpickle
 import gymnasium
@@ -18,26 +18,26 @@ from vecrl.action_checks import ActionCheck
 from vecrl.autoreset import autoreset_metadata
 from vecrl.checks import SubEnvError, closed_env_error, failed_env_error
 from vecrl.compat import FINAL_OBS_KEY, FINAL_OBS_MASK_KEY
-from vecrl.contract import EpisodeOptions
 from vecrl.final_observations import AddInfo, final_infos
 from vecrl.infos import info_to_device
 from vecrl.nests import copy_batch
 from vecrl.params import PARAMS_OPTION, params_rows
 from vecrl.processes import SPAWN, RemoteFailure, WorkerProcess, pickled
-from vecrl.seeding import SeedRule
 from vecrl.spaces import write_rows as write_batch_rows
 from vecrl_gym.batching import observations_to_torch
 from vecrl_gym.checks import (
-    ObservationMode,
     attribute_values,
     check_same_spaces,
     checked_env_makers,
     observation_spaces,
 )
-from vecrl_gym.gym_vector_env import GymVectorEnv, Seed
+from vecrl_gym.gym_vector_env import GymOptions, GymVectorEnv, Seed
 from vecrl_gym.shared_batch import SharedBatch, rows_of, write_rows
 from vecrl_gym.sync_vector_env import SyncVectorEnv
 from vecrl_gym.worker import BlockInfos, EndedEpisode, RecordingSyncVectorEnv, serve
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 EnvMaker = Callable[[], gymnasium.Env]
 
@@ -86,25 +86,14 @@ class ProcessVectorEnv(GymVectorEnv):
         env_makers: Iterable[EnvMaker],
         *,
         num_workers: int | None = None,
-        empty_info: bool = False,
-        num_episodes: int | None = None,
-        device: str | torch.device | None = None,
-        autoreset_mode: Any = EpisodeOptions.autoreset_mode,
-        seed_rule: SeedRule = "evotorch",
-        observation_mode: ObservationMode = "same",
+        **options: Unpack[GymOptions],
     ) -> None:
         makers = checked_env_makers(env_makers, "ProcessVectorEnv")
         num_envs = len(makers)
         workers = checked_num_workers(num_workers, num_envs)
+        episode_options = self._take_options(options)
         # The options every block's SyncVectorEnv takes; results reach the device here, in the caller.
-        self._block_options = {
-            "empty_info": empty_info,
-            "num_episodes": num_episodes,
-            "autoreset_mode": autoreset_mode,
-            "seed_rule": seed_rule,
-            "observation_mode": observation_mode,
-        }
-        options = self._take_options(device=device, **self._block_options)
+        self._block_options = {key: value for key, value in self._options.items() if key != "device"}
         # Block b holds the sub-envs bounds[b]:bounds[b + 1]; block 0 is stepped here.
         self._bounds: list[int] = np.linspace(0, num_envs, workers + 1).round().astype(int).tolist()
         self._makers = makers
@@ -114,7 +103,7 @@ class ProcessVectorEnv(GymVectorEnv):
                 num_envs,
                 self._own.single_observation_space,
                 self._own.single_action_space,
-                episode_options=options,
+                episode_options=episode_options,
             )
         except BaseException:
             self._own.close()

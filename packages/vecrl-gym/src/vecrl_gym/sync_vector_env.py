@@ -5,7 +5,7 @@ from __future__ import annotations
 import tracemalloc
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import gymnasium
 import numpy as np
@@ -15,10 +15,8 @@ from gymnasium.vector.utils import iterate
 from vecrl.autoreset import autoreset_metadata
 from vecrl.checks import SubEnvError, check_fits_in_memory
 from vecrl.compat import GYMNASIUM_1
-from vecrl.contract import EpisodeOptions
 from vecrl.host_vector_env import HostVectorEnv, StepRows
 from vecrl.infos import info_to_device
-from vecrl.seeding import SeedRule
 from vecrl.spaces import check_supported_space
 from vecrl_gym.batching import (
     TreeRows,
@@ -26,15 +24,17 @@ from vecrl_gym.batching import (
     observations_to_torch,
 )
 from vecrl_gym.checks import (
-    ObservationMode,
     attribute_values,
     check_same_spaces,
     checked_env_makers,
     observation_spaces,
 )
-from vecrl_gym.gym_vector_env import GymVectorEnv, Seed
+from vecrl_gym.gym_vector_env import GymOptions, GymVectorEnv, Seed
 from vecrl_gym.params import ParamsWriter, default_params
 from vecrl_gym.tensor_rows import TensorRows
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 EnvMaker = Callable[[], gymnasium.Env]
 
@@ -117,23 +117,10 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
     def __init__(
         self,
         env_makers: Iterable[EnvMaker],
-        *,
-        empty_info: bool = False,
-        num_episodes: int | None = None,
-        device: str | torch.device | None = None,
-        autoreset_mode: Any = EpisodeOptions.autoreset_mode,
-        seed_rule: SeedRule = "evotorch",
-        observation_mode: ObservationMode = "same",
+        **options: Unpack[GymOptions],
     ) -> None:
         makers = checked_env_makers(env_makers, "SyncVectorEnv")
-        options = self._take_options(
-            empty_info=empty_info,
-            num_episodes=num_episodes,
-            device=device,
-            autoreset_mode=autoreset_mode,
-            seed_rule=seed_rule,
-            observation_mode=observation_mode,
-        )
+        episode_options = self._take_options(options)
         envs = _make_sub_envs(makers)
         try:
             check_same_spaces(envs, self.observation_mode)
@@ -141,7 +128,11 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
                 self.observation_mode, [env.observation_space for env in envs]
             )
             super().__init__(
-                len(envs), single, envs[0].action_space, episode_options=options, empty_info=empty_info
+                len(envs),
+                single,
+                envs[0].action_space,
+                episode_options=episode_options,
+                empty_info=self._options["empty_info"],
             )
             if batched is not None:
                 self.observation_space = batched

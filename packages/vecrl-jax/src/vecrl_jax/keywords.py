@@ -16,9 +16,6 @@ JAX_REFUSALS = {
     " env with no sub-env objects. For gymnasium's vector wrappers use make_vector_env(..., vector_wrappers=[...]);"
     " for the env library's own wrappers, wrap its env",
 }
-#: Keywords every JaxVectorEnv sets itself, and those of other backends it refuses (reaching the env's
-#: constructor directly rather than through make_vector_env).
-JAX_RESERVED_KWARGS = {
-    "batch_size": "give the number of sub-environments as num_envs=",
-    **{key: JAX_REFUSALS[key] for key in ("device", "num_workers")},
-}
+#: The keywords a JaxVectorEnv refuses, given to its constructor directly: vecrl's that a jax backend does
+#: not take, and those it sets itself.
+JAX_RESERVED_KWARGS = {**JAX_REFUSALS, "batch_size": "give the number of sub-environments as num_envs="}

@@ -23,7 +23,7 @@ from vecrl.autoreset import (
 )
 from vecrl.checks import (
     check_fits_in_memory,
-    check_reserved_kwargs,
+    check_refused_keywords,
     checked_num_envs,
     closed_env_error,
 )
@@ -145,7 +145,7 @@ class JaxVectorEnv(EpisodeVectorEnv):
     """
 
     jit_compiled = True  # the first reset() and step() of a configuration compile (seconds)
-    #: Keywords this class sets itself, each with why (refused before anything is built).
+    #: Keywords this class refuses, each with why (``vecrl.checks.check_refused_keywords``, before anything is built).
     reserved_kwargs: ClassVar[Mapping[str, str]] = JAX_RESERVED_KWARGS
 
     @staticmethod
@@ -178,7 +178,7 @@ class JaxVectorEnv(EpisodeVectorEnv):
             num_episodes=num_episodes, autoreset_mode=autoreset_mode, seed_rule=seed_rule
         )
         mode = options.autoreset_mode
-        check_reserved_kwargs(type(self).__name__, env_kwargs, self.reserved_kwargs)
+        check_refused_keywords(f"{type(self).__name__}(...)", env_kwargs, self.reserved_kwargs)
         check_episode_keywords(env_kwargs)
         self.env_name: str = env_name
         self.array_type: Literal["jax", "torch"] = array_type
