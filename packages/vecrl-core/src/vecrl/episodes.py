@@ -270,6 +270,11 @@ class EpisodeBudget:
         if newly_spent.any():
             self.update()
 
+    def spend(self, mask: np.ndarray) -> None:
+        """Spend the budget of the sub-envs of ``mask`` now, as their last episode's end would."""
+        self.left[mask] = 0
+        self.update()
+
     def restart(self, mask: np.ndarray | None = None) -> None:
         """Give every sub-env (or those of ``mask``) its whole budget again, as a reset does."""
         if mask is None:

@@ -42,6 +42,9 @@ from vecrl.spaces import ARRAY_SPACES, check_supported_space, write_rows
 #: with one row per sub-env stepped, other values as they are; with ``infos_per_sub_env``, a list of
 #: their info dicts).
 StepRows = tuple[Any, np.ndarray, np.ndarray, np.ndarray, Any]
+#: The episodes of pause()'s budget: more than any run ends, so only pause() spends it.
+_UNLIMITED = 2**62
+
 RENAMED_HOOKS = {
     "_reset_rows": "reset_rows",
     "_step_rows": "step_rows",
@@ -166,6 +169,7 @@ class HostVectorEnv(EpisodeVectorEnv):
         self._budget: EpisodeBudget | None = None
         if self._num_episodes is not None:
             self._budget = EpisodeBudget(num_envs, self._num_episodes, observation_space, reward_dtype)
+        self._paused_only = False  # whether the budget is pause()'s alone, dropped at the next full reset
         self._no_results = spent_results(observation_space, np.zeros(num_envs, np.bool_), reward_dtype)
         # next_step mode: which sub-envs the next step resets (their actions are ignored, so not checked)
         self._resetting: np.ndarray = np.zeros(num_envs, np.bool_)
@@ -258,12 +262,53 @@ class HostVectorEnv(EpisodeVectorEnv):
                 self._resetting[ids] = False
         except BaseException as error:
             self._fail(error)
-        if self._budget is not None:
+        if self._paused_only and mask is None:
+            self._budget, self._paused_only = None, False
+        elif self._budget is not None:
             self._budget.restart(mask)
         self._calling = "step()"
         self._note_reset(mask)
         self._last_observation = observation
         return self.reset_returned(observation, info)
+
+    def pause(self, mask: Any) -> None:
+        """Stop stepping the sub-envs of ``mask`` (a bool per sub-env) until a reset restarts them: from the
+        next step on they cost nothing and report what a spent budget reports (NaN observation and reward,
+        terminated = truncated = True), their actions unread. ``vecrl_evaluate.evaluate`` pauses the
+        sub-envs whose rows are done, on an env made without ``num_episodes``. Same-step autoreset only.
+
+        Examples:
+            >>> from gymnasium.spaces import Box, Discrete
+            >>> class Ones(HostVectorEnv):  # a reward of 1 a step, episodes that never end
+            ...     def reset_rows(self, ids, seeds, options):
+            ...         return np.zeros((self.num_envs if ids is None else len(ids), 1), np.float32), {}
+            ...     def step_rows(self, actions, ids):
+            ...         n = self.num_envs if ids is None else len(ids)
+            ...         return np.zeros((n, 1), np.float32), np.ones(n), np.zeros(n, bool), np.zeros(n, bool), {}
+            >>> env = Ones(2, Box(-1.0, 1.0, (1,), np.float32), Discrete(2))
+            >>> _ = env.reset()
+            >>> env.pause(np.array([False, True]))
+            >>> _, reward, terminated, _, _ = env.step(np.zeros(2, np.int64))
+            >>> reward.tolist(), terminated.tolist()
+            ([1.0, nan], [False, True])
+        """
+        if self._autoreset_mode != "same_step":
+            raise ValueError(
+                f"pause() needs same_step autoreset; this env's autoreset mode is {self._autoreset_mode!r}."
+            )
+        mask = np.asarray(mask, dtype=np.bool_)
+        if mask.shape != (self.num_envs,):
+            raise ValueError(
+                f"pause() takes a bool per sub-env, shape ({self.num_envs},); got shape {mask.shape}."
+            )
+        if self._last_observation is None or not mask.any():
+            return
+        if self._budget is None:
+            self._budget = EpisodeBudget(
+                self.num_envs, _UNLIMITED, self.single_observation_space, self._reward_dtype
+            )
+            self._paused_only = True
+        self._budget.spend(mask)
 
     def step(self, action: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         """Step every live sub-env with its row of ``action`` (shape ``(num_envs, *action_shape)``); returns

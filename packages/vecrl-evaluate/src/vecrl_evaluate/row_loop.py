@@ -25,7 +25,9 @@ import torch
 from vecrl.autoreset import declared_autoreset_mode
 from vecrl.checks import SubEnvError
 from vecrl.contract import capabilities_of
+from vecrl.host_vector_env import HostVectorEnv
 from vecrl.params import PARAMS_OPTION
+from vecrl.torch_wrapper import TorchWrapper
 from vecrl_evaluate.measures import step_info_values
 from vecrl_evaluate.options import RowSettings
 from vecrl_evaluate.randomness import RowSeeds, action_noise, episode_seed, random_row_seeds
@@ -178,6 +180,9 @@ class _RowLoop:
         # repeat their last action (under a budget the env skips them). The network costs what is left.
         self.live: torch.Tensor | None = None
         self.actions: torch.Tensor | None = None  # every slot's last action
+        # the engine's pause, for the slots no row holds: the env then steps only the rows still running,
+        # with or without a budget of its own
+        self.pause = _engine_pause(env)
 
     def run(self, progress: Callable[[int], None] | None) -> tuple[torch.Tensor, ...]:
         self.progress = progress
@@ -279,6 +284,8 @@ class _RowLoop:
         if self.refills and (again is not None or finished.any()):
             features = self._restart(features, again=again)
         if finished.any():
+            if self.pause is not None:
+                self.pause((finished & ~self.counting).numpy())
             self._drop_done_rows()
         return features
 
@@ -417,6 +424,16 @@ class _RowLoop:
         keep = held.nonzero().flatten()
         self.policy.keep_rows(keep)
         self.live = self.live[keep]
+
+
+def _engine_pause(env: Any) -> Callable[[np.ndarray], None] | None:
+    """The pause of the host engine (``vecrl.HostVectorEnv.pause``) under ``env`` where nothing between them
+    would see a paused sub-env's NaN results (vecrl's TorchWrapper alone, no vector wrappers) and the
+    engine autoresets in the same step; None otherwise."""
+    inner = env.env if isinstance(env, TorchWrapper) else None
+    if isinstance(inner, HostVectorEnv) and declared_autoreset_mode(inner) == "same_step":
+        return inner.pause
+    return None
 
 
 class _Fold:
