@@ -31,6 +31,7 @@ Examples:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -221,10 +222,18 @@ class Measures:
 
     def _columns(self, xp: Any, reduction: str) -> Any:
         """A bool per measure, True for those reduced by ``reduction`` (None where none is)."""
-        mask = [item.per_episode == reduction for item in self.items]
-        if not any(mask):
+        mask = _reduction_masks(self.items).get(reduction)
+        if mask is None:
             return None
-        return xp.asarray(mask) if xp is not torch else torch.tensor(mask)
+        return xp.asarray(mask) if xp is not torch else torch.from_numpy(mask)
+
+
+@functools.lru_cache(maxsize=64)
+def _reduction_masks(items: tuple[Measure, ...]) -> dict[str, np.ndarray]:
+    """For each reduction some of ``items`` use, a bool per item: whether it uses it (made once per set of
+    measures: the stepped loop asks every step)."""
+    reductions = {item.per_episode for item in items}
+    return {r: np.array([item.per_episode == r for item in items]) for r in reductions}
 
 
 def step_info_values(
