@@ -214,3 +214,20 @@ def test_monitor_s_episode_records_are_python_numbers_as_in_dummy_vec_env():
     episode = infos[int(np.flatnonzero(dones)[0])]["episode"]
     assert {type(value) for value in episode.values()} <= {int, float}
     json.dumps(episode)  # (numpy scalars would not be)
+
+
+def test_gymnasium_s_vector_wrappers_around_a_vecrl_env_reach_ppo():
+    # the autoreset mode is read through the wrappers (metadata), which do not forward attributes
+    env = gym.wrappers.vector.RecordEpisodeStatistics(
+        gym.vector.VectorWrapper(vecrl.make_vector_env("gym::CartPole-v1", num_envs=4, array_type="numpy"))
+    )
+    model = PPO("MlpPolicy", SB3VecEnv(env), n_steps=64, batch_size=128, n_epochs=1, seed=0, device="cpu")
+    model.learn(total_timesteps=512)
+    assert model.num_timesteps >= 512 and len(model.ep_info_buffer) > 5
+    env.close()
+
+
+def test_gymnasium_s_numpy_wrappers_around_a_torch_env_name_the_way_to_fix_it():
+    env = gym.wrappers.vector.RecordEpisodeStatistics(vecrl.make_vector_env("gym::CartPole-v1", num_envs=2))
+    with pytest.raises(TypeError, match=r"vector_wrappers=\[RecordEpisodeStatistics\].*array_type=\"numpy\""):
+        SB3VecEnv(env)

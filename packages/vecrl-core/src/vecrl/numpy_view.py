@@ -141,3 +141,30 @@ def _info_as(info: Mapping[str, Any], array_type: ArrayType) -> dict[str, Any]:
         else value
         for key, value in info.items()
     }
+
+
+def check_numpy_wrappers(env: Any, who: str) -> None:
+    """A TypeError, before anything steps, where ``env`` has gymnasium's vector wrappers (which compute with
+    numpy) straight over a torch-speaking vecrl env: they would fail inside gymnasium at the first step with
+    numpy's "Concatenation operation is not implemented". ``who`` names the caller.
+
+    Examples:
+        >>> import vecrl
+        >>> from gymnasium.wrappers.vector import RecordEpisodeStatistics
+        >>> check_numpy_wrappers(RecordEpisodeStatistics(vecrl.make_vector_env("CartPole-v1", num_envs=2)), "f")
+        Traceback (most recent call last):
+        ...
+        TypeError: f got gymnasium's RecordEpisodeStatistics around a vecrl env that speaks torch; gymnasium's vector wrappers compute with numpy. Make the env with make_vector_env(..., vector_wrappers=[RecordEpisodeStatistics]) (torch outside, numpy inside), or with array_type="numpy".
+    """
+    layer, outer = env, None
+    while not isinstance(layer, (TorchWrapper, NumpyView)) and hasattr(layer, "env"):
+        if type(layer).__module__.startswith("gymnasium.wrappers"):
+            outer = layer
+        layer = layer.env
+    if outer is not None and isinstance(layer, TorchWrapper):
+        name = type(outer).__name__
+        raise TypeError(
+            f"{who} got gymnasium's {name} around a vecrl env that speaks torch; gymnasium's vector wrappers"
+            f" compute with numpy. Make the env with make_vector_env(..., vector_wrappers=[{name}]) (torch"
+            ' outside, numpy inside), or with array_type="numpy".'
+        )

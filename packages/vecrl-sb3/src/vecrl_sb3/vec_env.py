@@ -12,11 +12,13 @@ from stable_baselines3.common.env_util import is_wrapped
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
 from vecrl.arrays import tree_from_torch
-from vecrl.autoreset import autoreset_mode_name
+from vecrl.autoreset import declared_autoreset_mode
 from vecrl.checks import checked_seed
 from vecrl.compat import FINAL_INFO_KEY, FINAL_INFO_MASK_KEY, FINAL_OBS_KEY, FINAL_OBS_MASK_KEY
 from vecrl.goal import GoalEnvWrapper
+from vecrl.numpy_view import check_numpy_wrappers
 from vecrl.spaces import ARRAY_SPACES
+from vecrl.torch_wrapper import TorchWrapper
 
 #: Keys of a vecrl step's info that SB3VecEnv turns into SB3's own per-env entries.
 _FINAL_KEYS = frozenset({FINAL_OBS_KEY, FINAL_INFO_KEY, FINAL_OBS_MASK_KEY, FINAL_INFO_MASK_KEY})
@@ -58,14 +60,16 @@ class SB3VecEnv(VecEnv):
                 f"SB3VecEnv takes a vecrl vector env, but got {env!r}. Make one with"
                 " vecrl.make_vector_env(name, num_envs=<number of copies>)."
             )
-        mode = getattr(env, "autoreset_mode", None)
-        if mode is None or autoreset_mode_name(mode) != "same_step":
+        check_numpy_wrappers(env, "SB3VecEnv")
+        # (read from metadata, which gymnasium's wrappers forward, as they do not forward attributes)
+        mode = declared_autoreset_mode(env, default=None)  # type: ignore[arg-type]
+        if mode != "same_step":
             raise ValueError(
                 f"SB3VecEnv needs an env that autoresets in the same step (SB3 expects the next episode's first"
                 f" observation and the last one in info), but this env's autoreset mode is {mode!r}. Make it"
                 " with autoreset_mode='same_step' (the default)."
             )
-        if getattr(env, "force_classic_api", False):
+        if getattr(_vecrl_layer(env), "force_classic_api", False):
             raise ValueError(
                 "SB3VecEnv needs terminated and truncated apart (and reset's info), but this env was made with"
                 " force_classic_api=True. Make it without force_classic_api."
@@ -329,3 +333,11 @@ def _final_infos(final_info: Any, num_envs: int) -> list[dict[str, Any]]:
     if isinstance(final_info, np.ndarray):
         return [dict(item) if isinstance(item, Mapping) else {} for item in final_info]
     return [{} for _ in range(num_envs)]
+
+
+def _vecrl_layer(env: Any) -> Any:
+    """The vecrl TorchWrapper under ``env``'s gymnasium wrappers (``env`` itself where there is none)."""
+    layer = env
+    while not isinstance(layer, TorchWrapper) and hasattr(layer, "env"):
+        layer = layer.env
+    return layer if isinstance(layer, TorchWrapper) else env
