@@ -27,6 +27,8 @@ def test_float32_makes_mujoco_s_float64_observations_and_rewards_float32():
     assert obs.dtype == reward.dtype == torch.float32 and truncated.all()
     assert info[FINAL_OBS_KEY].dtype == torch.float32
     assert env.single_observation_space.contains(obs[0].numpy())
+    # the reward space says the rewards' dtype (TorchRL types its reward spec from it)
+    assert plain.reward_space.dtype == np.float64 and env.reward_space.dtype == np.float32
 
 
 def test_what_is_not_floating_keeps_its_dtype():

@@ -64,7 +64,7 @@ class TorchWrapper:
         device: move the observations, rewards and flags to this device (by default they stay where the
             env made them: on the CPU for numpy, on the jax array's device for jax).
         dtype: cast floating observations (final ones included) and rewards to this torch dtype once, here,
-            and say it in the observation spaces (``torch.float32`` for a float32 network on MuJoCo's
+            and say it in the observation and reward spaces (``torch.float32`` for a float32 network on MuJoCo's
             float64 observations); by default they keep the env's dtypes.
 
     Examples:
@@ -114,6 +114,9 @@ class TorchWrapper:
         if self._vectorized:
             self.single_observation_space: Space = _with_float_dtype(single_obs, self._dtype)
             self.single_action_space: Space = single_act
+        reward_space = getattr(env, "reward_space", None)
+        if reward_space is not None:  # (TorchRL types its reward spec from it: the rewards' dtype, cast or not)
+            self.reward_space: Space = _with_float_dtype(reward_space, self._dtype)
 
         self._force_classic_api = checked_flag(force_classic_api, "force_classic_api")
         checked_flag(discrete_to_continuous_act, "discrete_to_continuous_act")
