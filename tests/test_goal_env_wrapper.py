@@ -152,9 +152,9 @@ def goal_tracking_run(mode, steps, terminate_on_success):
 @pytest.mark.parametrize("terminate_on_success", [False, True])
 @pytest.mark.parametrize("mode", ["same_step", "next_step", "disabled"])
 def test_goals_change_exactly_at_episode_ends_in_every_mode(mode, terminate_on_success):
-    records = goal_tracking_run(
-        mode, 4 if mode == "disabled" else 11, terminate_on_success
-    )  # (disabled: to the end)
+    # (disabled: to the end; with terminate_on_success, the first success ends the run: see below)
+    steps = 11 if mode != "disabled" else 1 if terminate_on_success else 4
+    records = goal_tracking_run(mode, steps, terminate_on_success)
     ended_before = torch.zeros(NUM_ENVS, dtype=torch.bool)
     episodes = torch.zeros(NUM_ENVS, dtype=torch.int64)
     for goals_before, obs, reward, done, info in records:
@@ -182,6 +182,21 @@ def test_goals_change_exactly_at_episode_ends_in_every_mode(mode, terminate_on_s
         if mode == "same_step":  # and were restarted: a new start beside the ended episode's last observation
             first_obs = records[0][1]["observation"][:2]
             assert not torch.equal(first_obs, records[0][4][FINAL_OBS_KEY]["observation"][:2])
+
+
+def test_without_autoreset_a_row_ended_by_success_steps_again_only_after_it_is_reset():
+    env = target_angle_task(autoreset_mode="disabled", max_steps=4, terminate_on_success=True, threshold=0.3)
+    obs, _ = env.reset(seed=8)
+    env.set_goal(obs["achieved_goal"][:2], indices=[0, 1])
+    goals = env.desired_goal
+    _, _, terminated, _, _ = env.step(torch.zeros(NUM_ENVS, 1))
+    assert terminated[:2].all()
+    with pytest.raises(RuntimeError, match=r"sub-env\(s\) \[0, 1\] reached their goal .*reset_done"):
+        env.step(torch.zeros(NUM_ENVS, 1))
+    obs, _ = env.reset_done(terminated)
+    assert not torch.equal(obs["desired_goal"][:2], goals[:2])  # new goals for the restarted rows
+    assert torch.equal(obs["desired_goal"][2:], goals[2:])
+    env.step(torch.zeros(NUM_ENVS, 1))
 
 
 def test_terminate_on_success_ends_the_successful_episodes_and_restarts_them():
@@ -286,3 +301,52 @@ def test_it_is_a_gymnasium_vector_env_that_gymnasium_s_vector_wrappers_take():
     env.reset(seed=11)
     obs, reward, *_ = env.step(torch.zeros(NUM_ENVS, 1))
     assert torch.allclose(reward, -2 * angle_error(obs["achieved_goal"], obs["desired_goal"]))
+
+
+def _probe(**changes):
+    """A GoalEnvWrapper of the target-angle task with the functions in ``changes`` in place of its own."""
+    functions = {
+        "compute_achieved_goal": angle,
+        "compute_reward": lambda achieved, desired, *_: -angle_error(achieved, desired),
+        "compute_success": lambda achieved, desired: angle_error(achieved, desired) < 0.1,
+        **changes,
+    }
+    env = vecrl.make_vector_env("gym::Pendulum-v1", num_envs=NUM_ENVS)
+    return GoalEnvWrapper(env, GOALS, **functions)
+
+
+@pytest.mark.parametrize(
+    ("changes", "error", "words"),
+    [
+        (
+            {"compute_achieved_goal": lambda o: o[:, :2]},
+            ValueError,
+            r"compute_achieved_goal gave shape \(4, 2\)",
+        ),
+        ({"compute_achieved_goal": lambda o: o[0, :1]}, ValueError, r"shape \(1,\) for 4 sub-envs.*\(4, 1\)"),
+        (
+            {"compute_reward": lambda achieved, desired, *_: -(achieved - desired).abs()},
+            ValueError,
+            r"compute_reward gave shape \(4, 1\).*a number per sub-env",
+        ),
+        (
+            {"compute_success": lambda achieved, desired: angle_error(achieved, desired)},
+            TypeError,
+            "compute_success gave torch.float32 values; it must give a bool per sub-env",
+        ),
+    ],
+)
+def test_functions_that_give_the_wrong_shape_or_dtype_are_named(changes, error, words):
+    env = _probe(**changes)
+    with pytest.raises(error, match=words):
+        env.reset(seed=0)
+        env.step(torch.zeros(NUM_ENVS, 1))
+
+
+def test_a_flag_that_is_no_bool_and_a_goal_that_is_not_finite_are_refused():
+    with pytest.raises(TypeError, match="terminate_on_success must be True or False, but got 'yes'"):
+        _probe(terminate_on_success="yes")
+    env = _probe()
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="not finite"):
+        env.set_goal(torch.tensor([float("nan")]))

@@ -19,6 +19,7 @@ from gymnasium.vector.utils import batch_space
 
 from vecrl.arrays import ArrayType, MaskOrIndices, array_type, convert_from_torch, convert_to_torch
 from vecrl.autoreset import declared_autoreset_mode
+from vecrl.checks import checked_flag
 from vecrl.compat import FINAL_OBS_KEY, FINAL_OBS_MASK_KEY, GYMNASIUM_1, VECTOR_WRAPPER_BASE
 from vecrl.final_observations import observations_before_restart
 from vecrl.nests import first_leaf
@@ -119,6 +120,7 @@ class GoalEnvWrapper(VECTOR_WRAPPER_BASE):
         ]:
             if not callable(function):
                 raise TypeError(f"{name} must be callable (a batched function), but got {function!r}.")
+        checked_flag(terminate_on_success, "terminate_on_success")
         return super().__new__(cls)
 
     def __init__(
@@ -157,6 +159,7 @@ class GoalEnvWrapper(VECTOR_WRAPPER_BASE):
         self._restarted = none  # rows the last step started a new episode in (same_step)
         self._ended = none  # rows whose episode the last step ended (next_step: restarted by the next)
         self._env_ended = none  # of those, the rows the env ended itself (next_step: it restarts them)
+        self._succeeded = none  # disabled mode: rows a success terminated, which step() refuses until reset
 
     @property
     def desired_goal(self) -> Any:
@@ -177,10 +180,20 @@ class GoalEnvWrapper(VECTOR_WRAPPER_BASE):
         observation, info = result
         if isinstance(seed, int) and not isinstance(seed, bool):
             self._sampler.seed(seed)
-        self._learn_array_type(observation)
+        mask = (options or {}).get("reset_mask")
+        if mask is not None and self._desired_goal is not None:  # (a masked reset: new goals for those rows)
+            rows = _as_numpy_bool(mask)
+            self._desired_goal = self._with_rows(
+                self._desired_goal, rows, self._sampled_goals(int(rows.sum()))
+            )
+            self._restarted, self._ended = self._restarted & ~rows, self._ended & ~rows
+            self._env_ended, self._succeeded = self._env_ended & ~rows, self._succeeded & ~rows
+        else:
+            self._learn_array_type(observation)
+            self._desired_goal = self._sampled_goals(self.num_envs)
+            none = np.zeros(self.num_envs, dtype=bool)
+            self._restarted = self._ended = self._env_ended = self._succeeded = none
         self._observation = observation
-        self._desired_goal = self._sampled_goals(self.num_envs)
-        self._restarted = self._ended = self._env_ended = np.zeros(self.num_envs, dtype=bool)
         return self._goal_observation(observation), info
 
     def step(self, action: Any) -> tuple[dict[str, Any], Any, Any, Any, Any]:
@@ -189,6 +202,12 @@ class GoalEnvWrapper(VECTOR_WRAPPER_BASE):
         ended episode followed by a new one with a new goal as the autoreset mode says."""
         if self._desired_goal is None:
             raise RuntimeError("GoalEnvWrapper.step() was called before reset(): call reset() first.")
+        if self._succeeded.any():
+            rows = np.flatnonzero(self._succeeded).tolist()
+            raise RuntimeError(
+                f"sub-env(s) {rows} reached their goal and terminated (terminate_on_success, autoreset disabled):"
+                " start their next episode with env.reset_done(terminated) (or a masked reset) before stepping"
+            )
         result = self.env.step(action)
         if len(result) != 5:
             raise TypeError(
@@ -206,14 +225,22 @@ class GoalEnvWrapper(VECTOR_WRAPPER_BASE):
         last_observation = observation
         if self.autoreset_mode == "same_step" and env_ended.any():
             last_observation = observations_before_restart(observation, info)
-        achieved_goal = self.compute_achieved_goal(last_observation)
+        achieved_goal = self._achieved_goal(last_observation)
         desired_goal = self._desired_goal
         reward = self._as_env_array(
             self.reward_function(
                 achieved_goal, desired_goal, action, last_observation, env_reward, terminated, truncated, info
             )
         )
-        success = self._as_env_bool(self.compute_success(achieved_goal, desired_goal))
+        self._check_rows("compute_reward", reward, "a number per sub-env: reduce over the goal's axes")
+        success = self.compute_success(achieved_goal, desired_goal)
+        self._check_rows("compute_success", success, "a bool per sub-env: compare, e.g. distance < 0.05")
+        if "bool" not in str(getattr(success, "dtype", "")):
+            raise TypeError(
+                f"compute_success gave {getattr(success, 'dtype', type(success).__qualname__)} values; it must give"
+                " a bool per sub-env (e.g. distance < 0.05), which is_success and terminate_on_success read as is"
+            )
+        success = self._as_env_bool(success)
         if starting.any():  # (the restarting step of next_step: no reward, no success, no end)
             rows = self._as_env_bool(starting)
             reward, success = self._where(rows, 0, reward), self._where(rows, False, success)
@@ -221,6 +248,8 @@ class GoalEnvWrapper(VECTOR_WRAPPER_BASE):
             info["is_success"] = success
         if self.terminate_on_success:
             terminated = self._as_env_bool(terminated) | success
+            if self.autoreset_mode == "disabled":
+                self._succeeded = _as_numpy_bool(success) & ~env_ended
         ended = _as_numpy_bool(terminated) | _as_numpy_bool(truncated)
         self._ended, self._env_ended = ended, env_ended
         self._restarted = np.zeros(self.num_envs, dtype=bool)
@@ -296,6 +325,7 @@ class GoalEnvWrapper(VECTOR_WRAPPER_BASE):
                 self._desired_goal, to_reset, self._sampled_goals(int(to_reset.sum()))
             )
         self._restarted = self._restarted & ~done_rows
+        self._succeeded = self._succeeded & ~to_reset
         self._ended = self._env_ended = self._ended & ~to_reset  # (a masked reset cancels a pending restart)
         self._observation = observation
         return self._goal_observation(observation), info
@@ -317,6 +347,8 @@ class GoalEnvWrapper(VECTOR_WRAPPER_BASE):
             goal.detach().cpu().numpy() if isinstance(goal, torch.Tensor) else goal,
             dtype=self.goal_space.dtype,
         )
+        if not np.isfinite(goal_array).all():
+            raise ValueError(f"set_goal() received a goal that is not finite: {goal!r}; give finite numbers")
         goal_shape, count = self.goal_space.shape, int(rows.sum())
         if goal_array.shape == goal_shape:  # (a copy: torch refuses to share a read-only broadcast view)
             goal_array = np.repeat(goal_array[None], count, axis=0)
@@ -391,9 +423,31 @@ class GoalEnvWrapper(VECTOR_WRAPPER_BASE):
         array = self._as_env_array(x)
         return array.astype(bool) if self._array_type != "torch" else array.to(torch.bool)
 
+    def _achieved_goal(self, observation: Any) -> Any:
+        """``compute_achieved_goal(observation)``; a ValueError unless it gives one goal of the goal space's
+        shape per sub-env."""
+        goal = self.compute_achieved_goal(observation)
+        expected = (self.num_envs, *self.goal_space.shape)
+        shape = tuple(getattr(goal, "shape", ()))
+        if shape != expected:
+            raise ValueError(
+                f"compute_achieved_goal gave shape {shape} for {self.num_envs} sub-envs; it must give one goal"
+                f" of the goal space's shape {self.goal_space.shape} per sub-env, shape {expected}"
+            )
+        return goal
+
+    def _check_rows(self, name: str, values: Any, what: str) -> None:
+        """A ValueError unless ``values`` (what ``name`` gave) has shape ``(num_envs,)``."""
+        shape = tuple(getattr(values, "shape", ()))
+        if shape != (self.num_envs,):
+            raise ValueError(
+                f"{name} gave shape {shape} for {self.num_envs} sub-envs; it must give {what}, shape"
+                f" ({self.num_envs},)"
+            )
+
     def _goal_observation(self, observation: Any, achieved_goal: Any = None) -> dict[str, Any]:
         if achieved_goal is None:
-            achieved_goal = self.compute_achieved_goal(observation)
+            achieved_goal = self._achieved_goal(observation)
         return {
             "observation": observation,
             "achieved_goal": achieved_goal,

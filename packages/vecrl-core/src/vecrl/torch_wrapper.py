@@ -115,7 +115,9 @@ class TorchWrapper:
             self.single_observation_space: Space = _with_float_dtype(single_obs, self._dtype)
             self.single_action_space: Space = single_act
         reward_space = getattr(env, "reward_space", None)
-        if reward_space is not None:  # (TorchRL types its reward spec from it: the rewards' dtype, cast or not)
+        if (
+            reward_space is not None
+        ):  # (TorchRL types its reward spec from it: the rewards' dtype, cast or not)
             self.reward_space: Space = _with_float_dtype(reward_space, self._dtype)
 
         self._force_classic_api = checked_flag(force_classic_api, "force_classic_api")

@@ -28,6 +28,8 @@ from vecrl_evaluate.measures import Measure
 from vecrl_evotorch.runs import RunFolder, pyplot, saved_figure
 
 _OBSERVATION = re.compile(r"obs\[(\d+)\]")
+#: archive.csv's own columns, beside each measure's and its NAME_bin (``save_archive``): no measure takes these names.
+ARCHIVE_COLUMNS = ("cell", "filled", "fitness")
 
 
 @dataclass(frozen=True)
@@ -104,15 +106,16 @@ def save_archive(folder: RunFolder, searcher: Any, specs: Sequence[Sequence[Any]
     names = [str(name) for name, *_ in specs]
     shape = [int(bins) for *_, bins in specs]
     indices = [list(torch.unravel_index(torch.tensor(cell), shape)) for cell in range(len(filled))]
+    index_column, filled_column, fitness = ARCHIVE_COLUMNS
     columns: dict[str, list[Any]] = {
-        "filled": [int(f) for f in filled],
-        "fitness": [float(e) if f else "" for e, f in zip(evals[:, 0].tolist(), filled, strict=True)],
+        filled_column: [int(f) for f in filled],
+        fitness: [float(e) if f else "" for e, f in zip(evals[:, 0].tolist(), filled, strict=True)],
     }
     for number, name in enumerate(names):
         values = evals[:, 1 + number].tolist()
         columns[name] = [float(v) if f else "" for v, f in zip(values, filled, strict=True)]
         columns[f"{name}_bin"] = [int(index[number]) for index in indices]
-    path = folder.write_table("archive.csv", columns, "cell")
+    path = folder.write_table("archive.csv", columns, index_column)
     _save_heatmap(folder.path / "archive.png", evals[:, 0], searcher.filled, specs, title)
     return path
 

@@ -137,6 +137,21 @@ def check_evolve_arguments(args: argparse.Namespace) -> None:
                 "--algorithm map-elites keeps one elite per cell of the --measure grid, its population: leave"
                 " --popsize out"
             )
+        names = [name for name, *_ in args.measures]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise CommandError(
+                f"--measure {twice[0]} is given twice; give each measure once (its one LOW:HIGH:BINS)"
+            )
+        from vecrl_evotorch.archive import ARCHIVE_COLUMNS
+
+        taken = [name for name in names if name in ARCHIVE_COLUMNS or name.endswith("_bin")]
+        if taken:
+            raise CommandError(
+                f"--measure {taken[0]}: archive.csv has a column of its own by that name"
+                f" ({', '.join(ARCHIVE_COLUMNS)} and NAME_bin); a measure of an info key so named can be"
+                " given with its reduction spelled out (e.g. fitness@mean)"
+            )
     elif args.measures:
         raise CommandError("--measure is for --algorithm map-elites: give that too, or leave --measure out")
 

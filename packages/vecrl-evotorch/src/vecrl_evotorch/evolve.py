@@ -65,23 +65,32 @@ def map_elites(settings: Mapping[str, Any]) -> bool:
     return settings["algorithm"] == "map-elites"
 
 
-def check_population_fits(popsize: int, solution_length: int) -> None:
+def check_population_fits(popsize: int, solution_length: int, *, grid: bool = False) -> None:
     """A ValueError naming the memory a population of ``popsize`` solutions of ``solution_length`` numbers
-    needs, where this machine has less available: before the searcher allocates it.
+    needs, where this machine has less available: before the searcher allocates it. With ``grid``, the
+    population is a MAP-Elites archive of ``popsize`` cells, which EvoTorch's ``MAPElites`` fills by
+    comparing every candidate (parents and children) with every cell at once, over their parameters.
 
     Examples:
         >>> check_population_fits(64, 100)
     """
     from vecrl.checks import available_memory
 
-    needed = POPULATION_COPIES * 4 * popsize * solution_length
-    available = available_memory()
-    if available is not None and needed > available:
+    per_row = 4 * solution_length * (2 * popsize if grid else POPULATION_COPIES)
+    needed, available = per_row * popsize, available_memory()
+    if available is None or needed <= available:
+        return
+    gib = f"need about {needed / 2**30:,.1f} GiB, and this machine has {available / 2**30:,.1f} GiB available"
+    if grid:
+        most = math.isqrt(available // (8 * solution_length))
         raise ValueError(
-            f"--popsize {popsize}: {popsize:,} solutions of {solution_length:,} parameters need about"
-            f" {needed / 2**30:,.1f} GiB, and this machine has {available / 2**30:,.1f} GiB available; give a"
-            f" smaller --popsize (at most about {available // (POPULATION_COPIES * 4 * solution_length):,})"
+            f"--measure: MAP-Elites over a grid of {popsize:,} cells with solutions of {solution_length:,}"
+            f" parameters would {gib}; give fewer BINS (a grid of at most about {most:,} cells)"
         )
+    raise ValueError(
+        f"--popsize {popsize}: {popsize:,} solutions of {solution_length:,} parameters {gib}; give a"
+        f" smaller --popsize (at most about {available // per_row:,})"
+    )
 
 
 def make_searcher(
@@ -154,7 +163,7 @@ class Evolution:
             **evaluate_options(settings),  # (the seed among them)
         )
         popsize = archive.cells(settings["measures"]) if map_elites(settings) else settings["popsize"]
-        check_population_fits(popsize, problem.solution_length)
+        check_population_fits(popsize, problem.solution_length, grid=map_elites(settings))
         searcher = make_searcher(
             problem, settings["algorithm"], popsize, settings["stdev_init"], settings["measures"]
         )
