@@ -182,3 +182,38 @@ def test_a_torch_only_measure_runs_stepped_and_fused_true_says_why():
     with pytest.raises(ValueError, match="it reports no keys"):
         evaluate(policy, env, rows, measures={"x": "x_velocity"})
     env.close()
+
+
+class OddInfo(gymnasium.Wrapper):
+    """Reports a str under "label" on every step, and "sometimes" on every other step only (the first among them)."""
+
+    def step(self, action):
+        observation, reward, terminated, truncated, info = super().step(action)
+        self.count = getattr(self, "count", 0) + 1
+        info = {**info, "label": "fast"}
+        if self.count % 2 == 1:
+            info["sometimes"] = 1.0
+        return observation, reward, terminated, truncated, info
+
+
+@pytest.mark.parametrize(
+    "measures, message",
+    [
+        ({"v": "label"}, r"The info key 'label' holds object values \('fast', 'fast'\), not numbers"),
+        ({"v": "sometimes"}, "the info key 'sometimes', which this env reports on some steps only"),
+    ],
+)
+def test_info_keys_of_other_kinds_are_named(measures, message):
+    policy = Policy("Linear(4, 2)")
+    env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, wrappers=[OddInfo])
+    with pytest.raises(ValueError, match=message):
+        evaluate(policy, env, population(policy, 2), seed=0, measures=measures)
+
+
+def test_a_measure_that_gives_numpy_counts_as_the_same_in_torch():
+    policy = Policy("Linear(4, 2)")
+    env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=4)
+    rows = population(policy, 4)
+    in_numpy = evaluate(policy, env, rows, seed=0, measures={"x": lambda o, a, r: o[:, 0].numpy()})
+    in_torch = evaluate(policy, env, rows, seed=0, measures={"x": lambda o, a, r: o[:, 0]})
+    assert torch.equal(in_numpy.measures["x"], in_torch.measures["x"])

@@ -96,6 +96,25 @@ def test_a_stopped_map_elites_run_resumes_to_the_archive_of_a_run_never_stopped(
         ),
         (["--algorithm", "map-elites", "--measure", "x:0:1:4", "--popsize", "8"], "leave --popsize out"),
         (
+            ["--algorithm", "map-elites", "--measure", "obs[0]:-1:1:4", "--measure", "obs[0]:-2:2:5"],
+            "--measure obs[0] is given twice",
+        ),
+        (
+            ["--algorithm", "map-elites", "--measure", "fitness:-1:1:4"],
+            "--measure fitness: archive.csv has a column of its own by that name",
+        ),
+        (
+            [
+                "--algorithm",
+                "map-elites",
+                "--measure",
+                "obs[0]:-1:1:200000",
+                "--measure",
+                "obs[1]:-1:1:200000",
+            ],
+            "--measure: MAP-Elites over a grid of 40,000,000,000 cells",
+        ),
+        (
             ["--algorithm", "map-elites", "--measure", "x_velocity:0:1:4"],
             "the info key 'x_velocity', which this env's step does not report; it reports no keys",
         ),

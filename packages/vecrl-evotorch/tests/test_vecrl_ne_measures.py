@@ -92,6 +92,10 @@ def test_two_objectives_run_under_the_multi_objective_ga():
         ),
         (dict(measures={"speed": "x"}, objectives="return"), "objectives must be a list"),
         (dict(measures={"speed": ("x", "avg")}), "per_episode must be one of"),
+        (
+            dict(measures={"return": "x"}),
+            "names a measure 'return', which is VecrlNE's name for the mean return",
+        ),
     ],
 )
 def test_measure_and_objective_mistakes_are_clear(kwargs, message):

@@ -40,6 +40,7 @@ import numpy as np
 import torch
 
 from vecrl.arrays import array_namespace
+from vecrl.checks import listed
 from vecrl.compat import FINAL_INFO_KEY, FINAL_INFOS_BATCHED_ONCE, FINAL_OBS_KEY
 from vecrl_evaluate.reductions import REDUCTIONS
 
@@ -149,7 +150,7 @@ class Measures:
                 ) from error
             shape = tuple(getattr(value, "shape", ()))
             dtype = getattr(value, "dtype", None)
-            numeric = dtype is not None and (dtype.is_floating_point or dtype in _INTEGERS)
+            numeric = dtype is not None and _numeric(dtype)
             if shape != (rows,) or not numeric:
                 got = f"shape {shape}, dtype {dtype}" if dtype is not None else type(value).__qualname__
                 raise ValueError(
@@ -236,6 +237,16 @@ def _reduction_masks(items: tuple[Measure, ...]) -> dict[str, np.ndarray]:
     return {r: np.array([item.per_episode == r for item in items]) for r in reductions}
 
 
+def _numeric(dtype: Any) -> bool:
+    """Whether ``dtype`` (torch's, numpy's or jax's) holds floats or ints."""
+    if isinstance(dtype, torch.dtype):
+        return dtype.is_floating_point or dtype in _INTEGERS
+    try:
+        return np.dtype(dtype).kind in "biuf"
+    except TypeError:
+        return False
+
+
 def step_info_values(
     info: Mapping[str, Any], keys: tuple[str, ...], ended: Any, num_envs: int
 ) -> dict[str, Any]:
@@ -248,8 +259,20 @@ def step_info_values(
     values = {}
     for key in keys:
         if key not in info and not (isinstance(finals, Mapping) and key in finals):
-            raise unknown_key_error(key, [k for k in info if not k.startswith("_") and k not in _FINAL_KEYS])
-        value = np.array(convert_to_numpy(info[key]) if key in info else np.zeros(num_envs), dtype=np.float64)
+            # (evaluate's plan found the key in a first step's info: this step lacks it)
+            raise ValueError(
+                f"The measure reads the info key {key!r}, which this env reports on some steps only (this step's"
+                f" info lacks it); a measure's key must be in every step's info. Report it on every step, or"
+                " measure a function f(observation, action, reward)."
+            )
+        raw = convert_to_numpy(info[key]) if key in info else np.zeros(num_envs)
+        try:
+            value = np.array(raw, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"The info key {key!r} holds {np.asarray(raw).dtype} values ({listed([repr(v) for v in np.ravel(raw)], 2)}),"
+                " not numbers; a measure takes one number per sub-env."
+            ) from None
         if value.shape != (num_envs,):
             raise not_one_number_error(key, value.shape[1:])
         if finals is not None:
