@@ -4,6 +4,7 @@ of a run never stopped, written as a table and drawn as a heatmap; its mistakes 
 from __future__ import annotations
 
 import csv
+import os
 import signal
 from pathlib import Path
 
@@ -124,3 +125,35 @@ def test_map_elites_mistakes_are_one_line(tmp_path, args, message):
     result = ran("evolve", "gym::CartPole-v1", "--generations", "2", "--out", str(tmp_path / "run"), *args)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert message in result.stderr, result.stderr
+
+
+STR_INFO_ENV = """
+import gymnasium
+
+
+class StrInfo(gymnasium.Wrapper):
+    def step(self, action):
+        observation, reward, terminated, truncated, info = super().step(action)
+        return observation, reward, terminated, truncated, {**info, "label": "fast"}
+
+
+gymnasium.register("StrInfo-v0", entry_point=lambda: StrInfo(gymnasium.make("CartPole-v1")))
+"""
+
+
+def test_a_first_generation_that_fails_on_a_setting_is_one_line_and_leaves_no_run(tmp_path):
+    (tmp_path / "str_info_env.py").write_text(STR_INFO_ENV)
+    out = tmp_path / "run"
+    args = ("evolve", "gym::str_info_env:StrInfo-v0", "--generations", "2", "--out", str(out))
+    process = vecrl_command(
+        *args,
+        "--algorithm",
+        "map-elites",
+        "--measure",
+        "label:0:1:4",
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])},
+    )
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 2 and "Traceback" not in stderr, stderr
+    assert "generation 1 failed: The info key 'label' holds" in stderr
+    assert not out.exists()  # no folder holding settings.json alone

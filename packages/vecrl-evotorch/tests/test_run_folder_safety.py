@@ -209,3 +209,19 @@ def test_a_champion_recorded_on_another_env_says_which_env_it_was_made_for(tmp_p
         status == 2 and f"was made for gym::CartPole-v1, not {env}: the policy does not fit this env" in line
     )
     assert not (tmp_path / "v.gif").exists()
+
+
+@pytest.mark.parametrize(
+    ("out", "words"),
+    [
+        ("/proc/run", "cannot write in '/proc'"),
+        ("{tmp}/held", "run.lock' is a folder, where a run keeps its lock file"),
+    ],
+)
+def test_evolve_refuses_a_folder_it_cannot_use_before_any_work(tmp_path, capsys, out, words):
+    (tmp_path / "held" / "run.lock").mkdir(parents=True)
+    status = status_of(
+        ["evolve", "gym::CartPole-v1", "--generations", "1", "--out", out.format(tmp=tmp_path)]
+    )
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and words in line, line

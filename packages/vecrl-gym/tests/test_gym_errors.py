@@ -11,6 +11,7 @@ import torch
 from gym_helpers import MUJOCO_ENV_ID
 from gymnasium.spaces import Box, Discrete, Text
 
+import vecrl
 from vecrl_gym import SyncVectorEnv
 
 
@@ -223,3 +224,12 @@ def test_drawing_classic_control_without_a_display_prints_nothing_from_sdl():
     )
     assert result.returncode == 0 and result.stdout.strip() == "(400, 600, 3)", result.stderr
     assert "XDG_RUNTIME_DIR" not in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("index", [5, -1, 1.0, True])
+def test_a_snapshot_of_a_sub_env_that_is_not_there_names_those_that_are(index):
+    env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, render_mode="rgb_array")
+    env.reset(seed=0)
+    with pytest.raises(IndexError, match=r"this env has 2 sub-envs, 0 to 1"):
+        env.unwrapped.render_snapshot(index)
+    env.close()

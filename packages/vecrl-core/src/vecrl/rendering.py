@@ -24,6 +24,7 @@ Examples:
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import Any
 
 from vecrl.errors import VecrlError
@@ -53,10 +54,27 @@ def checked_render_mode(render_mode: Any, owner: str) -> str | None:
     return render_mode
 
 
-def needs_rgb_mode(env: Any) -> None:
-    """A ``NoFrames`` where ``env`` was not made with ``render_mode="rgb_array"``, which drawing needs."""
+def needs_rgb_mode(env: Any, index: Any = None) -> None:
+    """A ``NoFrames`` where ``env`` was not made with ``render_mode="rgb_array"``, which drawing needs; with
+    ``index`` (``render_snapshot``'s), an IndexError unless it names one of the env's sub-envs.
+
+    Examples:
+        >>> class Env:
+        ...     render_mode, num_envs = RGB, 2
+        >>> needs_rgb_mode(Env(), 5)
+        Traceback (most recent call last):
+        ...
+        IndexError: render_snapshot(5): this env has 2 sub-envs, 0 to 1; give one of those
+    """
     if getattr(env, "render_mode", None) != RGB:
         raise NoFrames(
             f"{type(env).__name__} was made with render_mode={getattr(env, 'render_mode', None)!r}: make it with"
             f" render_mode={RGB!r} to draw its frames (vecrl.make_vector_env(..., render_mode={RGB!r}))"
+        )
+    if index is None:
+        return
+    count = int(env.num_envs)
+    if isinstance(index, bool) or not isinstance(index, Integral) or not 0 <= index < count:
+        raise IndexError(
+            f"render_snapshot({index!r}): this env has {count} sub-envs, 0 to {count - 1}; give one of those"
         )

@@ -214,7 +214,7 @@ class EnvpoolVectorEnv(HostVectorEnv):
         """The frame sub-env ``index`` renders now (``vecrl.rendering``: the env made with
         ``render_mode="rgb_array"``). A MuJoCo pool draws into the GL context current in this thread, made
         here once (through ``MUJOCO_GL``'s backend, as gymnasium's MuJoCo envs draw)."""
-        needs_rgb_mode(self)
+        needs_rgb_mode(self, index)
         if self._pool is None:
             raise NoFrames(f"{type(self).__name__} has drawn nothing yet: reset() it first")
         if self._gl_context is None and _draws_with_mujoco(self._pool):

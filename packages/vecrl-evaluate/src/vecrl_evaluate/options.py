@@ -117,6 +117,9 @@ def flagged_options() -> Iterator[tuple[dataclasses.Field[Any], Flag]]:
             yield option_field, option_field.metadata["flag"]
 
 
+_INT32_MAX = 2**31 - 1
+
+
 def _positive_int(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
         raise ValueError(f"{name} must be a positive int, got {value!r}.")
@@ -124,10 +127,12 @@ def _positive_int(value: Any, name: str) -> int:
 
 
 def _steps_per_check(value: Any, name: str) -> int | None:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, Integral) or value < 1):
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, Integral) or not 1 <= value <= _INT32_MAX
+    ):
         raise ValueError(
-            f"{name} must be None (the platform's) or a positive int (env steps the fused loop takes"
-            f" between two checks of whether rows are left), got {value!r}."
+            f"{name} must be None (the platform's) or a positive int up to {_INT32_MAX:,} (env steps the fused"
+            f" loop takes between two checks of whether rows are left, counted in int32), got {value!r}."
         )
     return None if value is None else int(value)
 

@@ -359,6 +359,12 @@ def run_command(args: argparse.Namespace, settings: dict[str, Any], folder: RunF
             print(f"vecrl evolve: resumed {folder.path} after generation {run.generation}", flush=True)
         try:
             _evolve(run)
+        except (ValueError, TypeError) as error:
+            if run.saved_generation > 0:
+                raise
+            # (a setting the first generation refuses, such as a measure's info key: nothing to keep)
+            run.folder.discard()
+            raise CommandError(f"generation 1 failed: {first_line(error)}") from error
         finally:
             run.problem.close()
     finally:

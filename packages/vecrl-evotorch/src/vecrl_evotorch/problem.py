@@ -174,7 +174,7 @@ class VecrlNE(BaseNEProblem):
         if measured is not None and "return" in measured.names:
             raise ValueError(
                 "measures names a measure 'return', which is VecrlNE's name for the mean return (the objective"
-                " \"return\" in objectives=): give the measure another name"
+                ' "return" in objectives=): give the measure another name'
             )
         self._objectives: tuple[tuple[str, str], ...] = _checked_objectives(
             objectives, () if measured is None else measured.names

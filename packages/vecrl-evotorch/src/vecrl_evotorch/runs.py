@@ -22,12 +22,14 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import os
 import pickle
 import sys
+import tempfile
 import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -95,8 +97,9 @@ class RunFolder:
         path: str | os.PathLike[str], *, overwrite: bool = False, also: Sequence[str] = ()
     ) -> list[str]:
         """The run files already in ``path`` (``RUN_FILES`` and the patterns ``also``, for ``overwrite`` to
-        replace); a ``RunError`` where ``path`` is a file, lies under one, or holds a run's files and
-        ``overwrite`` is False. Writes nothing.
+        replace); a ``RunError`` where ``path`` is a file, lies under one, cannot be written (a file is made
+        and removed in the nearest folder there is: permissions alone do not say, for root, on /proc), or holds
+        a run's files and ``overwrite`` is False. Leaves nothing behind.
 
         Examples:
             >>> RunFolder.check_new("/dev/null/run")
@@ -111,11 +114,13 @@ class RunFolder:
                     raise RunError(
                         f"{str(place)!r} is a file, not a folder: give --out a folder for the run's files."
                     )
-                if not os.access(place, os.W_OK | os.X_OK):
-                    raise RunError(
-                        f"cannot write in {str(place)!r} (permission denied): give --out a folder you can write to."
-                    )
+                _check_writable(place)
                 break
+        if (folder / LOCK).is_dir():
+            raise RunError(
+                f"{str(folder / LOCK)!r} is a folder, where a run keeps its lock file: remove it, or give --out"
+                " another folder."
+            )
         existing = sorted(
             {
                 str(found.relative_to(folder))
@@ -198,6 +203,14 @@ class RunFolder:
         if self._release is not None:
             self._release()
             self._release = None
+
+    def discard(self) -> None:
+        """Undo ``create`` for a run that saved no generation: its settings go, the folder is released and
+        removed where that leaves it empty."""
+        (self.path / SETTINGS).unlink(missing_ok=True)
+        self.release()
+        with contextlib.suppress(OSError):  # (not empty: the user's files stay)
+            self.path.rmdir()
 
     def settings(self) -> dict[str, Any]:
         """The settings the run was started with."""
@@ -336,3 +349,15 @@ def _write_atomically(path: Path, data: bytes) -> None:
         file.flush()
         os.fsync(file.fileno())
     os.replace(partial, path)
+
+
+def _check_writable(place: Path) -> None:
+    """A RunError unless a file can be made in the folder ``place`` (it is removed at once)."""
+    try:
+        descriptor, probe = tempfile.mkstemp(dir=place, prefix=".vecrl-probe-")
+    except OSError as error:
+        raise RunError(
+            f"cannot write in {str(place)!r} ({error.strerror or error}): give --out a folder you can write to."
+        ) from None
+    os.close(descriptor)
+    os.unlink(probe)

@@ -86,7 +86,7 @@ class GymVectorEnv(EpisodeVectorEnv):
     def render_snapshot(self, index: int) -> Any:
         """The frame sub-env ``index`` renders now (``vecrl.rendering``: the env made with
         ``render_mode="rgb_array"``)."""
-        needs_rgb_mode(self)
+        needs_rgb_mode(self, index)
         frames: Any = (
             self.render()
         )  # (gymnasium types a vector env's render loosely: here a frame per sub-env)

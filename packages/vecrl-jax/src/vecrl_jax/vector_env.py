@@ -240,7 +240,7 @@ class JaxVectorEnv(EpisodeVectorEnv):
 
     def render_snapshot(self, index: int) -> Any:
         """The state of sub-env ``index`` now (``vecrl.rendering``), which ``render_frames`` draws."""
-        needs_rgb_mode(self)
+        needs_rgb_mode(self, index)
         if self._carry is None:
             raise NoFrames(f"{type(self).__name__} has no state to draw yet: reset() it first")
         return jax.tree_util.tree_map(lambda leaf: leaf[index], self.state)
