@@ -231,3 +231,14 @@ def test_an_env_changed_after_it_was_made_is_not_made_again_elsewhere_silently()
         evaluate(policy, env, rows(policy), num_workers=2)  # (10 of 13 rows scored the unchanged env)
     evaluate(policy, env, rows(policy))  # in this process, the changed env is the one stepped
     env.close()
+
+
+def test_gymnasium_s_numpy_wrappers_around_a_torch_env_are_one_error_naming_vector_wrappers():
+    env = gymnasium.wrappers.vector.RecordEpisodeStatistics(
+        vecrl.make_vector_env("gym::CartPole-v1", num_envs=2)
+    )
+    policy = Policy("Linear(4, 2)")
+    with pytest.raises(
+        TypeError, match=r"evaluate\(\) got gymnasium's RecordEpisodeStatistics .*vector_wrappers="
+    ):
+        evaluate(policy, env, torch.zeros(2, policy.parameter_length))

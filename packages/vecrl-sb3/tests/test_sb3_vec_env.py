@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from stable_baselines3 import PPO
 from stable_baselines3.common.monitor import Monitor
-from stable_baselines3.common.vec_env import DummyVecEnv
+from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
 import vecrl
 from vecrl_sb3 import SB3VecEnv
@@ -221,9 +221,12 @@ def test_gymnasium_s_vector_wrappers_around_a_vecrl_env_reach_ppo():
     env = gym.wrappers.vector.RecordEpisodeStatistics(
         gym.vector.VectorWrapper(vecrl.make_vector_env("gym::CartPole-v1", num_envs=4, array_type="numpy"))
     )
-    model = PPO("MlpPolicy", SB3VecEnv(env), n_steps=64, batch_size=128, n_epochs=1, seed=0, device="cpu")
+    # (gymnasium's NormalizeObservation takes no same-step env, which SB3 needs: SB3's VecNormalize does it)
+    normalized = VecNormalize(SB3VecEnv(env))
+    model = PPO("MlpPolicy", normalized, n_steps=64, batch_size=128, n_epochs=1, seed=0, device="cpu")
     model.learn(total_timesteps=512)
     assert model.num_timesteps >= 512 and len(model.ep_info_buffer) > 5
+    assert normalized.obs_rms.count > 512
     env.close()
 
 

@@ -143,6 +143,11 @@ def _info_as(info: Mapping[str, Any], array_type: ArrayType) -> dict[str, Any]:
     }
 
 
+#: gymnasium's vector wrappers that keep numpy state across steps (``returns += rewards``): they fail on torch
+#: results. (Those that map a step's arrays through a function of the user's may well take tensors.)
+_NUMPY_WRAPPERS = frozenset({"RecordEpisodeStatistics", "NormalizeObservation", "NormalizeReward"})
+
+
 def check_numpy_wrappers(env: Any, who: str) -> None:
     """A TypeError, before anything steps, where ``env`` has gymnasium's vector wrappers (which compute with
     numpy) straight over a torch-speaking vecrl env: they would fail inside gymnasium at the first step with
@@ -158,7 +163,9 @@ def check_numpy_wrappers(env: Any, who: str) -> None:
     """
     layer, outer = env, None
     while not isinstance(layer, (TorchWrapper, NumpyView)) and hasattr(layer, "env"):
-        if type(layer).__module__.startswith("gymnasium.wrappers"):
+        if type(layer).__name__ in _NUMPY_WRAPPERS and type(layer).__module__.startswith(
+            "gymnasium.wrappers"
+        ):
             outer = layer
         layer = layer.env
     if outer is not None and isinstance(layer, TorchWrapper):

@@ -18,7 +18,7 @@ from torch import nn
 
 from vecrl.checks import closed_env_error, listed
 from vecrl.compat import FINAL_INFO_KEY, FINAL_OBS_KEY
-from vecrl.numpy_view import NumpyView
+from vecrl.numpy_view import NumpyView, check_numpy_wrappers
 from vecrl.randomize import params_table
 from vecrl_evaluate.evaluate_workers import checked_num_workers, workers_of
 from vecrl_evaluate.executor import Executor
@@ -69,6 +69,7 @@ def checked_plan(
             f"evaluate() needs a vector env (with num_envs), got {type(env).__qualname__}; make one with"
             " vecrl.make_vector_env(name, num_envs=N)."
         )
+    check_numpy_wrappers(env, "evaluate()")
     if getattr(env.unwrapped, "closed", False):
         raise closed_env_error("evaluate", env)
     if isinstance(env, NumpyView):
