@@ -103,12 +103,21 @@ def run_rows(
     ``source`` says which rows run (default: all, in order); the results of the others are zeros."""
     source = InOrder(len(rows)) if source is None else source
     loop = _RowLoop(policy, env, rows, seeds, settings, source, params)
+    # the host engine's infos (gymnasium batches each sub-env's every step: half a MuJoCo step's cost) are
+    # skipped where the call reads no info key; the env's own setting is back when the call returns
+    engine = _host_engine(env)
+    quiet = engine is not None and not engine.empty_info and not (loop.measures and loop.measures.keys)
     try:
+        if quiet:
+            engine.empty_info = True
         return loop.run(progress)
     except SubEnvError as error:
         if error.row is not None:  # a worker's, which the caller heard between its steps: named already
             raise
         raise error.with_row(int(loop.held[error.index])) from error.__cause__
+    finally:
+        if quiet:
+            engine.empty_info = False
 
 
 class _RowLoop:
@@ -182,7 +191,10 @@ class _RowLoop:
         self.actions: torch.Tensor | None = None  # every slot's last action
         # the engine's pause, for the slots no row holds: the env then steps only the rows still running,
         # with or without a budget of its own
-        self.pause = _engine_pause(env)
+        engine = _host_engine(env)
+        self.pause = (
+            engine.pause if engine is not None and declared_autoreset_mode(engine) == "same_step" else None
+        )
 
     def run(self, progress: Callable[[int], None] | None) -> tuple[torch.Tensor, ...]:
         self.progress = progress
@@ -426,14 +438,12 @@ class _RowLoop:
         self.live = self.live[keep]
 
 
-def _engine_pause(env: Any) -> Callable[[np.ndarray], None] | None:
-    """The pause of the host engine (``vecrl.HostVectorEnv.pause``) under ``env`` where nothing between them
-    would see a paused sub-env's NaN results (vecrl's TorchWrapper alone, no vector wrappers) and the
-    engine autoresets in the same step; None otherwise."""
+def _host_engine(env: Any) -> HostVectorEnv | None:
+    """The host engine (``vecrl.HostVectorEnv``) right under ``env``, where nothing between them (vecrl's
+    TorchWrapper alone, no vector wrappers) would see what the loop changes: a paused sub-env's NaN results
+    (``pause``), infos left out (``empty_info``); None otherwise."""
     inner = env.env if isinstance(env, TorchWrapper) else None
-    if isinstance(inner, HostVectorEnv) and declared_autoreset_mode(inner) == "same_step":
-        return inner.pause
-    return None
+    return inner if isinstance(inner, HostVectorEnv) else None
 
 
 class _Fold:
