@@ -16,6 +16,8 @@ a floor measured in the same run:
   floor in jit    ask -> vecrl's jax env stepped for the episode's full length with the forward and the reward
                   sum alone (no masks, counters or early exit: the least a rollout on vecrl's engine costs)
                   -> tell, in one ``jax.jit``
+  floor python    the same three parts called one by one from Python, each jitted: the least a generation
+                  that calls its rollout from Python between a jitted ask and tell (evaluate's side) costs
 
 and the three vecrl sides:
 
@@ -151,7 +153,7 @@ def vecrl_sides(
 
     one = jax.jit(generation)
     ask, tell = jax.jit(strategy.ask), jax.jit(strategy.tell)
-    boxes = {"jit": start, "evaluate": start, "floor": start}
+    boxes = {"jit": start, "evaluate": start, "floor": start, "floor python": start}
     episodes, specs, length = env.unwrapped.jax_env, policy.layer_specs, EPISODE_LENGTHS[env_name]
 
     def floor_rollout(population, key):  # type: ignore[no-untyped-def]
@@ -182,10 +184,18 @@ def vecrl_sides(
         return state, fitness.mean()
 
     floor_one = jax.jit(floor_generation)
+    floor_alone = jax.jit(floor_rollout)
 
     def floor(step: int) -> None:
         boxes["floor"], mean = floor_one(boxes["floor"], jax.random.fold_in(key, step))
         mean.block_until_ready()
+
+    def floor_python(step: int) -> None:
+        key_ask, key_eval, key_tell = jax.random.split(jax.random.fold_in(key, step), 3)
+        population, state = ask(key_ask, boxes["floor python"], params)
+        fitness = floor_alone(population, key_eval)
+        boxes["floor python"], _ = tell(key_tell, population, -fitness, state, params)
+        jax.block_until_ready(boxes["floor python"].mean)
 
     def in_jit(step: int) -> None:
         boxes["jit"], mean = one(boxes["jit"], jax.random.fold_in(key, step))
@@ -228,7 +238,13 @@ def vecrl_sides(
         searcher_ms.append(1e3 * (time.perf_counter() - began - evaluating[-1]))
 
     torch.set_num_threads(1)
-    return {"floor in jit": floor, "rollout in jit": in_jit, "evaluate": with_evaluate, "VecrlNE": vecrl_ne}
+    return {
+        "floor in jit": floor,
+        "floor python": floor_python,
+        "rollout in jit": in_jit,
+        "evaluate": with_evaluate,
+        "VecrlNE": vecrl_ne,
+    }
 
 
 def race(env_name: str, popsize: int, generations: int, seed: int) -> dict[str, float]:

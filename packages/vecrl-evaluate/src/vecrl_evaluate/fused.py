@@ -622,22 +622,18 @@ def _start(settings: _Settings, inputs: Inputs) -> Carry:
         if measures is None
         else jnp.zeros((num_rows * options.num_episodes, len(measures.names)), jnp.float32),
     )
-    # (a barrier: XLA compiles the loop alike in every program that runs it, evaluate's and those a caller of
-    # rollout_function compiles, rather than fusing its first step with the start: the same numbers, bit for bit)
-    return jax.lax.optimization_barrier(
-        Carry(
-            state=state,
-            observation=observation,
-            parameters=parameters,
-            hidden=jax_layers.initial_states(specs, parameters),
-            held=held,
-            counting=held < inputs.valid[0],
-            slot_episodes=zeros_w,
-            t=zeros_w,
-            next_row=jnp.full(1, width, jnp.int32),
-            results=results,
-            measuring=None if measures is None else measures.start(jnp, width, jnp.float32),
-        )
+    return Carry(
+        state=state,
+        observation=observation,
+        parameters=parameters,
+        hidden=jax_layers.initial_states(specs, parameters),
+        held=held,
+        counting=held < inputs.valid[0],
+        slot_episodes=zeros_w,
+        t=zeros_w,
+        next_row=jnp.full(1, width, jnp.int32),
+        results=results,
+        measuring=None if measures is None else measures.start(jnp, width, jnp.float32),
     )
 
 
@@ -699,14 +695,16 @@ def _loop(
         if measures is not None:
             values = measures.values(seen, action, reward, outcome.info, jnp.float32)
             measuring = measures.accumulated(measuring, values, counting)
-        t = c.t + 1
-        raw = r.raw
-        if shaping.changes_rewards:
+        t, raw = c.t, r.raw
+        if (
+            shaping.changes_rewards
+        ):  # (each episode's step count: the alive bonus's clock, carried for it alone)
+            t = t + 1
             raw = add_to_rows(raw, reward, rows, counting)
             reward = shaping.shaped(reward, t.astype(reward.dtype), jnp.where)
+            t = jnp.where(done, 0, t)
         total = add_to_rows(r.total, reward, rows, counting)
         steps = add_to_rows(r.steps, counting.astype(jnp.int32), rows, counting)
-        t = jnp.where(done, 0, t)
         ended = done & counting
         slot_episodes, finished, continuing = episode_ends(ended, c.slot_episodes, num_episodes)
         row_episodes = add_to_rows(r.episodes, ended.astype(jnp.int32), rows, counting)
