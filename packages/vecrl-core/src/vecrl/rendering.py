@@ -74,7 +74,7 @@ def needs_rgb_mode(env: Any, index: Any = None) -> None:
     if index is None:
         return
     count = int(env.num_envs)
-    if isinstance(index, bool) or not isinstance(index, Integral) or not 0 <= index < count:
+    if isinstance(index, bool) or not isinstance(index, Integral) or not 0 <= int(index) < count:
         raise IndexError(
             f"render_snapshot({index!r}): this env has {count} sub-envs, 0 to {count - 1}; give one of those"
         )

@@ -41,10 +41,8 @@ import torch
 
 from vecrl.arrays import array_namespace
 from vecrl.checks import listed
-from vecrl.compat import FINAL_INFO_KEY, FINAL_INFOS_BATCHED_ONCE, FINAL_OBS_KEY
+from vecrl.compat import FINAL_INFO_KEY, FINAL_INFOS_BATCHED_ONCE
 from vecrl_evaluate.reductions import REDUCTIONS
-
-_FINAL_KEYS = (FINAL_INFO_KEY, FINAL_OBS_KEY)
 
 _INTEGERS = (torch.bool, torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64)
 

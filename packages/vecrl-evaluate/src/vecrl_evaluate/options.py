@@ -128,7 +128,7 @@ def _positive_int(value: Any, name: str) -> int:
 
 def _steps_per_check(value: Any, name: str) -> int | None:
     if value is not None and (
-        isinstance(value, bool) or not isinstance(value, Integral) or not 1 <= value <= _INT32_MAX
+        isinstance(value, bool) or not isinstance(value, Integral) or not 1 <= int(value) <= _INT32_MAX
     ):
         raise ValueError(
             f"{name} must be None (the platform's) or a positive int up to {_INT32_MAX:,} (env steps the fused"

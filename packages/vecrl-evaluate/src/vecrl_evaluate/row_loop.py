@@ -105,19 +105,19 @@ def run_rows(
     loop = _RowLoop(policy, env, rows, seeds, settings, source, params)
     # the host engine's infos (gymnasium batches each sub-env's every step: half a MuJoCo step's cost) are
     # skipped where the call reads no info key; the env's own setting is back when the call returns
-    engine = _host_engine(env)
-    quiet = engine is not None and not engine.empty_info and not (loop.measures and loop.measures.keys)
+    reads_info = bool(loop.measures and loop.measures.keys)
+    quiet = loop.engine if loop.engine is not None and not (loop.engine.empty_info or reads_info) else None
     try:
-        if quiet:
-            engine.empty_info = True
+        if quiet is not None:
+            quiet.empty_info = True
         return loop.run(progress)
     except SubEnvError as error:
         if error.row is not None:  # a worker's, which the caller heard between its steps: named already
             raise
         raise error.with_row(int(loop.held[error.index])) from error.__cause__
     finally:
-        if quiet:
-            engine.empty_info = False
+        if quiet is not None:
+            quiet.empty_info = False
 
 
 class _RowLoop:
@@ -191,7 +191,7 @@ class _RowLoop:
         self.actions: torch.Tensor | None = None  # every slot's last action
         # the engine's pause, for the slots no row holds: the env then steps only the rows still running,
         # with or without a budget of its own
-        engine = _host_engine(env)
+        self.engine = engine = _host_engine(env)
         self.pause = (
             engine.pause if engine is not None and declared_autoreset_mode(engine) == "same_step" else None
         )
