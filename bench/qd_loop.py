@@ -125,7 +125,7 @@ def main() -> None:
     for side in sides:
         spread = f"{min(seconds[side][1:]) * 1e3:.0f}-{max(seconds[side][1:]) * 1e3:.0f} ms"
         print(f"  {side:6s} {median[side] * 1e3:8.1f} ms an iteration (spread {spread})")
-    ratios = [ours / plain for ours, plain in zip(seconds["vecrl"][1:], seconds["plain"][1:])]
+    ratios = [ours / plain for ours, plain in zip(seconds["vecrl"][1:], seconds["plain"][1:], strict=True)]
     total = sum(seconds["vecrl"][1:]) / sum(seconds["plain"][1:])
     print(
         f"  vecrl / plain loop: {statistics.median(ratios):.2f}x the median iteration's"
