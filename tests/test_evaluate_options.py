@@ -61,7 +61,11 @@ def test_options_and_keywords_together_are_refused():
         (dict(devices="cpu"), TypeError, "devices must be a list of jax devices"),
         (dict(num_workers=2, executor=object()), ValueError, "not both"),
         (dict(executor=object()), TypeError, "executor must be a vecrl_evaluate Executor"),
-        (dict(steps_per_check=2**63), ValueError, "steps_per_check must be .* a positive int up to 2,147,483,647"),
+        (
+            dict(steps_per_check=2**63),
+            ValueError,
+            "steps_per_check must be .* a positive int up to 2,147,483,647",
+        ),
     ],
 )
 def test_an_options_value_is_checked_when_made(keywords, error, words):
