@@ -49,3 +49,13 @@ def test_gym_wrapper_refuses_next_step_autoreset_with_its_own_error():
     env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, autoreset_mode="next_step")
     with pytest.raises(RuntimeError, match="SAME_STEP or DISABLED"):
         torchrl_envs.GymWrapper(env)
+
+
+def test_rewards_reach_torchrl_in_the_dtype_the_env_is_made_with():
+    # (the reward spec follows the env's reward_space, which dtype= casts as it casts the rewards)
+    env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=2, dtype=torch.float32)
+    wrapped = torchrl_envs.GymWrapper(env)
+    assert wrapped.full_reward_spec["reward"].dtype == torch.float32
+    rollout = wrapped.rollout(5, break_when_any_done=False)
+    assert rollout["next", "reward"].dtype == torch.float32
+    wrapped.close()
