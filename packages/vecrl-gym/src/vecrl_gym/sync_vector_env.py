@@ -77,19 +77,21 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
         env_makers: functions without arguments, each making one sub-environment (a sequence is read one
             maker at a time, so a lazy one of any length is fine: the sub-envs must fit in memory, which is
             checked once two are made, before the rest).
-        empty_info: always report ``info`` as ``{}`` and skip all per-step info work.
-        num_episodes: run each sub-env for this many episodes. On the step where its last episode
+
+    Keyword Args:
+        empty_info (bool): always report ``info`` as ``{}`` and skip all per-step info work.
+        num_episodes (int | None): run each sub-env for this many episodes. On the step where its last episode
             ends it reports that episode's final observation and reward; from then on, until the next
             ``reset()`` (of that sub-env), it reports terminated = truncated = True, a NaN observation (0
             for integer dtypes) and a NaN reward. In ``next_step`` mode the budget is counted the same way
             (the reset step that would start one episode too many is not taken); with ``disabled``
             autoreset it is a ValueError, since the user starts every episode.
-        device: return torch tensors on this device instead of numpy arrays.
-        autoreset_mode: ``"same_step"``, ``"next_step"`` or ``"disabled"`` (see above).
-        seed_rule: how ``reset(seed=S)`` seeds the sub-envs: ``"evotorch"`` (the default) draws their
+        device (str | torch.device | None): return torch tensors on this device instead of numpy arrays.
+        autoreset_mode (str): ``"same_step"``, ``"next_step"`` or ``"disabled"`` (see above).
+        seed_rule (str): how ``reset(seed=S)`` seeds the sub-envs: ``"evotorch"`` (the default) draws their
             seeds from ``numpy.random.RandomState(S)``, as EvoTorch does; ``"gymnasium"`` gives sub-env
             ``i`` the seed ``S + i``, as gymnasium's vector envs do.
-        observation_mode: as in gymnasium's vector envs (>= 1.0): ``"same"`` (the default), ``"different"``
+        observation_mode (str | tuple): as in gymnasium's vector envs (>= 1.0): ``"same"`` (the default), ``"different"``
             (observation spaces of one shape and dtype with bounds of their own, batched by gymnasium's
             ``batch_differing_spaces``) or ``(batched space, single space)``.
 
