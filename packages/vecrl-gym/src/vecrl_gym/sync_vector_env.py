@@ -91,9 +91,9 @@ class SyncVectorEnv(HostVectorEnv, GymVectorEnv):
         seed_rule (str): how ``reset(seed=S)`` seeds the sub-envs: ``"evotorch"`` (the default) draws their
             seeds from ``numpy.random.RandomState(S)``, as EvoTorch does; ``"gymnasium"`` gives sub-env
             ``i`` the seed ``S + i``, as gymnasium's vector envs do.
-        observation_mode (str | tuple): as in gymnasium's vector envs (>= 1.0): ``"same"`` (the default), ``"different"``
-            (observation spaces of one shape and dtype with bounds of their own, batched by gymnasium's
-            ``batch_differing_spaces``) or ``(batched space, single space)``.
+        observation_mode (str | tuple): as in gymnasium's vector envs (>= 1.0): ``"same"`` (the default),
+            ``"different"`` (observation spaces of one shape and dtype with bounds of their own, batched by
+            gymnasium's ``batch_differing_spaces``) or ``(batched space, single space)``.
 
     Every space gymnasium batches densely works, for observations and actions alike: Box (of any
     dtype), Discrete, MultiDiscrete, MultiBinary, and Tuple and Dict spaces of them, nested. They are
