@@ -147,10 +147,6 @@ class Backend:
             return
         refused = {key: self.refusals.get(key, "") for key in OPTIONAL_KEYWORDS if key not in self.keywords}
         takes = ", ".join(k for k in OPTIONAL_KEYWORDS if k in self.keywords) or "none"
-        check_refused_keywords(
-            call,
-            given,
-            refused,
-            taker=f"the {self.prefix} backend",
-            then=f" Of vecrl's keywords it takes {takes} (and those of every backend: {', '.join(COMMON_KEYWORDS)}).",
-        )
+        common = ", ".join(COMMON_KEYWORDS)
+        then = f" Of vecrl's keywords it takes {takes} (and those of every backend: {common})."
+        check_refused_keywords(call, given, refused, taker=f"the {self.prefix} backend", then=then)

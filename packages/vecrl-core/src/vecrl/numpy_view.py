@@ -22,7 +22,7 @@ from vecrl.autoreset import declared_autoreset_mode
 from vecrl.checks import checked_callables
 from vecrl.compat import GYMNASIUM_VERSION, VECTOR_WRAPPER_BASE
 from vecrl.episodes import budget_under_wrappers_error
-from vecrl.torch_wrapper import SubEnvAccess, TorchWrapper
+from vecrl.torch_wrapper import SubEnvAccess, TorchWrapper, layers
 
 VectorWrapperMaker = Callable[[Any], Any]
 
@@ -161,13 +161,14 @@ def check_numpy_wrappers(env: Any, who: str) -> None:
         ...
         TypeError: f got gymnasium's RecordEpisodeStatistics around a vecrl env that speaks torch; gymnasium's vector wrappers compute with numpy. Make the env with make_vector_env(..., vector_wrappers=[RecordEpisodeStatistics]) (torch outside, numpy inside), or with array_type="numpy".
     """
-    layer, outer = env, None
-    while not isinstance(layer, (TorchWrapper, NumpyView)) and hasattr(layer, "env"):
+    outer = None
+    for layer in layers(env):
+        if isinstance(layer, (TorchWrapper, NumpyView)):
+            break
         if type(layer).__name__ in _NUMPY_WRAPPERS and type(layer).__module__.startswith(
             "gymnasium.wrappers"
         ):
             outer = layer
-        layer = layer.env
     if outer is not None and isinstance(layer, TorchWrapper):
         name = type(outer).__name__
         raise TypeError(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import gymnasium
@@ -64,8 +64,8 @@ class TorchWrapper:
         device: move the observations, rewards and flags to this device (by default they stay where the
             env made them: on the CPU for numpy, on the jax array's device for jax).
         dtype: cast floating observations (final ones included) and rewards to this torch dtype once, here,
-            and say it in the observation and reward spaces (``torch.float32`` for a float32 network on MuJoCo's
-            float64 observations); by default they keep the env's dtypes.
+            and say it in the observation and reward spaces (``torch.float32`` for a float32 network on
+            MuJoCo's float64 observations); by default they keep the env's dtypes.
 
     Examples:
         >>> import gymnasium
@@ -114,10 +114,9 @@ class TorchWrapper:
         if self._vectorized:
             self.single_observation_space: Space = _with_float_dtype(single_obs, self._dtype)
             self.single_action_space: Space = single_act
+        # (TorchRL types its reward spec from the reward space: the rewards' dtype, cast or not)
         reward_space = getattr(env, "reward_space", None)
-        if (
-            reward_space is not None
-        ):  # (TorchRL types its reward spec from it: the rewards' dtype, cast or not)
+        if reward_space is not None:
             self.reward_space: Space = _with_float_dtype(reward_space, self._dtype)
 
         self._force_classic_api = checked_flag(force_classic_api, "force_classic_api")
@@ -423,6 +422,22 @@ class TorchVectorWrapper(SubEnvAccess, TorchWrapper, VECTOR_WRAPPER_BASE):
         if not GYMNASIUM_1:  # 0.29's VectorEnvWrapper forwards missing attributes but keeps none itself
             self.num_envs = int(env.num_envs)
         TorchWrapper.__init__(self, env, **kwargs)
+
+
+def layers(env: Any) -> Iterator[Any]:
+    """``env`` and each env it wraps (``.env``), outermost first: gymnasium's wrappers, vecrl's own
+    (``TorchWrapper``, ``NumpyView``) and the env within.
+
+    Examples:
+        >>> import vecrl
+        >>> [type(layer).__name__ for layer in layers(vecrl.make_vector_env("gym::CartPole-v1", num_envs=2))]
+        ['TorchVectorWrapper', 'SyncVectorEnv']
+    """
+    layer = env
+    while layer is not None:
+        yield layer
+        inner = getattr(layer, "env", None)
+        layer = None if inner is layer else inner
 
 
 def _tree_for(action: Any, array_type: ArrayType) -> Any:

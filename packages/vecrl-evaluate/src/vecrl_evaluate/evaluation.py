@@ -146,8 +146,8 @@ def evaluate(
     same to float rounding with or without selection, which XLA compiles apart). The program polls the
     host about every quarter second, where a Ctrl-C stops the call and ``progress`` hears how many rows are
     done (a short call is not polled). ``vecrl_evaluate.rollout_function`` is the same loop as a pure jax
-    function, for a searcher that compiles its whole generation itself. The checks and the choice of path are ``vecrl_evaluate.plan.checked_plan``'s;
-    ``vecrl_evaluate.runners`` runs the rows.
+    function, for a searcher that compiles its whole generation itself. The checks and the choice of path
+    are ``vecrl_evaluate.plan.checked_plan``'s; ``vecrl_evaluate.runners`` runs the rows.
 
     ``randomize`` varies the env's parameters (``env.default_params``: MuJoCo model fields, classic-control
     constants, gymnax's ``EnvParams``; ``vecrl.params``) per row and episode, for domain randomization: a

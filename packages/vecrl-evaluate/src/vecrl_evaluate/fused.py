@@ -173,10 +173,11 @@ def _wrapper_problem(env: Any) -> str | None:
     """Why the program, which steps ``env.unwrapped``'s jax functions, would skip a wrapper of ``env``:
     one other than vecrl's torch conversion, or that conversion where it changes the actions; None if
     none would be skipped."""
-    from vecrl.torch_wrapper import TorchWrapper
+    from vecrl.torch_wrapper import TorchWrapper, layers
 
-    layer = env
-    while layer is not env.unwrapped:
+    for layer in layers(env):
+        if layer is env.unwrapped:
+            break
         if not isinstance(layer, TorchWrapper):
             return (
                 f"the env is wrapped in {type(layer).__name__}, which the compiled program, stepping the jax env"
@@ -187,7 +188,6 @@ def _wrapper_problem(env: Any) -> str | None:
                 "the env changes the actions it is given (made with clip_actions=True or"
                 " discrete_to_continuous_act=True), which the compiled program would skip. Make it without."
             )
-        layer = layer.env
     return None
 
 
@@ -696,9 +696,7 @@ def _loop(
             values = measures.values(seen, action, reward, outcome.info, jnp.float32)
             measuring = measures.accumulated(measuring, values, counting)
         t, raw = c.t, r.raw
-        if (
-            shaping.changes_rewards
-        ):  # (each episode's step count: the alive bonus's clock, carried for it alone)
+        if shaping.changes_rewards:  # (t, each episode's step count, is the alive bonus's clock alone)
             t = t + 1
             raw = add_to_rows(raw, reward, rows, counting)
             reward = shaping.shaped(reward, t.astype(reward.dtype), jnp.where)

@@ -267,9 +267,10 @@ def step_info_values(
         try:
             value = np.array(raw, dtype=np.float64)
         except (TypeError, ValueError):
+            shown = listed([repr(v) for v in np.ravel(raw)], 2)
             raise ValueError(
-                f"The info key {key!r} holds {np.asarray(raw).dtype} values ({listed([repr(v) for v in np.ravel(raw)], 2)}),"
-                " not numbers; a measure takes one number per sub-env."
+                f"The info key {key!r} holds {np.asarray(raw).dtype} values ({shown}), not numbers; a measure takes"
+                " one number per sub-env."
             ) from None
         if value.shape != (num_envs,):
             raise not_one_number_error(key, value.shape[1:])

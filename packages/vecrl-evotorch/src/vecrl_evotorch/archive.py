@@ -28,7 +28,8 @@ from vecrl_evaluate.measures import Measure
 from vecrl_evotorch.runs import RunFolder, pyplot, saved_figure
 
 _OBSERVATION = re.compile(r"obs\[(\d+)\]")
-#: archive.csv's own columns, beside each measure's and its NAME_bin (``save_archive``): no measure takes these names.
+#: archive.csv's own columns, beside each measure's and its NAME_bin (``save_archive``): no measure takes
+#: these names.
 ARCHIVE_COLUMNS = ("cell", "filled", "fitness")
 
 

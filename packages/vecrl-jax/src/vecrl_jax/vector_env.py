@@ -145,7 +145,8 @@ class JaxVectorEnv(EpisodeVectorEnv):
     """
 
     jit_compiled = True  # the first reset() and step() of a configuration compile (seconds)
-    #: Keywords this class refuses, each with why (``vecrl.checks.check_refused_keywords``, before anything is built).
+    #: Keywords this class refuses, each with why (``vecrl.checks.check_refused_keywords``, before anything
+    #: is built).
     reserved_kwargs: ClassVar[Mapping[str, str]] = JAX_RESERVED_KWARGS
 
     @staticmethod

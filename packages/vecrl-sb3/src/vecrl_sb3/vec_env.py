@@ -18,7 +18,7 @@ from vecrl.compat import FINAL_INFO_KEY, FINAL_INFO_MASK_KEY, FINAL_OBS_KEY, FIN
 from vecrl.goal import GoalEnvWrapper
 from vecrl.numpy_view import check_numpy_wrappers
 from vecrl.spaces import ARRAY_SPACES
-from vecrl.torch_wrapper import TorchWrapper
+from vecrl.torch_wrapper import TorchWrapper, layers
 
 #: Keys of a vecrl step's info that SB3VecEnv turns into SB3's own per-env entries.
 _FINAL_KEYS = frozenset({FINAL_OBS_KEY, FINAL_INFO_KEY, FINAL_OBS_MASK_KEY, FINAL_INFO_MASK_KEY})
@@ -337,7 +337,4 @@ def _final_infos(final_info: Any, num_envs: int) -> list[dict[str, Any]]:
 
 def _vecrl_layer(env: Any) -> Any:
     """The vecrl TorchWrapper under ``env``'s gymnasium wrappers (``env`` itself where there is none)."""
-    layer = env
-    while not isinstance(layer, TorchWrapper) and hasattr(layer, "env"):
-        layer = layer.env
-    return layer if isinstance(layer, TorchWrapper) else env
+    return next((layer for layer in layers(env) if isinstance(layer, TorchWrapper)), env)
