@@ -148,3 +148,22 @@ def test_map_elites_in_jax_with_two_measures_fills_its_archive():
     coverage = [float(line.split()[3].rstrip("%")) for line in lines]
     qd_scores = [float(line.split()[5]) for line in lines]
     assert len(lines) == 2 and coverage[0] > 100 / 64 and qd_scores[-1] >= qd_scores[0], lines
+
+
+def async_ppo(*arguments: str) -> list[str]:
+    command = [sys.executable, str(ROOT / "examples" / "async_ppo.py"), *arguments]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()
+
+
+def test_the_async_ppo_example_learns_cartpole_through_send_and_recv():
+    lines = async_ppo("--until", "400")
+    assert lines[-1].startswith("reached 400 after"), lines[-3:]
+
+
+def test_the_async_ppo_run_is_the_same_whatever_order_the_batches_come_back_in():
+    # the batches' order changes from run to run; the returns do not (the clock's column cut off)
+    first, second = (async_ppo("--total-timesteps", "16384") for _ in range(2))
+    assert [line.split("  ")[:3] for line in first] == [line.split("  ")[:3] for line in second]
+    assert len(first) == 16

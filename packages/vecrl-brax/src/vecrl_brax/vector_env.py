@@ -12,14 +12,14 @@ from gymnasium.spaces import Box
 from vecrl.checks import did_you_mean
 from vecrl_brax.brax_versions import env_keywords, resolve_create
 from vecrl_jax.brax_style import BraxStyleEnv
-from vecrl_jax.keywords import JAX_RESERVED_KWARGS
+from vecrl_jax.keywords import JAX_REFUSALS
 from vecrl_jax.model_params import ModelParams
 from vecrl_jax.vector_env import JaxVectorEnv
 
 #: Keywords VectorEnvFromBrax sets itself (passing them through would break its autoreset or batch size),
 #: and those of other backends.
 _RESERVED_KWARGS = {
-    **JAX_RESERVED_KWARGS,
+    **JAX_REFUSALS,
     "auto_reset": "VectorEnvFromBrax always resets finished episodes itself, from a fresh random state",
     "autoreset": "VectorEnvFromBrax always resets finished episodes itself, from a fresh random state",
 }

@@ -19,6 +19,7 @@ _IMPORT_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
 COMMON_KEYWORDS = ("num_envs", "force_classic_api", "discrete_to_continuous_act", "clip_actions", "dtype")
 OPTIONAL_KEYWORDS = (
     "autoreset_mode",
+    "batch_size",
     "device",
     "empty_info",
     "episode_length",

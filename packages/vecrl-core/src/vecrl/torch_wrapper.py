@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 import gymnasium
 import numpy as np
@@ -212,17 +212,72 @@ class TorchWrapper:
     def step(self, action: Any) -> tuple[Any, ...]:
         """Step with a torch (or numpy) action; returns ``(obs, reward, terminated, truncated, info)`` as
         tensors, or ``(obs, reward, done, info)`` under the classic API or for an old-API env."""
-        array_type = self._array_type
-        if array_type is None or self._closed:
-            if self._closed:
-                raise closed_env_error("step", self)
-            raise RuntimeError(
-                "step() was called before reset(): the wrapper learns from the first observation which array"
-                " type the env expects. Call reset() first."
+        if self._array_type is None or self._closed:
+            self._refuse_before_reset("step")
+        return self._result(self.env.step(self._env_action(action)))
+
+    def async_reset(self, seed: Any = None, options: Any = None) -> None:
+        """Start a reset of every sub-env of an env with async batches (made with ``batch_size``); ``recv()``
+        returns their observations a batch at a time (envpool's API).
+
+        Examples:
+            >>> import vecrl
+            >>> env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=4, batch_size=2, num_workers=2)
+            >>> env.async_reset(seed=0)
+            >>> obs, reward, terminated, truncated, info = env.recv()
+            >>> env.send(torch.zeros(2, dtype=torch.int64), info["env_id"])
+            >>> env.recv()[0].shape
+            torch.Size([2, 4])
+            >>> env.close()
+        """
+        if self._closed:
+            raise closed_env_error("async_reset", self)
+        self._async_env("async_reset").async_reset(seed=seed, options=options)
+
+    def send(self, action: Any, env_id: Any = None) -> None:
+        """Start the next step of the sub-envs ``env_id`` (those ``recv()`` returned) with ``action``, converted
+        as ``step()`` converts it (example: ``async_reset``)."""
+        if self._array_type is None or self._closed:
+            self._refuse_before_reset("send")
+        self._async_env("send").send(self._env_action(action), env_id)
+
+    def recv(self) -> tuple[Any, ...]:
+        """The results of the next batch of sub-envs whose step is done, as ``step()`` returns them, their ids
+        in ``info["env_id"]`` (example: ``async_reset``)."""
+        if self._closed:
+            raise closed_env_error("recv", self)
+        result = self._async_env("recv").recv()
+        if self._array_type is None:
+            self._array_type = array_type(first_leaf(result[0]), "numpy")
+        return self._result(result)
+
+    def _async_env(self, method: str) -> Any:
+        """The wrapped env, where it has ``method`` (async batches); else why not, and what has it."""
+        if not hasattr(self.env, method):
+            raise AttributeError(
+                f"{method}() steps async batches of sub-envs, which {type(self.env.unwrapped).__name__} does not"
+                " have (or a wrapper in between hides them). Make the env with batch_size=k on a backend that"
+                " has them: make_vector_env('gym::...', num_envs=n, batch_size=k) (worker processes) or"
+                " 'envpool::...'; step() steps every sub-env on any backend."
             )
+        return self.env
+
+    def _refuse_before_reset(self, method: str) -> NoReturn:
+        if self._closed:
+            raise closed_env_error(method, self)
+        raise RuntimeError(
+            f"{method}() was called before reset(): the wrapper learns from the first observation which array"
+            " type the env expects. Call reset() (or async_reset() and recv()) first."
+        )
+
+    def _env_action(self, action: Any) -> Any:
+        """``action`` as the env takes it: a tensor converted to the env's array type, after
+        ``discrete_to_continuous_act`` and ``clip_actions``."""
+        array_type = self._array_type
+        assert array_type is not None
         if type(action) is not torch.Tensor:  # (a tensor, the usual action, skips the ABC check of Mapping)
             if isinstance(action, (tuple, Mapping)):  # an action of a Tuple or Dict space
-                return self._result(self.env.step(_tree_for(action, array_type)))
+                return _tree_for(action, array_type)
             if not isinstance(action, torch.Tensor):
                 try:
                     action = convert_to_torch(action)
@@ -252,9 +307,7 @@ class TorchWrapper:
         if self._clip_bounds is not None:
             low, high = self._bounds_on(action.device)
             action = torch.clamp(action, low, high)
-        return self._result(
-            self.env.step(action if array_type == "torch" else convert_from_torch(action, array_type))
-        )
+        return action if array_type == "torch" else convert_from_torch(action, array_type)
 
     def _final_observations_as_tensors(self, info: Any) -> Any:
         """``info`` with the final observations and their mask (``vecrl.final_observations``), and the final

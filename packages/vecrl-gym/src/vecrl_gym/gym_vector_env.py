@@ -58,6 +58,12 @@ class GymVectorEnv(EpisodeVectorEnv):
         ``__init__``; every option is kept in ``_options``."""
         owner = type(self).__name__
         for key in given:
+            if key == "batch_size":
+                raise TypeError(
+                    f"{owner}() steps every sub-env at once, so it takes no batch_size: async batches of sub-envs"
+                    " (async_reset, send, recv) are ProcessVectorEnv(makers, batch_size=k)'s, which"
+                    " make_vector_env('gym::...', num_envs=n, batch_size=k) makes."
+                )
             if key not in GYM_DEFAULTS:
                 raise TypeError(
                     f"{owner}() got an unexpected keyword argument {key!r}{did_you_mean(key, GYM_DEFAULTS)};"

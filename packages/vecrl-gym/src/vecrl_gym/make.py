@@ -34,6 +34,7 @@ def make_gym_vector_env(
     num_envs: int | None = None,
     wrappers: Sequence[EnvWrapper] | None = None,
     num_workers: int | Literal["auto"] | None = None,
+    batch_size: int | None = None,
     **kwargs: Any,
 ) -> gymnasium.Env | SyncVectorEnv | ProcessVectorEnv:
     """The gym backend's ``make``: ``num_envs`` copies of the gymnasium env ``env_name`` in a
@@ -50,7 +51,10 @@ def make_gym_vector_env(
     ``num_workers=K`` (K >= 2) steps the sub-envs in K blocks at once, this process and K - 1 worker
     processes (``ProcessVectorEnv``), with the same results; ``"auto"`` does so with one per core only
     where one batch step takes over a millisecond (``vecrl_gym.auto_workers``), which cheap sub-envs in
-    small numbers do not; None or 1 (the default) steps them all here. An unknown id is a ``vecrl.UnknownEnvError`` with the
+    small numbers do not; None or 1 (the default) steps them all here. ``batch_size=k`` (dividing
+    ``num_envs``) steps them in worker processes alone (``num_workers`` of them, one per core by default),
+    in async batches of ``k`` sub-envs: ``async_reset()``, ``send(actions, env_id)`` and ``recv()`` as
+    envpool names them (``ProcessVectorEnv``). An unknown id is a ``vecrl.UnknownEnvError`` with the
     closest ids gymnasium knows.
 
     ``env_name`` may be gymnasium's ``"module:EnvId"`` (e.g. ``"gymnasium_robotics:PointMaze_UMaze-v3"``):
@@ -69,6 +73,7 @@ def make_gym_vector_env(
         defaults: dict[str, Any] = dict(GYM_DEFAULTS)
         vector_only = {key: (value, defaults[key]) for key, value in options.items()}
         vector_only["num_workers"] = (num_workers, None)
+        vector_only["batch_size"] = (batch_size, None)
         check_vector_only_options(f"make_vector_env('gym::{env_name}')", vector_only)
         return _make_wrapped(env_name, _checked_wrappers(wrappers), kwargs)
     if isinstance(num_envs, bool) or not isinstance(num_envs, Integral) or num_envs < 1:
@@ -81,6 +86,11 @@ def make_gym_vector_env(
     # which leaves the TorchWrapper nothing to convert.
     if options.get("device") is None:
         options["device"] = "cpu"
+    if batch_size is not None:  # (async batches: worker processes alone, one per core unless told)
+        workers = None if num_workers == "auto" else num_workers
+        return ProcessVectorEnv(
+            [make_one] * int(num_envs), num_workers=workers, batch_size=batch_size, **options
+        )
     if num_workers == "auto":
         num_workers = auto_num_workers(make_one, int(num_envs))
     if num_workers is None or (type(num_workers) is int and num_workers == 1):  # (True is refused below)

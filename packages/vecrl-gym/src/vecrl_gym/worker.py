@@ -1,5 +1,7 @@
-"""The loop of a worker process: one block of sub-envs in a SyncVectorEnv, stepped on the caller's word.
+"""The loop of a worker process: its groups of sub-envs, each a SyncVectorEnv, stepped on the caller's word.
 
+A worker holds one group in lockstep (``ProcessVectorEnv.step`` steps every group at once) and several with
+``batch_size`` (``send`` and ``recv`` step one group at a time, each in the order the caller sent them).
 Arrays go through shared memory (``SharedBatch``); the pipe carries only the command and, back, the
 block's infos unbatched (none when ``empty_info``), which the caller batches in sub-env order. An exception
 is sent back as a ``vecrl.processes.RemoteFailure``, which the caller raises with the original type,
@@ -66,17 +68,30 @@ class BlockInfos:
 
 
 def serve(
-    connection: Connection, makers: bytes, options: dict[str, Any], batch: SharedBatch, start: int, stop: int
+    connection: Connection,
+    makers: bytes,
+    options: dict[str, Any],
+    batch: SharedBatch,
+    groups: list[tuple[int, int]],
 ) -> None:
-    """Make the sub-envs ``start:stop`` from the cloudpickled ``makers`` and serve the caller's commands
-    (recording their infos: ``RecordingSyncVectorEnv``) until it asks the worker to exit or goes away."""
+    """Make the sub-envs of ``groups`` (``(start, stop)`` each, consecutive) from the cloudpickled ``makers``,
+    one ``RecordingSyncVectorEnv`` a group, and serve the caller's commands ``(command, group, arguments)``
+    (``group`` the index among this worker's, None for all of them) until it asks the worker to exit or goes
+    away."""
     ignore_interrupts()
+    first = groups[0][0]
+    envs: list[RecordingSyncVectorEnv] = []
     try:
-        env = RecordingSyncVectorEnv(cloudpickle.loads(makers), **options)
+        every_maker = cloudpickle.loads(makers)
+        for start, stop in groups:
+            envs.append(RecordingSyncVectorEnv(every_maker[start - first : stop - first], **options))
     except BaseException as error:
-        connection.send(("error", RemoteFailure.of(error, start)))
+        for env in envs:
+            env.close()
+        connection.send(("error", RemoteFailure.of(error, first)))
         return
     try:
+        env = envs[0]
         connection.send(
             (
                 "ready",
@@ -85,24 +100,46 @@ def serve(
                     env.single_action_space,
                     env.metadata,
                     env.render_mode,
-                    [sub_env.observation_space for sub_env in env.envs],  # for observation_mode="different"
+                    # for observation_mode="different"
+                    [sub_env.observation_space for group in envs for sub_env in group.envs],
                 ),
             )
         )
         views = batch.views()
-        for command, arguments in messages(connection):
+        for command, group, arguments in messages(connection):
             try:
-                reply = _run(env, views, start, stop, command, arguments)
+                if group is None:
+                    reply = _run_on_all(envs, groups, command, arguments)
+                else:
+                    start, stop = groups[group]
+                    reply = _run(envs[group], views, start, stop, command, arguments)
             except Exception as error:
-                connection.send(("error", RemoteFailure.of(error, start)))
+                offset = first if group is None else groups[group][0]
+                connection.send(("error", RemoteFailure.of(error, offset)))
             else:
                 connection.send(("ok", reply))
     finally:
-        env.close()
+        for env in envs:
+            env.close()
+
+
+def _run_on_all(
+    envs: list[RecordingSyncVectorEnv], groups: list[tuple[int, int]], command: str, arguments: Any
+) -> tuple[Any, ...]:
+    """Carry out a command that changes no step state on every group; one result per sub-env."""
+    results: list[Any] = []
+    first = groups[0][0]
+    for env, (start, stop) in zip(envs, groups, strict=True):
+        if command == "set_attr":
+            name, values = arguments
+            env.set_attr(name, values[start - first : stop - first])
+            continue
+        results.extend(_run(env, None, start, stop, command, arguments))
+    return tuple(results)
 
 
 def _run(env: RecordingSyncVectorEnv, views: Any, start: int, stop: int, command: str, arguments: Any) -> Any:
-    """Carry out one command on the block's env; the reply to send back."""
+    """Carry out one command on a group's env; the reply to send back."""
     if command == "step":
         observations, rewards, terminated, truncated, _ = env.step(rows_of(views.actions, start, stop))
         write_rows(views.observations, observations, start, stop)
@@ -120,9 +157,6 @@ def _run(env: RecordingSyncVectorEnv, views: Any, start: int, stop: int, command
         return env.call(name, *args, **kwargs)
     if command == "get_attr":
         return env.get_attr(arguments)
-    if command == "set_attr":
-        name, values = arguments
-        return env.set_attr(name, values)
     if command == "render":
         return env.render()
     raise ValueError(f"unknown worker command {command!r}")

@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from vecrl_gymnax import batch
-from vecrl_jax.keywords import JAX_RESERVED_KWARGS
+from vecrl_jax.keywords import JAX_REFUSALS
 from vecrl_jax.vector_env import JaxVectorEnv
 
 _RESERVED_KWARGS = {
-    **JAX_RESERVED_KWARGS,
+    **JAX_REFUSALS,
     "action_repeat": "a gymnax env takes one action per step; repeat an action by stepping with it again",
     "params": "give the fields of the env's params to change as keyword arguments (gravity=9.8, ...)",
 }

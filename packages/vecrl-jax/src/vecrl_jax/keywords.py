@@ -8,6 +8,8 @@ from __future__ import annotations
 #: vecrl's keywords the jax backends take; ``JAX_REFUSALS`` says why not the others.
 JAX_KEYWORDS = ("autoreset_mode", "episode_length", "num_episodes", "render_mode", "seed_rule")
 JAX_REFUSALS = {
+    "batch_size": "a jax env steps every sub-env in one jitted call; async batches (send/recv) are those of"
+    " gym:: with worker processes and of envpool::. Give the number of sub-environments as num_envs=",
     "device": "a jax env computes on jax's default device and hands its results to torch there, without a"
     " copy (DLPack); choose that device through jax (e.g. JAX_PLATFORMS=cpu), or move the results with .to()",
     "num_workers": "worker processes are the gym backend's; a jax env already steps all its sub-envs in one"
@@ -16,6 +18,3 @@ JAX_REFUSALS = {
     " env with no sub-env objects. For gymnasium's vector wrappers use make_vector_env(..., vector_wrappers=[...]);"
     " for the env library's own wrappers, wrap its env",
 }
-#: The keywords a JaxVectorEnv refuses, given to its constructor directly: vecrl's that a jax backend does
-#: not take, and those it sets itself.
-JAX_RESERVED_KWARGS = {**JAX_REFUSALS, "batch_size": "give the number of sub-environments as num_envs="}

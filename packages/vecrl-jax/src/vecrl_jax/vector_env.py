@@ -36,7 +36,7 @@ from vecrl.rendering import NoFrames, checked_render_mode, needs_rgb_mode
 from vecrl.seeding import SeedRule, checked_seeds, is_seed
 from vecrl_jax import engine
 from vecrl_jax.compile_ahead import CompileAhead
-from vecrl_jax.keywords import JAX_RESERVED_KWARGS
+from vecrl_jax.keywords import JAX_REFUSALS
 from vecrl_jax.packing import Packer
 from vecrl_jax.protocol import JaxEnv, default_params
 from vecrl_jax.spaces import observation_space
@@ -147,7 +147,7 @@ class JaxVectorEnv(EpisodeVectorEnv):
     jit_compiled = True  # the first reset() and step() of a configuration compile (seconds)
     #: Keywords this class refuses, each with why (``vecrl.checks.check_refused_keywords``, before anything
     #: is built).
-    reserved_kwargs: ClassVar[Mapping[str, str]] = JAX_RESERVED_KWARGS
+    reserved_kwargs: ClassVar[Mapping[str, str]] = JAX_REFUSALS
 
     @staticmethod
     def make_env(env_name: str, kwargs: Mapping[str, Any]) -> JaxEnv:

@@ -6,12 +6,12 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from vecrl_jax.brax_style import BraxStyleEnv
-from vecrl_jax.keywords import JAX_RESERVED_KWARGS
+from vecrl_jax.keywords import JAX_REFUSALS
 from vecrl_jax.vector_env import JaxVectorEnv
 from vecrl_playground import batch
 
 _RESERVED_KWARGS = {
-    **JAX_RESERVED_KWARGS,
+    **JAX_REFUSALS,
     "config": "give the config entries to change as keyword arguments (impl='jax', ctrl_dt=0.02, ...)",
     "config_overrides": "give the config entries to change as keyword arguments (impl='jax', ctrl_dt=0.02, ...)",
 }

@@ -1,0 +1,176 @@
+"""Async batches (send/recv) against lockstep step(), in one run, as ratios, with the load average printed.
+
+16 sub-envs on 2 worker processes; each side runs a CleanRL-style loop: a small torch MLP (64 hidden)
+computes the actions from the observations, then the env steps. Env-steps/s, median of the repeats with
+their spread:
+
+  async      ProcessVectorEnv(batch_size=8, num_workers=2) in envpool's loop shape: recv() a batch,
+             forward on its 8 rows, send(actions, info["env_id"]); the other batch steps meanwhile
+  lockstep   ProcessVectorEnv(num_workers=2): step() on all 16 (this process steps the first 8)
+  gymnasium  gymnasium's AsyncVectorEnv, one process per sub-env, step() on all 16 (its own form)
+
+The envs: "lognormal" CartPole-v1 whose step waits a lognormal time (mean 1 ms, sigma SIGMA), as solver-
+or I/O-bound simulators do; "slow reset" CartPole-v1 whose step waits 1 ms and whose reset waits 50 ms;
+CartPole-v1 and Hopper-v5 as they are. The waits sleep (they take no CPU), as such simulators' waits do.
+
+Targets: async >= 1.5x lockstep on the lognormal and slow-reset envs, and not slower than lockstep on
+CartPole-v1 and Hopper-v5.
+
+    python bench/async.py [--quick] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from vecrl_gym import ProcessVectorEnv
+
+NUM_ENVS, BATCH, WORKERS = 16, 8, 2
+MEAN_WAIT_S, SIGMA, RESET_WAIT_S = 0.001, 1.0, 0.050
+
+
+class LognormalSteps(gym.Wrapper):
+    """A step waits a lognormal time of mean MEAN_WAIT_S."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self._random = np.random.default_rng()
+        self._mu = math.log(MEAN_WAIT_S) - SIGMA**2 / 2
+
+    def step(self, action: Any) -> Any:
+        time.sleep(self._random.lognormal(self._mu, SIGMA))
+        return self.env.step(action)
+
+
+class SlowResets(gym.Wrapper):
+    """A step waits MEAN_WAIT_S, a reset RESET_WAIT_S (50 steps)."""
+
+    def step(self, action: Any) -> Any:
+        time.sleep(MEAN_WAIT_S)
+        return self.env.step(action)
+
+    def reset(self, **kwargs: Any) -> Any:
+        time.sleep(RESET_WAIT_S)
+        return self.env.reset(**kwargs)
+
+
+def lognormal() -> gym.Env:
+    return LognormalSteps(gym.make("CartPole-v1"))
+
+
+def slow_reset() -> gym.Env:
+    return SlowResets(gym.make("CartPole-v1"))
+
+
+def cartpole() -> gym.Env:
+    return gym.make("CartPole-v1")
+
+
+def hopper() -> gym.Env:
+    return gym.make("Hopper-v5")
+
+
+ENVS: dict[str, tuple[Callable[[], gym.Env], int]] = {  # maker, env-steps a repeat
+    "lognormal": (lognormal, 3_200),
+    "slow reset": (slow_reset, 3_200),
+    "CartPole-v1": (cartpole, 64_000),
+    "Hopper-v5": (hopper, 32_000),
+}
+
+
+class Actor:
+    """A CleanRL-sized actor: an MLP from the observations to the actions (argmax for discrete ones)."""
+
+    def __init__(self, env: Any) -> None:
+        space = env.single_action_space
+        self.discrete = isinstance(space, gym.spaces.Discrete)
+        outputs = int(space.n) if self.discrete else int(np.prod(space.shape))
+        inputs = int(np.prod(env.single_observation_space.shape))
+        self.net = torch.nn.Sequential(
+            torch.nn.Linear(inputs, 64), torch.nn.Tanh(), torch.nn.Linear(64, outputs)
+        ).double()
+
+    @torch.no_grad()
+    def __call__(self, observation: Any) -> np.ndarray:
+        out = self.net(torch.as_tensor(np.asarray(observation), dtype=torch.float64))
+        return (out.argmax(-1) if self.discrete else torch.tanh(out)).numpy()
+
+
+def run_async(maker: Callable[[], gym.Env], env_steps: int) -> float:
+    env = ProcessVectorEnv([maker] * NUM_ENVS, batch_size=BATCH, num_workers=WORKERS, empty_info=True)
+    actor = Actor(env)
+    env.async_reset(seed=0)
+    for _ in range(2 * NUM_ENVS // BATCH):  # one step of every batch before the clock starts
+        observation, *_, info = env.recv()
+        env.send(actor(observation), info["env_id"])
+    start, done = time.perf_counter(), 0
+    while done < env_steps:
+        observation, *_, info = env.recv()
+        env.send(actor(observation), info["env_id"])
+        done += BATCH
+    rate = done / (time.perf_counter() - start)
+    env.close()
+    return rate
+
+
+def run_lockstep(env: Any, env_steps: int) -> float:
+    actor = Actor(env)
+    observation, _ = env.reset(seed=0)
+    observation = env.step(actor(observation))[0]
+    start, done = time.perf_counter(), 0
+    while done < env_steps:
+        observation = env.step(actor(observation))[0]
+        done += NUM_ENVS
+    rate = done / (time.perf_counter() - start)
+    env.close()
+    return rate
+
+
+SIDES: dict[str, Callable[[Callable[[], gym.Env], int], float]] = {
+    "async": run_async,
+    "lockstep": lambda maker, steps: run_lockstep(
+        ProcessVectorEnv([maker] * NUM_ENVS, num_workers=WORKERS, empty_info=True), steps
+    ),
+    "gymnasium": lambda maker, steps: run_lockstep(gym.vector.AsyncVectorEnv([maker] * NUM_ENVS), steps),
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="a tenth of the steps, one repeat")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    repeats = 1 if args.quick else args.repeats
+    torch.set_num_threads(1)
+    print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
+    print(f"{NUM_ENVS} sub-envs, batch_size {BATCH}, {WORKERS} workers; env-steps/s, median of {repeats}")
+    for name, (maker, env_steps) in ENVS.items():
+        steps = env_steps // 10 if args.quick else env_steps
+        rates: dict[str, list[float]] = {side: [] for side in SIDES}
+        for _ in range(repeats):  # interleaved, so that a change of load reaches every side alike
+            for side, run in SIDES.items():
+                rates[side].append(run(maker, steps))
+        median = {side: statistics.median(values) for side, values in rates.items()}
+        ratios = [a / b for a, b in zip(rates["async"], rates["lockstep"], strict=True)]
+        print(
+            f"  {name:12s} async {median['async']:9,.0f} = {median['async'] / median['lockstep']:.2f}x lockstep"
+            f" ({median['lockstep']:,.0f}; per repeat {min(ratios):.2f}-{max(ratios):.2f}x),"
+            f" {median['async'] / median['gymnasium']:.2f}x gymnasium AsyncVectorEnv ({median['gymnasium']:,.0f})"
+        )
+    print(f"load average at end: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
