@@ -9,6 +9,10 @@ their spread:
   lockstep   ProcessVectorEnv(num_workers=2): step() on all 16 (this process steps the first 8)
   gymnasium  gymnasium's AsyncVectorEnv, one process per sub-env, step() on all 16 (its own form)
 
+  ceiling    both workers never idle: 2 x the env-steps/s of one worker's batch (8 sub-envs) stepped with
+             the same forward in this process, nothing between its steps (what async reaches at best with
+             2 workers: it only removes the wait for the slower batch)
+
 The envs: "lognormal" CartPole-v1 whose step waits a lognormal time (mean 1 ms, sigma SIGMA), as solver-
 or I/O-bound simulators do; "slow reset" CartPole-v1 whose step waits 1 ms and whose reset waits 50 ms;
 CartPole-v1 and Hopper-v5 as they are. The waits sleep (they take no CPU), as such simulators' waits do.
@@ -33,7 +37,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from vecrl_gym import ProcessVectorEnv
+from vecrl_gym import ProcessVectorEnv, SyncVectorEnv
 
 NUM_ENVS, BATCH, WORKERS = 16, 8, 2
 MEAN_WAIT_S, SIGMA, RESET_WAIT_S = 0.001, 1.0, 0.050
@@ -123,20 +127,27 @@ def run_async(maker: Callable[[], gym.Env], env_steps: int) -> float:
     return rate
 
 
-def run_lockstep(env: Any, env_steps: int) -> float:
+def run_lockstep(env: Any, env_steps: int, num_envs: int = NUM_ENVS) -> float:
     actor = Actor(env)
     observation, _ = env.reset(seed=0)
     observation = env.step(actor(observation))[0]
     start, done = time.perf_counter(), 0
     while done < env_steps:
         observation = env.step(actor(observation))[0]
-        done += NUM_ENVS
+        done += num_envs
     rate = done / (time.perf_counter() - start)
     env.close()
     return rate
 
 
+def run_ceiling(maker: Callable[[], gym.Env], env_steps: int) -> float:
+    return WORKERS * run_lockstep(
+        SyncVectorEnv([maker] * BATCH, empty_info=True), env_steps // WORKERS, BATCH
+    )
+
+
 SIDES: dict[str, Callable[[Callable[[], gym.Env], int], float]] = {
+    "ceiling": run_ceiling,
     "async": run_async,
     "lockstep": lambda maker, steps: run_lockstep(
         ProcessVectorEnv([maker] * NUM_ENVS, num_workers=WORKERS, empty_info=True), steps
@@ -167,7 +178,8 @@ def main() -> None:
         print(
             f"  {name:12s} async {median['async']:9,.0f} = {median['async'] / median['lockstep']:.2f}x lockstep"
             f" ({median['lockstep']:,.0f}; per repeat {min(ratios):.2f}-{max(ratios):.2f}x),"
-            f" {median['async'] / median['gymnasium']:.2f}x gymnasium AsyncVectorEnv ({median['gymnasium']:,.0f})"
+            f" {median['async'] / median['gymnasium']:.2f}x gymnasium AsyncVectorEnv ({median['gymnasium']:,.0f});"
+            f" ceiling {median['ceiling'] / median['lockstep']:.2f}x lockstep"
         )
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
 

@@ -111,7 +111,9 @@ def test_an_unknown_id_gets_a_close_match_and_how_to_list_them_all():
 @pytest.mark.parametrize(
     ("kwargs", "error", "words"),
     [
-        ({"batch_size": 2}, vecrl.UnknownKeywordError, "async batches"),
+        ({"batch_size": 2}, ValueError, "autoreset_mode=.next_step."),
+        ({"batch_size": 2, "autoreset_mode": "next_step", "num_episodes": 1}, ValueError, "no num_episodes"),
+        ({"batch_size": 5}, ValueError, "from 1 to num_envs=4"),
         ({"seed": 3}, vecrl.UnknownKeywordError, r"reset\(seed=S\)"),
         ({"env_seed": [1, 2, 3, 4]}, vecrl.UnknownKeywordError, r"reset\(seed=\[s0, s1"),
         ({"env_type": "gym"}, vecrl.UnknownKeywordError, "gymnasium API"),

@@ -17,11 +17,15 @@ import numpy as np
 import torch
 from gymnasium.spaces import Box, Discrete
 
+from vecrl.action_checks import ActionCheck
+from vecrl.arrays import convert_to_numpy
+from vecrl.autoreset import autoreset_mode_name
 from vecrl.checks import (
     check_fits_in_memory,
     check_refused_keywords,
     checked_device,
     checked_num_envs,
+    closed_env_error,
 )
 from vecrl.contract import Capabilities, EpisodeOptions
 from vecrl.final_observations import is_row_array
@@ -46,8 +50,6 @@ MEMORY_PROBE_ENVS = 256
 #: (passing them through would break its stepping or seeding).
 _RESERVED_KWARGS = {
     **BACKEND.refusals,
-    "batch_size": "vecrl steps every live sub-env in each step() (envpool's synchronous mode); envpool's async"
-    " batches (batch_size < num_envs) return whichever sub-envs finish first, which a vecrl env never does",
     "env_type": "the backend always uses envpool's gymnasium API",
     "seed": "seed with env.reset(seed=S) (sub-env i gets S + i, as envpool.make(seed=S) gives it)",
     "env_seed": "give per-sub-env seeds as env.reset(seed=[s0, s1, ...])",
@@ -153,6 +155,7 @@ class EnvpoolVectorEnv(HostVectorEnv):
         array_type: Literal["numpy", "torch"] = "numpy",
         seed_rule: SeedRule = "gymnasium",
         device: str | torch.device | None = None,
+        batch_size: int | None = None,
         **envpool_kwargs: Any,
     ) -> None:
         num_envs = checked_num_envs(num_envs)
@@ -167,10 +170,16 @@ class EnvpoolVectorEnv(HostVectorEnv):
             num_episodes=num_episodes, autoreset_mode=autoreset_mode, seed_rule=seed_rule
         )
         check_refused_keywords("EnvpoolVectorEnv(...)", envpool_kwargs, _RESERVED_KWARGS)
+        batch = _checked_batch_size(batch_size, num_envs, options.autoreset_mode, num_episodes)
         _check_counts(envpool_kwargs, num_envs)
         self._envpool: ModuleType = import_envpool()
         self.env_id: str = checked_env_id(self._envpool, env_id)
-        self._options: dict[str, Any] = {"num_envs": num_envs, "batch_size": num_envs, **envpool_kwargs}
+        self._options: dict[str, Any] = {"num_envs": num_envs, "batch_size": batch, **envpool_kwargs}
+        # envpool's async mode (batch < num_envs): the sub-envs stepping (sent, not received) and those whose
+        # results recv() gave that wait for send()
+        self._async = batch < num_envs
+        self._in_flight = np.zeros(num_envs, np.bool_)
+        self._waiting = np.zeros(num_envs, np.bool_)
         spec = self._spec(self._options)
         if num_envs >= MEMORY_CHECK_ENVS:
             check_fits_in_memory(f"envpool {self.env_id!r}", num_envs, self._bytes_per_sub_env())
@@ -300,6 +309,8 @@ class EnvpoolVectorEnv(HostVectorEnv):
             >>> bool((first == again).all())
             True
         """
+        while self._in_flight.any():  # (async mode: the batches sent are received and dropped first)
+            self._in_flight[self._pool.recv()[-1]["env_id"]] = False
         return super().reset(seed=seed, options=options)
 
     def reset_rows(
@@ -308,18 +319,31 @@ class EnvpoolVectorEnv(HostVectorEnv):
         """Reset every sub-env, building the pool again where there are seeds (or no pool yet); the engine
         resets some with ``reset_rows_into``."""
         assert ids is None, "a reset of some sub-envs is reset_rows_into's"
+        self._build_if(seeds)
+        if self._async:
+            self._pool.async_reset()
+            observation, _, _, _, info = self._gathered()
+            return observation, info
+        observation, info = self._pool.reset()
+        return self._in_space_dtype(observation), _own_info(info)
+
+    def _build_if(self, seeds: list[Any] | None) -> None:
+        """Build the pool again where there are ``seeds`` (or no pool yet: with seeds drawn at random)."""
         if seeds is not None or self._pool is None:
             self._build(
                 self.sub_env_seeds(int(self._seed_source.integers(0, 2**32))) if seeds is None else seeds
             )
-        observation, info = self._pool.reset()
-        return self._in_space_dtype(observation), _own_info(info)
 
     def reset_rows_into(
         self, ids: np.ndarray, seeds: list[Any] | None, options: dict[str, Any] | None, out: np.ndarray
     ) -> dict[str, Any]:
         """Reset the sub-envs ``ids`` (a masked reset or a restart: no seeds, ``seeded_masked_reset``),
         writing each observation into its sub-env's row of ``out`` (the engine's array); their info."""
+        if self._async:
+            raise ValueError(
+                "envpool's async mode (batch_size < num_envs) resets every sub-env at once: reset() or"
+                " async_reset(), without reset_mask; its sub-envs restart by themselves (next_step)."
+            )
         some = ids.astype(np.int32)
         observation, info = self._pool.reset(some)
         out[info["env_id"]] = observation  # (by envpool's row order; int32 states become the space's int64)
@@ -350,14 +374,120 @@ class EnvpoolVectorEnv(HostVectorEnv):
             >>> reward.tolist(), sorted(info)
             ([1.0, 1.0], ['elapsed_step'])
         """
+        self._refuse_in_flight("step()")
         return super().step(action)
 
     def step_rows(self, actions: np.ndarray, ids: np.ndarray | None) -> StepRows:
         """Step every sub-env (the engine steps some, those of a budget not yet spent, with
         ``step_rows_into``)."""
         assert ids is None, "a step of some sub-envs is step_rows_into's"
+        if self._async:  # (every sub-env, its batches gathered by id)
+            self._pool.send(actions, np.arange(self.num_envs, dtype=np.int32))
+            return self._gathered()
         observation, reward, terminated, truncated, info = self._pool.step(actions)
         return self._in_space_dtype(observation), reward, terminated, truncated, _own_info(info)
+
+    # -- envpool's async mode ----------------------------------------------------------------------
+
+    def async_reset(self, seed: int | Sequence[int | None] | None = None, options: Any = None) -> None:
+        """Start a reset of every sub-env (a ``seed`` as ``reset`` takes it builds the pool again); ``recv()``
+        then returns their first observations, ``batch_size`` at a time (envpool's ``async_reset``).
+
+        Examples:
+            >>> env = EnvpoolVectorEnv("CartPole-v1", num_envs=4, batch_size=2, autoreset_mode="next_step")
+            >>> env.async_reset(seed=0)
+            >>> obs, reward, terminated, truncated, info = env.recv()
+            >>> obs.shape, info["env_id"].tolist() in ([0, 1], [2, 3])
+            ((2, 4), True)
+            >>> env.send(np.zeros(2, np.int64), info["env_id"])
+        """
+        self._needs_async("async_reset")
+        mask, seeds, rest = self._reset_request(seed, options, started=self._last_observation is not None)
+        if mask is not None or rest:
+            raise ValueError(
+                f"async_reset() takes a seed and no options (reset_mask resets some sub-envs, which envpool's"
+                f" async mode does not; envpool's envs take no reset options); got options={options!r}."
+            )
+        self._build_if(seeds)
+        self._pool.async_reset()
+        self._in_flight[:], self._waiting[:] = True, False
+        self._last_observation = np.zeros(0)  # (started: step() and reset() know it)
+        self.failure = None
+
+    def recv(self) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """The results of the next ``batch_size`` sub-envs envpool has done, their ids in ``info["env_id"]``
+        (envpool's ``recv``, its results as this env gives them). Example: ``async_reset``."""
+        self._needs_async("recv")
+        if not self._in_flight.any():
+            raise RuntimeError(
+                "recv() has no sub-env to wait for: none was sent since their results were received. send()"
+                " actions for the env_ids recv() returned, or async_reset()."
+            )
+        observation, reward, terminated, truncated, info = self._pool.recv()
+        ids = info["env_id"]
+        self._in_flight[ids], self._waiting[ids] = False, True
+        info = {key: value for key, value in info.items() if key != "players"}
+        info["env_id"] = ids.astype(np.int64)
+        out = self.results_of
+        results = out(self._in_space_dtype(observation)), out(reward), out(terminated), out(truncated)
+        return (*results, self._info_results(info))
+
+    def send(self, actions: Any, env_id: Any = None) -> None:
+        """Start the next step of the sub-envs ``env_id`` (ids ``recv()`` returned, waiting for actions)
+        with ``actions``, a row each (envpool's ``send``). Example: ``async_reset``."""
+        self._needs_async("send")
+        ids = np.asarray(convert_to_numpy(env_id)).reshape(-1) if env_id is not None else None
+        if (
+            ids is None
+            or ids.dtype.kind not in "iu"
+            or not len(ids)
+            or not ((ids >= 0) & (ids < self.num_envs)).all()
+            or not self._waiting[ids].all()
+        ):
+            raise ValueError(
+                f"send() takes the env_id of sub-envs recv() returned that wait for actions, but got"
+                f" env_id={env_id!r}; waiting: {np.flatnonzero(self._waiting).tolist()} (pass info['env_id'])."
+            )
+        if len(np.unique(ids)) != len(ids):
+            raise ValueError(f"send() got env_id={ids.tolist()}, which names a sub-env twice.")
+        actions = ActionCheck(self.single_action_space, len(ids), "EnvpoolVectorEnv.send()")(actions)
+        self._pool.send(actions, ids.astype(np.int32))
+        self._waiting[ids], self._in_flight[ids] = False, True
+
+    def _needs_async(self, method: str) -> None:
+        if self.closed:
+            raise closed_env_error(method, self)
+        if not self._async:
+            raise RuntimeError(
+                f"{method}() steps async batches, which this EnvpoolVectorEnv does not have (batch_size ="
+                " num_envs: every step() steps every sub-env). Make it with batch_size < num_envs."
+            )
+
+    def _refuse_in_flight(self, method: str) -> None:
+        if self._in_flight.any():
+            raise RuntimeError(
+                f"{method} steps every sub-env at once, but sub-envs sent with send() have not all been"
+                f" received ({np.flatnonzero(self._in_flight).tolist()}): recv() them first."
+            )
+
+    def _gathered(self) -> StepRows:
+        """Every sub-env's results after a send or async_reset of them all, recv()'d batch by batch and put
+        in sub-env order; their info envpool's, in sub-env order."""
+        parts = []
+        for _ in range(-(-self.num_envs // self._options["batch_size"])):
+            parts.append(self._pool.recv())
+        ids = np.concatenate([part[-1]["env_id"] for part in parts])
+        order = np.argsort(ids)
+        observation, reward, terminated, truncated = (
+            np.concatenate([part[i] for part in parts])[order] for i in range(4)
+        )
+        info = {
+            key: np.concatenate([part[-1][key] for part in parts])[order]
+            for key, value in parts[0][-1].items()
+            if is_row_array(value, len(parts[0][0])) and key not in _ROW_KEYS
+        }
+        self._waiting[:] = True
+        return self._in_space_dtype(observation), reward, terminated, truncated, info
 
     def step_rows_into(self, actions: np.ndarray, ids: np.ndarray, out: tuple[Any, ...]) -> dict[str, Any]:
         """Step the sub-envs ``ids`` with ``actions`` (a row each, in the order of ``ids``), writing their
@@ -446,6 +576,33 @@ def _own_info_in_order(ids: np.ndarray, info: dict[str, Any]) -> dict[str, Any]:
         order = np.argsort(env_id)
         info = {key: value[order] if is_row_array(value, len(ids)) else value for key, value in info.items()}
     return _own_info(info)
+
+
+def _checked_batch_size(batch_size: Any, num_envs: int, autoreset_mode: Any, num_episodes: Any) -> int:
+    """The pool's ``batch_size`` (``num_envs`` for None); a ValueError for one out of range, and for envpool's
+    async mode (below ``num_envs``) with rules it does not keep: its sub-envs restart at their next step
+    (``autoreset_mode="next_step"``) and run until told to stop (no ``num_episodes``)."""
+    if batch_size is None:
+        return num_envs
+    size = int(batch_size) if isinstance(batch_size, Integral) and not isinstance(batch_size, bool) else 0
+    if not 1 <= size <= num_envs:
+        raise ValueError(
+            f"batch_size must be an int from 1 to num_envs={num_envs} (the sub-envs recv() returns at a time),"
+            f" but got {batch_size!r}."
+        )
+    if size < num_envs:
+        if autoreset_mode_name(autoreset_mode) != "next_step":
+            raise ValueError(
+                f"envpool's async mode (batch_size={batch_size} < num_envs={num_envs}) restarts a sub-env whose"
+                " episode ended at its next send(), as envpool does: pass autoreset_mode='next_step' (gym:: with"
+                " batch_size keeps every autoreset mode)."
+            )
+        if num_episodes is not None:
+            raise ValueError(
+                f"envpool's async mode (batch_size={batch_size} < num_envs={num_envs}) runs each sub-env until"
+                " told to stop, so it takes no num_episodes (gym:: with batch_size keeps episode budgets)."
+            )
+    return size
 
 
 def _draws_with_mujoco(pool: Any) -> bool:

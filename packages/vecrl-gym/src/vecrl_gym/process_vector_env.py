@@ -138,7 +138,7 @@ class ProcessVectorEnv(GymVectorEnv):
         self.render_mode = own.render_mode
         self._default_params = own.default_params
         self._observation_mode_spaces = own.single_observation_space, own.single_action_space
-        self._own: SyncVectorEnv | None = own
+        self._own: RecordingSyncVectorEnv | None = own
         if not layout.own:
             own.close()
             self._own = None
@@ -162,6 +162,8 @@ class ProcessVectorEnv(GymVectorEnv):
         self._waiting: dict[int, None] = {}
         self._action_checks: dict[int, ActionCheck] = {}
         self._pollers: dict[tuple[int, ...], _Poller] = {}
+        # By group, the ids recv() gives in info["env_id"] (the same array each time: send() knows it at once)
+        self._group_ids = [np.arange(start, stop) for start, stop in layout.groups]
         try:
             self._start_workers(range(len(layout.workers)))
         except BaseException:
@@ -298,6 +300,10 @@ class ProcessVectorEnv(GymVectorEnv):
                 np.zeros(stop - start, np.bool_),
                 np.zeros(stop - start, np.bool_),
             )
+        self._group_acting[group] = reply.acting
+        if not (reply.infos or reply.ended):  # (the usual batch: its rows alone, no info to batch)
+            observations = copy_batch(rows_of(views.observations, start, stop))
+            return self._on_device(observations, step, {"env_id": self._group_ids[group]})
         blocks: list[BlockInfos | None] = [None] * len(self._layout.groups)
         blocks[group] = reply
         return self._results(blocks, step, rows=(start, stop))
@@ -354,6 +360,10 @@ class ProcessVectorEnv(GymVectorEnv):
         k = self._layout.batch_size
         assert k is not None
         flat = np.asarray(ids).reshape(-1)
+        if flat.size == k and flat.dtype.kind in "iu":  # (one batch, the usual call)
+            group = int(flat[0]) // k
+            if group in self._waiting and np.array_equal(flat, self._group_ids[group]):
+                return [group]
         groups: list[int] = []
         if flat.dtype.kind in "iu" and flat.size and flat.size % k == 0:
             for chunk in flat.reshape(-1, k).tolist():
@@ -496,8 +506,14 @@ class ProcessVectorEnv(GymVectorEnv):
         if ended:
             info = {**info, **_finals(ended, observations, self.num_envs, self._add_info)}
         if rows is not None:
-            info = {**_rows_of_info(info, *rows, self.num_envs), "env_id": np.arange(*rows)}
+            info = _rows_of_info(info, *rows, self.num_envs)
+            info["env_id"] = self._group_ids[rows[0] // (rows[1] - rows[0])]
             observations = rows_of(observations, *rows)
+        return self._on_device(observations, step, info)
+
+    def _on_device(self, observations: Any, step: tuple[np.ndarray, ...] | None, info: dict[str, Any]) -> Any:
+        """The results ``(observations, info)`` or ``(observations, *step, info)``, as tensors on the device
+        where the env has one."""
         device = self._device
         if device is not None:
             observations = observations_to_torch(observations, device)
@@ -588,20 +604,20 @@ class ProcessVectorEnv(GymVectorEnv):
         """``_arrivals`` with each answer's worker first, and the answers to commands to all its groups."""
         busy = tuple(w for w, queue in enumerate(self._in_flight) if queue)
         poller = self._pollers.get(busy)
-        if (
-            poller is None
-        ):  # (made once per set of busy workers: a selector a call cost 20 us of a 200 us batch)
+        if poller is None:  # (registered once per set of busy workers, not a selector a call)
             poller = self._pollers[busy] = _Poller([self._workers[w] for w in busy], busy)
         arrived: list[tuple[int, int | None, str, Any]] = []
-        for w in poller.ready():
+        for w, readable in poller.ready():
             worker, queue = self._workers[w], self._in_flight[w]
-            while queue and worker.connection.poll():  # (a dead worker's pipe polls True: its death each)
+            if readable:  # one answer (or the end of a dead worker's pipe); the next wait sees any other
                 group, command = queue.popleft()
-                arrived.append((w, group, command, worker.reply(during)))
-            if queue and not worker.process.is_alive():
-                death = worker.death(during)
-                arrived.extend((w, group, command, death) for group, command in queue)
-                queue.clear()
+                reply = worker.reply(during)
+                arrived.append((w, group, command, reply))
+                if not (isinstance(reply, RuntimeError) and queue and not worker.process.is_alive()):
+                    continue
+            death = worker.death(during)  # (its process ended: every command in flight is lost)
+            arrived.extend((w, group, command, death) for group, command in queue)
+            queue.clear()
         return arrived
 
     # -- workers -------------------------------------------------------------------------------------
@@ -788,15 +804,20 @@ class _Poller:
 
     def __init__(self, workers: list[_Worker], indices: tuple[int, ...]) -> None:
         self._poll = select.poll()
-        self._index: dict[int, int] = {}
+        self._index: dict[int, tuple[int, bool]] = {}  # by fd: the worker, and whether it is the pipe
         for worker, index in zip(workers, indices, strict=True):
-            for fd in (worker.connection.fileno(), worker.process.sentinel):
+            for fd, pipe in ((worker.connection.fileno(), True), (worker.process.sentinel, False)):
                 self._poll.register(fd, select.POLLIN)
-                self._index[fd] = index
+                self._index[fd] = index, pipe
 
-    def ready(self) -> list[int]:
-        """The workers that have answered or died, once one has (in their order, each once)."""
-        return sorted({self._index[fd] for fd, _ in self._poll.poll()})
+    def ready(self) -> list[tuple[int, bool]]:
+        """Once a worker has answered or died: each such worker, in order, and whether its pipe has something
+        to read (an answer, or the end a death leaves); False: its process ended and its pipe is empty."""
+        ready: dict[int, bool] = {}
+        for fd, _ in self._poll.poll():
+            index, pipe = self._index[fd]
+            ready[index] = ready.get(index, False) or pipe
+        return sorted(ready.items())
 
 
 class _Spaces:
@@ -835,7 +856,7 @@ def _pickled_makers(makers: Sequence[EnvMaker], first: int) -> bytes:
 _SKIP = object()
 
 
-def _stop(workers: list[_Worker], own: SyncVectorEnv | None) -> None:
+def _stop(workers: list[_Worker], own: RecordingSyncVectorEnv | None) -> None:
     """End every worker and close the sub-envs stepped here, if any (the env's finalizer)."""
     for worker in workers:
         worker.end()
