@@ -208,7 +208,7 @@ def test_a_backend_that_declares_no_keywords_gets_every_keyword_as_before():
             ValueError,
             r"keywords names \['num_episode'\], which are not vecrl's",
         ),
-        ({"keywords": ("num_envs",)}, ValueError, "those are autoreset_mode, device"),
+        ({"keywords": ("num_envs",)}, ValueError, "those are autoreset_mode, batch_size, device"),
         ({"refusals": {"speed": "no"}}, ValueError, r"refusals names \['speed'\]"),
         ({"keywords": "device"}, TypeError, r"got the str 'device'; write \('device',\)"),
     ],
