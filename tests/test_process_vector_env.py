@@ -199,3 +199,51 @@ def test_a_maker_that_does_not_pickle_is_named():
         r" ProcessVectorEnv's worker processes.*_thread.lock",
     ):
         ProcessVectorEnv([locked] * 2, num_workers=2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("env_id", "max_steps", "kwargs"), CASES)
+def test_each_async_batch_is_what_a_sync_env_of_its_sub_envs_alone_gives(mode, env_id, max_steps, kwargs):
+    # MuJoCo (float64), Dict/Tuple observations and Discrete ones, every mode: a batch recv() returns is the
+    # result of a SyncVectorEnv of those sub-envs alone (same seeds, same actions), infos and final
+    # observations included, whatever the order the batches come back in
+    num_envs, k = 6, 2
+    batches = ProcessVectorEnv(
+        makers(env_id, max_steps, kwargs, num_envs), batch_size=k, num_workers=2, autoreset_mode=mode
+    )
+    alone = [
+        SyncVectorEnv(makers(env_id, max_steps, kwargs, k), autoreset_mode=mode)
+        for _ in range(0, num_envs, k)
+    ]
+    try:
+        seeds = batches.sub_env_seeds(7)
+        expected = [env.reset(seed=seeds[b * k : b * k + k]) for b, env in enumerate(alone)]
+        alone[0].action_space.seed(0)
+        batches.async_reset(seed=7)
+        ends, stepping = 0, set(range(len(alone)))
+        for t in range(25):
+            for _ in range(len(stepping)):
+                *got, info = batches.recv()
+                ids = info.pop("env_id")
+                b = int(ids[0]) // k
+                assert ids.tolist() == list(range(b * k, b * k + k))
+                want = expected[b]
+                if len(want) == 2:  # (the reset: reward 0 and neither flag)
+                    want = (want[0], np.zeros(k), np.zeros(k, bool), np.zeros(k, bool), want[1])
+                assert_same((*got, info), want, f"step {t} batch {b}")
+            for b in sorted(stepping):
+                previous = expected[b]
+                if mode == "disabled" and len(previous) == 5 and (previous[2] | previous[3]).any():
+                    stepping.discard(b)  # (a finished sub-env: this batch stops, as lockstep must)
+                    continue
+                actions = alone[0].action_space.sample()
+                expected[b] = alone[b].step(actions)
+                ends += int((expected[b][2] | expected[b][3]).sum())
+                batches.send(actions, np.arange(b * k, b * k + k))
+            if not stepping:
+                break
+        assert ends >= 3
+    finally:
+        batches.close()
+        for env in alone:
+            env.close()

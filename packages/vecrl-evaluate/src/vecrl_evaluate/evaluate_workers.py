@@ -352,13 +352,18 @@ def _spans(rows: Any) -> str:
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
+#: The keywords that make an env step in processes of its own (gym's worker processes, which ``batch_size``
+#: starts too): an evaluation worker's env goes without them, with the same trajectories.
+_PROCESS_KEYWORDS = ("num_workers", "batch_size")
+
+
 def _in_one_process(recipe: Any) -> Any:
-    """``recipe`` without ``num_workers`` (given directly or in ``gym_kwargs``): an evaluation worker steps
-    its env itself, and a worker process may not start processes of its own."""
-    kwargs = {key: value for key, value in recipe.kwargs.items() if key != "num_workers"}
+    """``recipe`` without ``num_workers`` and ``batch_size`` (given directly or in ``gym_kwargs``): an
+    evaluation worker steps its env itself, and a worker process may not start processes of its own."""
+    kwargs = {key: value for key, value in recipe.kwargs.items() if key not in _PROCESS_KEYWORDS}
     if kwargs.get("gym_kwargs"):
         kwargs["gym_kwargs"] = {
-            key: value for key, value in kwargs["gym_kwargs"].items() if key != "num_workers"
+            key: value for key, value in kwargs["gym_kwargs"].items() if key not in _PROCESS_KEYWORDS
         }
     return type(recipe)(recipe.env_name, kwargs)
 

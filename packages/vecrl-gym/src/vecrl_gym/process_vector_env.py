@@ -260,8 +260,9 @@ class ProcessVectorEnv(GymVectorEnv):
     def recv(self) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         """The results of the first batch of ``batch_size`` sub-envs whose step (or reset) is done:
         ``(observations, rewards, terminated, truncated, info)``, a row per sub-env of the batch, their ids
-        in ``info["env_id"]`` (in order) and their final observations and infos as ``step()`` gives them.
-        Waits, blocked, until one is done. Example: ``async_reset``."""
+        in ``info["env_id"]`` (in order); the rest of the info (final observations and infos among it) is what
+        a SyncVectorEnv of the batch's sub-envs alone gives. Waits, blocked, until one is done. Example:
+        ``async_reset``."""
         self._needs_batches("recv")
         if self.failure is not None:
             raise failed_env_error(self.failure)
