@@ -388,3 +388,29 @@ def test_an_unknown_option_before_the_command_is_named(capsys, word, said):
         main([word])
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert exit.value.code == 2 and said in line and "COMMAND" not in line, line
+
+
+@pytest.mark.parametrize(
+    ("words", "said"),
+    [
+        (
+            ["evolve", "gym::CartPole-v1", "--popsise", "64"],
+            "vecrl evolve: error: unrecognized arguments: --popsise 64. Did you mean '--popsize'?",
+        ),
+        (  # a prefix is no abbreviation of the option: it is refused, not taken for --popsize
+            ["evolve", "gym::CartPole-v1", "--popsiz", "64"],
+            "vecrl evolve: error: unrecognized arguments: --popsiz 64. Did you mean '--popsize'?",
+        ),
+        (
+            ["evaluate", "gym::CartPole-v1", "--episodez=2"],
+            "vecrl evaluate: error: unrecognized arguments: --episodez=2. Did you mean '--episodes'?",
+        ),
+    ],
+)
+def test_a_command_names_its_own_unknown_option_and_the_closest_it_has(capsys, words, said):
+    from vecrl.cli import main
+
+    with pytest.raises(SystemExit) as exit:
+        main(words)
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert exit.value.code == 2 and line.startswith(said), line

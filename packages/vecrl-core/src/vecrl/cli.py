@@ -219,6 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Batched RL environments and policies, in torch.",
         epilog=EXAMPLES,
         formatter_class=HelpFormatter,
+        allow_abbrev=False,
     )
     parser.add_argument(
         "--version", action="version", version=_versions(), help="the installed vecrl packages"
@@ -236,10 +237,34 @@ def build_parser() -> argparse.ArgumentParser:
             help=command.help,
             description=command.help,
             formatter_class=HelpFormatter,
+            allow_abbrev=False,  # (--popsiz is no --popsize: a typo is refused, not taken for another option)
         )
         command.add_arguments(sub)
         sub.set_defaults(run=command.run)
     return parser
+
+
+def subparsers_of(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The parsers of ``parser``'s commands, by name."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def refuse_unknown(parser: argparse.ArgumentParser, extras: list[str]) -> NoReturn:
+    """Exit with ``parser``'s one-line error for the words it does not know (``extras``), naming the option
+    closest to the first unknown one.
+
+    Examples:
+        >>> sub = OneLineErrors(prog="vecrl evolve"); _ = sub.add_argument("--popsize")
+        >>> refuse_unknown(sub, ["--popsise", "64"])  # doctest: +SKIP
+        vecrl evolve: error: unrecognized arguments: --popsise 64. Did you mean '--popsize'? (see vecrl evolve --help)
+    """
+    options = [option for action in parser._actions for option in action.option_strings]
+    first = next((word for word in extras if word.startswith("-")), "")
+    hint = did_you_mean(first.split("=")[0], options) if first else ""
+    parser.error(f"unrecognized arguments: {' '.join(extras)}{'.' + hint if hint else ''}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -251,7 +276,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # (argparse would say only that COMMAND is missing)
         hint = did_you_mean(words[0], TOP_LEVEL_OPTIONS)
         parser.error(f"unrecognized option {words[0]!r}" + (f".{hint}" if hint else ""))
-    args = parser.parse_args(words)
+    args, extras = parser.parse_known_args(words)
+    if extras:  # the command's own mistake, said by the command, with the option it likely meant
+        refuse_unknown(subparsers_of(parser)[args.command], extras)
     try:
         with ctrl_c_remembered():  # the commands' loops stop on a Ctrl-C that Python dropped
             return int(args.run(args))
