@@ -420,9 +420,13 @@ class ProcessVectorEnv(GymVectorEnv):
         self._waiting = {}
 
     def _fail_batches(self, error: BaseException) -> NoReturn:
-        """A Ctrl-C while async batches run closes the env (the workers' answers would be out of step)."""
+        """Raise ``error``, raised while async batches run: a fault (a worker's death) leaves the env refusing
+        them until a reset (which restarts the worker); a Ctrl-C closes the env (the workers' answers would
+        be out of step)."""
         if not isinstance(error, Exception):
             self.close()
+        elif self.failure is None:
+            self.failure = _failure_reason(error)
         raise error
 
     def _reset_arguments(
