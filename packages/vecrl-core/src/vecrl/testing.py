@@ -43,6 +43,7 @@ from vecrl.torch_wrapper import TorchWrapper
 
 __all__ = [
     "BackendCheckError",
+    "check_async",
     "check_autoreset_modes",
     "check_backend",
     "check_classic_api",
@@ -669,12 +670,136 @@ def check_params(
         check_close(env)
 
 
+def check_async(
+    make: Callable[..., TorchWrapper],
+    env_name: str,
+    *,
+    num_envs: int = 4,
+    batch_size: int = 2,
+    num_steps: int = 12,
+    seed: int = 0,
+    **kwargs: Any,
+) -> None:
+    """Check async batches (``batch_size < num_envs``: ``async_reset``, ``send``, ``recv``, envpool's API) on
+    ``make(env_name, num_envs=..., batch_size=..., **kwargs)``: in each autoreset mode of same_step and
+    next_step that the backend takes with them, every sub-env's observations, rewards and flags are those
+    ``step()`` gives in lockstep for the same seed and actions, whatever order the batches come back in;
+    ``send`` for ids not received and ``recv`` with nothing sent are refused, and so is ``recv`` after
+    ``close``. A backend without async batches, or a mode it does not keep with them, must refuse
+    ``batch_size`` when the env is made, in an error naming it. Raise BackendCheckError.
+
+    Examples:
+        >>> check_async(make_gym_env, "CartPole-v1", max_episode_steps=6)  # doctest: +SKIP
+    """
+    for mode in ("same_step", "next_step"):
+        try:
+            env = make(env_name, num_envs=num_envs, batch_size=batch_size, autoreset_mode=mode, **kwargs)
+        except (TypeError, ValueError) as error:
+            _expect(
+                "batch_size" in str(error),
+                f"{env_name}: batch_size={batch_size} with autoreset_mode={mode!r} was refused without naming"
+                f" batch_size: {error}",
+            )
+            continue
+        reference = make(env_name, num_envs=num_envs, autoreset_mode=mode, **kwargs)
+        try:
+            actions = [random_actions(reference, seed=seed + t) for t in range(num_steps)]
+            expected = _lockstep_rows(reference, actions, seed)
+            got = _batch_rows(env, actions, seed, num_envs)
+            for i in range(num_envs):
+                _expect(
+                    len(got[i]) == len(expected[i])
+                    and all(_same_step_rows(a, b) for a, b in zip(got[i], expected[i], strict=True)),
+                    f"{env_name} ({mode}): sub-env {i}'s trajectory through send()/recv() differs from the one"
+                    " step() gives for the same seed and actions.",
+                )
+            _check_batch_mistakes(env, env_name)
+        finally:
+            check_close(reference)
+        check_close(env)
+        try:
+            env.recv()
+        except RuntimeError:
+            continue
+        raise BackendCheckError(f"{env_name}: recv() after close() must be refused (a RuntimeError).")
+
+
+Row = tuple[torch.Tensor, float, bool, bool]
+
+
+def _lockstep_rows(env: TorchWrapper, actions: list[torch.Tensor], seed: int) -> list[list[Row]]:
+    """Each sub-env's ``(observation, reward, terminated, truncated)`` of a reset and a step per action batch."""
+    observation, _ = env.reset(seed=seed)
+    rows = [[(row, 0.0, False, False)] for row in _rows(observation)]
+    for action in actions:
+        observation, reward, terminated, truncated, _ = env.step(action)
+        for i, row in enumerate(_rows(observation)):
+            rows[i].append((row, float(reward[i]), bool(terminated[i]), bool(truncated[i])))
+    return rows
+
+
+def _batch_rows(env: TorchWrapper, actions: list[torch.Tensor], seed: int, num_envs: int) -> list[list[Row]]:
+    """``_lockstep_rows`` through async batches: each sub-env takes its row of the next action batch when
+    its batch comes back, in whatever order the batches do."""
+    rows: list[list[Row]] = [[] for _ in range(num_envs)]
+    env.async_reset(seed=seed)
+    stepping = num_envs
+    while stepping:
+        observation, reward, terminated, truncated, info = env.recv()
+        ids = [int(i) for i in info["env_id"]]
+        for position, (i, row) in enumerate(zip(ids, _rows(observation), strict=True)):
+            rows[i].append(
+                (row, float(reward[position]), bool(terminated[position]), bool(truncated[position]))
+            )
+        if len(rows[ids[0]]) > len(actions):
+            stepping -= len(ids)
+            continue
+        batch = map_batch(
+            lambda *leaves: torch.stack(leaves), *[_row_of(actions[len(rows[i]) - 1], i) for i in ids]
+        )
+        env.send(batch, info["env_id"])
+    return rows
+
+
+def _row_of(batch: Any, index: int) -> Any:
+    return map_batch(lambda leaf: leaf[index], batch)
+
+
+def _same_step_rows(a: Row, b: Row) -> bool:
+    """Equal observations (NaN equal to NaN, as a spent budget's), rewards and flags."""
+    same_reward = a[1] == b[1] or (a[1] != a[1] and b[1] != b[1])
+    return bool(torch.equal(a[0].nan_to_num(7.0), b[0].nan_to_num(7.0))) and same_reward and a[2:] == b[2:]
+
+
+def _check_batch_mistakes(env: TorchWrapper, env_name: str) -> None:
+    """``send`` for ids not received is a ValueError, ``recv`` with nothing sent a RuntimeError."""
+    env.async_reset(seed=0)
+    received = []
+    while True:
+        try:
+            received.append(env.recv())
+        except RuntimeError:
+            break
+        if len(received) > env.num_envs:
+            raise BackendCheckError(f"{env_name}: recv() with every sub-env received must be refused.")
+    ids = received[0][-1]["env_id"]
+    env.send(_row_of(random_actions(env), slice(0, len(ids))), ids)
+    try:
+        env.send(_row_of(random_actions(env), slice(0, len(ids))), ids)
+    except ValueError:
+        return
+    raise BackendCheckError(
+        f"{env_name}: send() for sub-envs already sent (not received since) must be refused."
+    )
+
+
 CONFORMANCE_CHECKS: dict[str, Callable[[Callable[..., TorchWrapper], str, dict[str, Any]], Any]] = {
     "backend": lambda make, env, kwargs: check_backend(make, env, num_envs=3, **kwargs),
     "autoreset": lambda make, env, kwargs: check_autoreset_modes(make, env, num_steps=12, **kwargs),
     "seed-lists": lambda make, env, kwargs: check_seed_lists(make, env, num_envs=3, **kwargs),
     "single": lambda make, env, kwargs: check_single_env(make, env, **kwargs),
     "params": lambda make, env, kwargs: check_params(make, env, num_envs=3, **kwargs),
+    "async": lambda make, env, kwargs: check_async(make, env, **kwargs),
 }
 
 
