@@ -761,7 +761,7 @@ def _batch_rows(env: TorchWrapper, actions: list[torch.Tensor], seed: int, num_e
     return rows
 
 
-def _row_of(batch: Any, index: int) -> Any:
+def _row_of(batch: Any, index: int | slice) -> Any:
     return map_batch(lambda leaf: leaf[index], batch)
 
 
