@@ -232,6 +232,35 @@ def test_a_run_writes_its_results_plot_and_a_champion_that_runs_on_its_own(tmp_p
             ],
             "--popsize 1: cmaes needs a population of at least 2",
         ),
+        (
+            [
+                "gym::CartPole-v1",
+                "--generations",
+                "1",
+                "--out",
+                "{tmp}/a",
+                "--algorithm",
+                "snes",
+                "--max-speed",
+                "1",
+            ],
+            "--max-speed is a setting of pgpe, not of snes",
+        ),
+        (
+            [
+                "gym::CartPole-v1",
+                "--generations",
+                "1",
+                "--out",
+                "{tmp}/a",
+                "--algorithm",
+                "cem",
+                "--parenthood-ratio",
+                "2",
+            ],
+            "--parenthood-ratio 2: a share, above 0 and below 1",
+        ),
+        (["--resume", "{tmp}/done", "--max-speed", "0.5"], "--max-speed 0.5 (the run was started with (not given))"),
     ],
 )
 def test_every_mistake_is_one_line_and_status_2_before_any_generation(tmp_path, capsys, args, words):
@@ -417,3 +446,55 @@ def test_a_shaped_run_records_and_plots_the_env_s_own_returns_with_the_fitness_b
     assert main(["evolve", *args[:5], "--out", str(unshaped)]) == 0
     with open(unshaped / "results.csv") as file:
         assert "mean_fitness" not in next(csv.DictReader(file))
+
+
+def test_the_searchers_knobs_reach_evotorch_and_are_kept_with_the_run(tmp_path, capsys):
+    folder = tmp_path / "run"
+    knobs = ["--center-learning-rate", "0.2", "--stdev-learning-rate", "0.3", "--max-speed", "0.5"]
+    command = ["evolve", "gym::CartPole-v1", "--out", str(folder), "--popsize", "8", "--generations", "1"]
+    assert main([*command, *knobs]) == 0
+    searcher = RunFolder(folder).load_state()["searcher"]
+    assert (searcher._center_learning_rate, searcher._stdev_learning_rate) == (0.2, 0.3)
+    assert searcher._optimizer._max_speed == 0.5
+    settings = RunFolder(folder).settings()
+    assert (settings["center_learning_rate"], settings["max_speed"], settings["parenthood_ratio"]) == (
+        0.2,
+        0.5,
+        None,
+    )
+    assert main(["evolve", "--resume", str(folder), "--generations", "2", "--max-speed", "0.5"]) == 0
+    cem = tmp_path / "cem"
+    assert (
+        main(
+            [
+                "evolve",
+                "gym::CartPole-v1",
+                "--out",
+                str(cem),
+                "--popsize",
+                "8",
+                "--generations",
+                "1",
+                "--algorithm",
+                "cem",
+                "--parenthood-ratio",
+                "0.25",
+            ]
+        )
+        == 0
+    )
+    assert RunFolder(cem).load_state()["searcher"].DISTRIBUTION_PARAMS["parenthood_ratio"] == 0.25
+
+
+def test_help_shows_the_searchers_knobs_with_their_defaults(capsys):
+    with pytest.raises(SystemExit):
+        main(["evolve", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    for words in (
+        "--center-learning-rate RATE",
+        "pgpe 0.075",
+        "--max-speed SPEED",
+        "(default: 0.15)",
+        "cem (default: 0.5)",
+    ):
+        assert words in shown, words

@@ -26,6 +26,7 @@ from vecrl.command import (
 )
 from vecrl_evaluate.command_options import add_evaluate_options
 from vecrl_evaluate.reductions import REDUCTIONS
+from vecrl_evotorch.run_settings import SEARCHER_KNOBS
 
 ALGORITHMS = ("pgpe", "snes", "cem", "cmaes", "map-elites")
 _MEASURE_NAME = re.compile(r"(obs\[\d+\]|[A-Za-z_][\w.]*)(@\w+)?")
@@ -89,8 +90,13 @@ def _evolve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--obs-norm", action="store_true", default=None, help="normalize observations")
     add_evaluate_options(parser, defaults=False)
     parser.add_argument(
-        "--stdev-init", type=finite_positive_float, help="the search's first stdev (default: 0.1)"
+        "--stdev-init",
+        type=finite_positive_float,
+        help="the search's first stdev (map-elites: its mutation's) (default: 0.1)",
     )
+    for knob, (_, words) in SEARCHER_KNOBS.items():
+        flag, metavar = f"--{knob.replace('_', '-')}", knob.rsplit("_", 1)[-1].upper()
+        parser.add_argument(flag, type=finite_positive_float, metavar=metavar, help=words)
     parser.add_argument("--video", action="store_true", default=None, help="record the champion at the end")
     parser.add_argument("--video-every", type=positive_int, metavar="N", help="and every N generations")
 
@@ -154,6 +160,15 @@ def check_evolve_arguments(args: argparse.Namespace) -> None:
             )
     elif args.measures:
         raise CommandError("--measure is for --algorithm map-elites: give that too, or leave --measure out")
+    algorithm = args.algorithm or "pgpe"
+    for knob, (takers, _) in SEARCHER_KNOBS.items():
+        if getattr(args, knob, None) is not None and algorithm not in takers:
+            raise CommandError(
+                f"--{knob.replace('_', '-')} is a setting of {' and '.join(takers)}, not of {algorithm}: give"
+                f" --algorithm {takers[0]}, or leave it out"
+            )
+    if args.parenthood_ratio is not None and args.parenthood_ratio >= 1:
+        raise CommandError(f"--parenthood-ratio {args.parenthood_ratio:g}: a share, above 0 and below 1")
 
 
 def _evolve(args: argparse.Namespace) -> int:

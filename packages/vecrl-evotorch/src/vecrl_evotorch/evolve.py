@@ -32,7 +32,7 @@ from vecrl_evaluate.command_options import evaluate_options
 from vecrl_evaluate.fused import compile_seconds
 from vecrl_evotorch import archive
 from vecrl_evotorch.problem import VecrlNE
-from vecrl_evotorch.run_settings import CHAMPION, EVOLVE_FILES, fixed_settings
+from vecrl_evotorch.run_settings import CHAMPION, EVOLVE_FILES, SEARCHER_KNOBS, fixed_settings
 from vecrl_evotorch.runs import SETTINGS, STATE, RunError, RunFolder
 
 #: The history's curves of the population's shaped fitness, which a shaped run records beside its returns.
@@ -94,10 +94,17 @@ def check_population_fits(popsize: int, solution_length: int, *, grid: bool = Fa
 
 
 def make_searcher(
-    problem: VecrlNE, algorithm: str, popsize: int, stdev_init: float, measures: Any = None
+    problem: VecrlNE,
+    algorithm: str,
+    popsize: int,
+    stdev_init: float,
+    measures: Any = None,
+    knobs: Mapping[str, Any] | None = None,
 ) -> Any:
     """EvoTorch's ``algorithm`` on ``problem``, with the settings EvoTorch's own examples use (PGPE: ClipUp and
-    centered ranking; MAP-Elites: a Gaussian mutation of ``stdev_init`` over the grid of ``measures``)."""
+    centered ranking; MAP-Elites: a Gaussian mutation of ``stdev_init`` over the grid of ``measures``), but
+    for the ``knobs`` given (``vecrl_evotorch.run_settings.SEARCHER_KNOBS``' settings; None: that default)."""
+    knobs = {key: value for key, value in (knobs or {}).items() if value is not None}
     from evotorch.algorithms import CEM, CMAES, PGPE, SNES
 
     if algorithm == "map-elites":
@@ -109,17 +116,19 @@ def make_searcher(
         return PGPE(
             problem,
             popsize=popsize,
-            center_learning_rate=0.075,
-            stdev_learning_rate=0.1,
+            center_learning_rate=knobs.get("center_learning_rate", 0.075),
+            stdev_learning_rate=knobs.get("stdev_learning_rate", 0.1),
             stdev_init=stdev_init,
             optimizer="clipup",
-            optimizer_config={"max_speed": 0.15},
+            optimizer_config={"max_speed": knobs.get("max_speed", 0.15)},
             ranking_method="centered",
         )
     if algorithm == "snes":
-        return SNES(problem, popsize=popsize, stdev_init=stdev_init)
+        rates = {key: knobs[key] for key in ("center_learning_rate", "stdev_learning_rate") if key in knobs}
+        return SNES(problem, popsize=popsize, stdev_init=stdev_init, **rates)
     if algorithm == "cem":
-        return CEM(problem, popsize=popsize, parenthood_ratio=0.5, stdev_init=stdev_init)
+        parents = knobs.get("parenthood_ratio", 0.5)
+        return CEM(problem, popsize=popsize, parenthood_ratio=parents, stdev_init=stdev_init)
     if algorithm == "cmaes":
         return CMAES(problem, popsize=popsize, stdev_init=stdev_init)
     raise ValueError(f"unknown algorithm {algorithm!r}: expected one of pgpe, snes, cem, cmaes, map-elites")
@@ -164,8 +173,9 @@ class Evolution:
         )
         popsize = archive.cells(settings["measures"]) if map_elites(settings) else settings["popsize"]
         check_population_fits(popsize, problem.solution_length, grid=map_elites(settings))
+        knobs = {key: settings.get(key) for key in SEARCHER_KNOBS}
         searcher = make_searcher(
-            problem, settings["algorithm"], popsize, settings["stdev_init"], settings["measures"]
+            problem, settings["algorithm"], popsize, settings["stdev_init"], settings["measures"], knobs
         )
         history: dict[str, list[float]] = {
             "mean": [],

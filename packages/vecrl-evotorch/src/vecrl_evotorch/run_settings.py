@@ -20,6 +20,20 @@ from vecrl.command import CommandError
 from vecrl_evaluate.command_options import shared_options
 from vecrl_evotorch.runs import RunError, RunFolder, contradictions
 
+#: The searcher's knobs, with EvoTorch's names: setting -> (the algorithms that take it, its --help). A knob left
+#: out is the algorithm's default (``vecrl_evotorch.evolve.make_searcher``'s for PGPE and CEM, EvoTorch's for SNES).
+SEARCHER_KNOBS: dict[str, tuple[tuple[str, ...], str]] = {
+    "center_learning_rate": (
+        ("pgpe", "snes"),
+        "the center's learning rate (default: pgpe 0.075, snes EvoTorch's)",
+    ),
+    "stdev_learning_rate": (
+        ("pgpe", "snes"),
+        "the stdev's learning rate (default: pgpe 0.1, snes EvoTorch's)",
+    ),
+    "max_speed": (("pgpe",), "ClipUp's largest step of the center, pgpe (default: 0.15)"),
+    "parenthood_ratio": (("cem",), "the share of the population that parents the next, cem (default: 0.5)"),
+}
 #: The settings of a run and their defaults (``env`` has none); ``vecrl evolve``'s options of the same names.
 DEFAULTS: dict[str, Any] = {
     "algorithm": "pgpe",
@@ -32,6 +46,7 @@ DEFAULTS: dict[str, Any] = {
     **{option.setting: option.default for option in shared_options()},
     "randomize": None,  # [[name, [low, high]], ...]: vecrl.randomize.scale's ranges
     "stdev_init": 0.1,
+    **dict.fromkeys(SEARCHER_KNOBS),  # (None: the algorithm's default)
     "video": False,
     "video_every": None,
     "measures": None,  # [[name, low, high, bins], ...]: map-elites's grid (vecrl_evotorch.archive)
@@ -70,7 +85,9 @@ def resumed_settings(args: argparse.Namespace) -> tuple[RunFolder, dict[str, Any
     fixed = {key: value for key, value in given.items() if key not in MAY_CHANGE}
     if args.env is not None:
         fixed["env"] = args.env
-    contradicting = contradictions(saved, fixed)
+    contradicting = contradictions(
+        {**DEFAULTS, **saved}, fixed
+    )  # (a run saved before a setting existed had its default)
     if contradicting:
         folder.release()
         raise CommandError(
