@@ -179,6 +179,10 @@ def test_a_run_writes_its_results_plot_and_a_champion_that_runs_on_its_own(tmp_p
     assert RunFolder(folder).load_state()["generation"] == 1
 
 
+#: A new run's arguments, for the mistakes of its other options.
+A_NEW_RUN = ["gym::CartPole-v1", "--generations", "1", "--out", "{tmp}/a"]
+
+
 @pytest.mark.parametrize(
     ("args", "words"),
     [
@@ -233,34 +237,17 @@ def test_a_run_writes_its_results_plot_and_a_champion_that_runs_on_its_own(tmp_p
             "--popsize 1: cmaes needs a population of at least 2",
         ),
         (
-            [
-                "gym::CartPole-v1",
-                "--generations",
-                "1",
-                "--out",
-                "{tmp}/a",
-                "--algorithm",
-                "snes",
-                "--max-speed",
-                "1",
-            ],
+            [*A_NEW_RUN, "--algorithm", "snes", "--max-speed", "1"],
             "--max-speed is a setting of pgpe, not of snes",
         ),
         (
-            [
-                "gym::CartPole-v1",
-                "--generations",
-                "1",
-                "--out",
-                "{tmp}/a",
-                "--algorithm",
-                "cem",
-                "--parenthood-ratio",
-                "2",
-            ],
+            [*A_NEW_RUN, "--algorithm", "cem", "--parenthood-ratio", "2"],
             "--parenthood-ratio 2: a share, above 0 and below 1",
         ),
-        (["--resume", "{tmp}/done", "--max-speed", "0.5"], "--max-speed 0.5 (the run was started with (not given))"),
+        (
+            ["--resume", "{tmp}/done", "--max-speed", "0.5"],
+            "--max-speed 0.5 (the run was started with (not given))",
+        ),
     ],
 )
 def test_every_mistake_is_one_line_and_status_2_before_any_generation(tmp_path, capsys, args, words):
