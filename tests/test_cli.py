@@ -414,3 +414,21 @@ def test_a_command_names_its_own_unknown_option_and_the_closest_it_has(capsys, w
         main(words)
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert exit.value.code == 2 and line.startswith(said), line
+
+
+@pytest.mark.parametrize("command", ["evaluate", "evolve"])
+def test_device_is_refused_in_one_line_where_this_torch_cannot_use_it(tmp_path, capsys, command):
+    from vecrl.cli import main
+
+    def words(device: str) -> list[str]:
+        run = ["--generations", "1", "--out", str(tmp_path / device)] if command == "evolve" else []
+        return [command, "gym::CartPole-v1", "--popsize", "8", *run, "--device", device]
+
+    assert main(words("cuda:99")) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert (
+        line.startswith(f"vecrl {command}: error: --device cuda:99: ")
+        and "cannot be used by this torch" in line
+    )
+    assert not (tmp_path / "cuda:99").exists()
+    assert main(words("cpu")) == 0

@@ -246,6 +246,31 @@ def writable_file(text: str) -> Path:
     return path
 
 
+def add_device_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``--device`` option of a command that runs policies (``checked_device_option`` reads it)."""
+    parser.add_argument(
+        "--device", metavar="DEVICE", help="the torch device the policies run on, e.g. cuda:0 (default: cpu)"
+    )
+
+
+def checked_device_option(device: str | None) -> Any:
+    """``--device`` as a ``torch.device`` (None where not given); a CommandError where this torch cannot use
+    it (checked when the command runs: answering ``--help`` imports no torch).
+
+    Examples:
+        >>> checked_device_option("cpu"), checked_device_option(None)
+        (device(type='cpu'), None)
+    """
+    if device is None:
+        return None
+    from vecrl.checks import checked_device
+
+    try:
+        return checked_device(device)
+    except ValueError as error:
+        raise CommandError(f"--device {device}: {first_line(error)}") from None
+
+
 def add_overwrite_argument(parser: argparse.ArgumentParser) -> None:
     """The ``--overwrite`` option of a command that writes a file at ``--out`` (``check_overwrite``'s)."""
     parser.add_argument("--overwrite", action="store_true", help="replace the file already at --out")

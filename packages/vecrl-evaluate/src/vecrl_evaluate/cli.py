@@ -12,6 +12,7 @@ import vecrl
 from vecrl.command import (
     Command,
     CommandError,
+    add_device_argument,
     add_overwrite_argument,
     check_overwrite,
     env_name,
@@ -34,6 +35,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         "--sigma", type=finite_positive_float, default=0.5, help="std of the random parameters"
     )
     add_evaluate_options(parser)
+    add_device_argument(parser)
     parser.add_argument(
         "--obs-norm",
         type=writable_file,

@@ -16,7 +16,7 @@ import torch
 
 import vecrl
 from vecrl.cli import ProgressBar
-from vecrl.command import CommandError, first_line, make_env_or_fail, warm_up
+from vecrl.command import CommandError, checked_device_option, first_line, make_env_or_fail, warm_up
 from vecrl.interrupts import raise_if_ctrl_c_pressed
 from vecrl.randomize import params_table, scale
 from vecrl_evaluate.command_options import evaluate_options, ray_executor
@@ -32,6 +32,7 @@ from vecrl_policy.policy import Policy
 
 def run(args: argparse.Namespace) -> int:
     """Run ``vecrl evaluate`` with the parsed ``args``; its exit status."""
+    device = checked_device_option(args.device)
     obs_norm = None if args.obs_norm is None else _load_obs_norm(args.obs_norm)
     num_envs = args.num_envs or default_num_envs(args.popsize, env_name=args.env)
     env = make_env_or_fail(vecrl.make_vector_env, args.env, num_envs=num_envs, num_episodes=args.episodes)
@@ -49,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
         generator = torch.Generator().manual_seed(args.seed)
         try:
             population = args.sigma * torch.randn(args.popsize, policy.parameter_length, generator=generator)
+            population = population if device is None else population.to(device)
         except (RuntimeError, MemoryError) as error:  # torch's allocator says RuntimeError
             size = args.popsize * policy.parameter_length * 4 / 2**30
             raise CommandError(

@@ -15,6 +15,7 @@ import vecrl
 from vecrl.command import (
     Command,
     CommandError,
+    add_device_argument,
     add_overwrite_argument,
     check_overwrite,
     env_name,
@@ -97,6 +98,7 @@ def _evolve_arguments(parser: argparse.ArgumentParser) -> None:
     for knob, (_, words) in SEARCHER_KNOBS.items():
         flag, metavar = f"--{knob.replace('_', '-')}", knob.rsplit("_", 1)[-1].upper()
         parser.add_argument(flag, type=finite_positive_float, metavar=metavar, help=words)
+    add_device_argument(parser)
     parser.add_argument("--video", action="store_true", default=None, help="record the champion at the end")
     parser.add_argument("--video-every", type=positive_int, metavar="N", help="and every N generations")
 

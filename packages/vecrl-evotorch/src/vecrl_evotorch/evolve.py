@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from vecrl.command import CommandError, first_line
+from vecrl.command import CommandError, checked_device_option, first_line
 from vecrl.interrupts import raise_if_ctrl_c_pressed
 from vecrl.randomize import scale
 from vecrl_evaluate.command_options import evaluate_options
@@ -169,6 +169,7 @@ class Evolution:
             num_workers=None if settings["ray"] is not None else settings["workers"],  # (with Ray: actors)
             executor=executor,
             measures=archive.measures_of(settings["measures"]) if settings["measures"] else None,
+            device=settings.get("device"),
             **evaluate_options(settings),  # (the seed among them)
         )
         popsize = archive.cells(settings["measures"]) if map_elites(settings) else settings["popsize"]
@@ -349,6 +350,7 @@ def run_command(args: argparse.Namespace, settings: dict[str, Any], folder: RunF
     in ``folder`` (held) when it resumes one; its exit status. Every mistake is a CommandError before any
     generation runs."""
     logging.getLogger("evotorch").setLevel(logging.WARNING)  # its INFO lines on every problem made
+    checked_device_option(settings.get("device"))  # (before the folder is made)
     state = None if folder is None else _resumed_state(args, folder, settings)
     executor = _executor(settings)
     try:

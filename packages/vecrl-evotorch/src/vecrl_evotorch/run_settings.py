@@ -47,6 +47,7 @@ DEFAULTS: dict[str, Any] = {
     "randomize": None,  # [[name, [low, high]], ...]: vecrl.randomize.scale's ranges
     "stdev_init": 0.1,
     **dict.fromkeys(SEARCHER_KNOBS),  # (None: the algorithm's default)
+    "device": None,  # the torch device the policies run on (None: the CPU)
     "video": False,
     "video_every": None,
     "measures": None,  # [[name, low, high, bins], ...]: map-elites's grid (vecrl_evotorch.archive)
