@@ -485,3 +485,57 @@ def test_help_shows_the_searchers_knobs_with_their_defaults(capsys):
         "cem (default: 0.5)",
     ):
         assert words in shown, words
+
+
+def test_a_config_file_sets_the_run_and_the_flags_given_override_it(tmp_path, capsys):
+    config = tmp_path / "run.toml"
+    config.write_text('env = "gym::CartPole-v1"\npopsize = 8\ngenerations = 1\ncenter-learning-rate = 0.2\n')
+    folder = tmp_path / "run"
+    assert main(["evolve", "--config", str(config), "--out", str(folder), "--popsize", "12"]) == 0
+    settings = RunFolder(folder).settings()
+    assert (settings["popsize"], settings["center_learning_rate"], settings["generations"]) == (12, 0.2, 1)
+    assert RunFolder(folder).load_state()["searcher"]._center_learning_rate == 0.2
+    # a run's settings.json is a config: resuming with it contradicts nothing
+    assert (
+        main(
+            [
+                "evolve",
+                "--resume",
+                str(folder),
+                "--config",
+                str(folder / "settings.json"),
+                "--generations",
+                "2",
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    for text, said in (
+        (
+            "popsiez = 3",
+            "'popsiez' is no setting of the command (its settings are its options, named as in a run's settings.json). Did you mean 'popsize'?",
+        ),
+        ("popsize = -3", "popsize = -3: expected a positive whole number"),
+        ("algorithm = 'ga'", "algorithm = 'ga': expected one of pgpe"),
+        ("obs_norm = 1", "obs_norm = 1: expected true or false"),
+        ("popsize = ", "not valid TOML"),
+    ):
+        config.write_text(text)
+        status = main(
+            [
+                "evolve",
+                "gym::CartPole-v1",
+                "--generations",
+                "1",
+                "--out",
+                str(tmp_path / "new"),
+                "--config",
+                str(config),
+            ]
+        )
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert (
+            status == 2 and line.startswith(f"vecrl evolve: error: --config {config}: ") and said in line
+        ), line
+    assert not (tmp_path / "new").exists()

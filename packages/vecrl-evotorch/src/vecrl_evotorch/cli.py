@@ -69,6 +69,11 @@ def _evolve_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", metavar="DIR", help="the run's folder: state, results.csv, plot.png, champion"
     )
     parser.add_argument("--resume", metavar="DIR", help="go on with the run saved in DIR")
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="settings from a TOML or JSON file (keys as in a run's settings.json); flags given override it",
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace the run already in --out")
     parser.add_argument("--algorithm", choices=ALGORITHMS, help="EvoTorch's searcher (default: pgpe, ClipUp)")
     parser.add_argument(
@@ -174,6 +179,12 @@ def check_evolve_arguments(args: argparse.Namespace) -> None:
 
 
 def _evolve(args: argparse.Namespace) -> int:
+    if args.config is not None:
+        from vecrl_evotorch.config import apply_config
+
+        parser = argparse.ArgumentParser()
+        _evolve_arguments(parser)
+        apply_config(parser, args, args.config)
     check_evolve_arguments(args)
     from vecrl_evotorch.run_settings import new_settings, resumed_settings
 
