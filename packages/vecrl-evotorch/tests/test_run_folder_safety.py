@@ -53,10 +53,12 @@ def test_overwrite_removes_the_old_run_s_videos_and_nothing_it_did_not_write(tmp
     (tmp_path / "videos").mkdir()
     (tmp_path / "videos" / "generation-5.mp4").write_bytes(b"old")
     (tmp_path / "champion.pickle").write_bytes(b"old")
+    (tmp_path / "champion.gif").write_bytes(b"old")  # (the README's vecrl record line writes it there)
     (tmp_path / "notes.txt").write_text("mine")
     args = ["evolve", "gym::CartPole-v1", *TINY, "--generations", "1", "--out", str(tmp_path), "--overwrite"]
     assert main(args) == 0
     assert not (tmp_path / "videos").exists() and (tmp_path / "notes.txt").read_text() == "mine"
+    assert not (tmp_path / "champion.gif").exists()
     assert (tmp_path / "champion.pickle").read_bytes() != b"old" and not (tmp_path / "run.lock").exists()
 
 

@@ -55,9 +55,16 @@ DEFAULTS: dict[str, Any] = {
 #: What a resumed run may change: how long it goes on, and what it records.
 MAY_CHANGE = frozenset({"generations", "until", "video", "video_every"})
 CHAMPION = "champion.pickle"
-#: What a run writes beside ``vecrl_evotorch.runs.RUN_FILES`` (glob patterns): an ``--overwrite`` removes these
-#: too, and nothing it did not write.
-EVOLVE_FILES = (CHAMPION, "champion.mp4", "videos/generation-*.mp4", "archive.csv", "archive.png")
+#: What a run and its documented commands write beside ``vecrl_evotorch.runs.RUN_FILES`` (glob patterns): an
+#: ``--overwrite`` removes these too, and nothing they did not write.
+EVOLVE_FILES = (
+    CHAMPION,
+    "champion.mp4",
+    "champion.gif",  # (the README's vecrl record line writes it beside the run)
+    "videos/generation-*.mp4",
+    "archive.csv",
+    "archive.png",
+)
 
 
 def given_settings(args: argparse.Namespace) -> dict[str, Any]:
