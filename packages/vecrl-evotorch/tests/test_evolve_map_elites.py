@@ -58,9 +58,18 @@ def test_the_archive_is_written_as_a_table_and_drawn(uninterrupted):
     ]
     assert len(table) == 1 + 20 and 1 < int(filled.sum()) == sum(int(row[1]) for row in table[1:])
     with open(uninterrupted / "results.csv") as file:
-        header = next(csv.reader(file))
+        header, *rows = list(csv.reader(file))
     assert header[:6] == ["generation", "mean_return", "best_return", "elite_return", "coverage", "qd_score"]
+    # the best is the archive's best elite, archive.csv's, generation after generation (never lower)
+    bests = [float(row[2]) for row in rows]
+    assert bests[-1] == max(float(row[2]) for row in table[1:] if row[1] == "1")
+    assert bests == sorted(bests)
     assert (uninterrupted / "archive.png").stat().st_size > 0 and (uninterrupted / "plot.png").exists()
+
+
+def test_the_champion_is_named_the_archive_s_best_elite(uninterrupted, tmp_path):
+    result = finished("evolve", *RUN[:-4], "--generations", "1", "--out", str(tmp_path / "run"))
+    assert "champion (the best elite, " in result.stdout
 
 
 @pytest.mark.races

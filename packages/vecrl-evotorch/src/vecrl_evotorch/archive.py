@@ -92,6 +92,13 @@ def best_elite(searcher: Any) -> torch.Tensor | None:
     return searcher.population.values[index].detach().clone().as_subclass(torch.Tensor)
 
 
+def best_fitness(searcher: Any) -> float:
+    """The fitness of the archive's best elite (archive.csv's best; NaN while the archive is empty)."""
+    filled = searcher.filled
+    fitness = searcher.population.evals[:, 0].as_subclass(torch.Tensor)
+    return float(fitness[filled].max()) if bool(filled.any()) else math.nan
+
+
 def coverage_and_qd_score(searcher: Any) -> tuple[float, float]:
     """The share of the archive's cells holding an elite, and its QD-score: the sum of their fitness."""
     filled = searcher.filled
@@ -121,6 +128,19 @@ def save_archive(folder: RunFolder, searcher: Any, specs: Sequence[Sequence[Any]
     return path
 
 
+def _edge_ticks(spec: Sequence[Any]) -> tuple[list[float], list[str]]:
+    """Ticks at the edges between a measure's bins on the heatmap (a bin per unit), labelled in the measure's
+    units: the edges of EvoTorch's grid for ``spec`` (``NAME, LOW, HIGH, BINS``)."""
+    from evotorch.algorithms import MAPElites
+
+    _, low, high, bins = spec
+    grid = MAPElites.make_feature_grid(
+        lower_bounds=[float(low)], upper_bounds=[float(high)], num_bins=[int(bins)], dtype="float64"
+    )
+    edges = grid[:-1, 0, 1].tolist()  # (each bin's upper edge but the last's, which is open)
+    return [position + 0.5 for position in range(len(edges))], [f"{edge:.3g}" for edge in edges]
+
+
 def _save_heatmap(
     path: Path, fitness: torch.Tensor, filled: torch.Tensor, specs: Sequence[Sequence[Any]], title: str
 ) -> None:
@@ -143,9 +163,11 @@ def _save_heatmap(
     fig.colorbar(image, ax=ax, label="elite's return")
     name, low, high, bins = specs[0]
     ax.set_xlabel(f"{name}: {bins} bins, {low:g} to {high:g} (the outer ones past)")
+    ax.set_xticks(*_edge_ticks(specs[0]))
     if len(specs) > 1:
         name, low, high, bins = specs[1]
         ax.set_ylabel(f"{name}: {bins} bins, {low:g} to {high:g}")
+        ax.set_yticks(*_edge_ticks(specs[1]))
     else:
         ax.set_yticks([])
     ax.set_title(title)

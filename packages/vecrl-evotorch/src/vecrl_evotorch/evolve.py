@@ -260,10 +260,14 @@ class Evolution:
         status = self.searcher.status
         history = self.history
         history["mean"].append(float(status["mean_raw_return"]))
-        history["best"].append(float(status["pop_best_raw_return"]))
-        if "mean_fitness" in history:
+        # MAP-Elites' best is its archive's best elite (archive.csv's), not the best of its last evaluation:
+        # the archive's fitness, which is the return where nothing shapes it
+        elite = archive.best_fitness(self.searcher) if "coverage" in history else None
+        shaped_run = "mean_fitness" in history
+        history["best"].append(float(status["pop_best_raw_return"]) if elite is None or shaped_run else elite)
+        if shaped_run:
             history["mean_fitness"].append(float(status["mean_eval"]))
-            history["best_fitness"].append(float(status["pop_best_eval"]))
+            history["best_fitness"].append(float(status["pop_best_eval"]) if elite is None else elite)
         history["center"].append(score)
         history["env_steps"].append(float(self.problem.interaction_count - steps_before))
         if "coverage" in history:
@@ -411,7 +415,8 @@ def _evolve(run: Evolution) -> None:
     if plot is not None:
         print(f"plot saved to {plot}")
     print(
-        f"champion (center of best score, {run.state['champion'][0]:.1f}) saved to {run.folder.path / CHAMPION}"
+        f"champion ({'the best elite' if map_elites(run.settings) else 'center of best score'},"
+        f" {run.state['champion'][0]:.1f}) saved to {run.folder.path / CHAMPION}"
     )
     if run.settings["video"]:
         _record_champion(run, "champion.mp4")
