@@ -31,7 +31,14 @@ def test_a_run_folder_saved_before_the_move_resumes_to_the_run_never_stopped(tmp
     shutil.copytree(SAVED / run, folder)
     assert main(["evolve", "--resume", str(folder), "--generations", "5"]) == 0
     assert "gen    4" in capsys.readouterr().out  # it went on from generation 3
-    expected = folder / "results_at_generation_5.csv"
-    assert without_seconds(rows(folder / "results.csv")) == without_seconds(rows(expected))
+    expected = without_seconds(rows(folder / "results_at_generation_5.csv"))
+    got = without_seconds(rows(folder / "results.csv"))
     if run == "map_elites":
         assert rows(folder / "archive.csv") == rows(folder / "archive_at_generation_5.csv")
+        # today a MAP-Elites run's best is its archive's best elite (fbb3c1a wrote its last evaluation's best):
+        # the generations run today say so, the others are as saved
+        best = got[0].index("best_return")
+        elites = [float(row[2]) for row in rows(folder / "archive.csv")[1:] if row[1] == "1"]
+        assert float(got[-1][best]) == max(elites) and got[1:4] == expected[1:4]
+        got, expected = ([row[:best] + row[best + 1 :] for row in table] for table in (got, expected))
+    assert got == expected
