@@ -113,7 +113,9 @@ def test_an_unknown_id_gets_a_close_match_and_how_to_list_them_all():
     [
         ({"batch_size": 2}, ValueError, "autoreset_mode=.next_step."),
         ({"batch_size": 2, "autoreset_mode": "next_step", "num_episodes": 1}, ValueError, "no num_episodes"),
-        ({"batch_size": 5}, ValueError, "from 1 to num_envs=4"),
+        ({"batch_size": 5}, ValueError, "batch_size must be an int that divides num_envs=4"),
+        # (a step of every sub-env, 4, would wait on a second batch of 3 that never comes)
+        ({"batch_size": 3, "autoreset_mode": "next_step"}, ValueError, "Sizes that fit: 1, 2, 4"),
         ({"seed": 3}, vecrl.UnknownKeywordError, r"reset\(seed=S\)"),
         ({"env_seed": [1, 2, 3, 4]}, vecrl.UnknownKeywordError, r"reset\(seed=\[s0, s1"),
         ({"env_type": "gym"}, vecrl.UnknownKeywordError, "gymnasium API"),

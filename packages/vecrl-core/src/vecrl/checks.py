@@ -126,6 +126,26 @@ def checked_num_envs(num_envs: Any) -> int:
     return int(num_envs)
 
 
+def checked_batch_size(batch_size: Any, num_envs: int) -> int:
+    """``batch_size``, the sub-envs an env with async batches hands out at a time (``recv()``), if it is an int
+    that divides ``num_envs`` (a step of every sub-env, ``step()``, is then whole batches); else a ValueError
+    saying which would.
+
+    Examples:
+        >>> checked_batch_size(4, 8)
+        4
+    """
+    size = int(batch_size) if isinstance(batch_size, Integral) and not isinstance(batch_size, bool) else 0
+    if not 1 <= size <= num_envs or num_envs % size:
+        fitting = [k for k in range(1, num_envs + 1) if num_envs % k == 0]
+        raise ValueError(
+            f"batch_size must be an int that divides num_envs={num_envs} (recv() returns the sub-envs in"
+            f" batches of batch_size, and step() steps them all), but got {batch_size!r}. Sizes that fit:"
+            f" {', '.join(map(str, fitting))}."
+        )
+    return size
+
+
 def checked_seed(seed: Any) -> int | None:
     """``seed`` as an int if it is None or an int >= 0; a ValueError otherwise (a bool or a string is not a
     seed).

@@ -23,6 +23,7 @@ from vecrl.autoreset import autoreset_mode_name
 from vecrl.checks import (
     check_fits_in_memory,
     check_refused_keywords,
+    checked_batch_size,
     checked_device,
     checked_num_envs,
     closed_env_error,
@@ -426,8 +427,7 @@ class EnvpoolVectorEnv(HostVectorEnv):
         observation, reward, terminated, truncated, info = self._pool.recv()
         ids = info["env_id"]
         self._in_flight[ids], self._waiting[ids] = False, True
-        info = {key: value for key, value in info.items() if key != "players"}
-        info["env_id"] = ids.astype(np.int64)
+        info = {**_own_info(dict(info)), "env_id": ids.astype(np.int64)}
         out = self.results_of
         results = out(self._in_space_dtype(observation)), out(reward), out(terminated), out(truncated)
         return (*results, self._info_results(info))
@@ -472,20 +472,19 @@ class EnvpoolVectorEnv(HostVectorEnv):
 
     def _gathered(self) -> StepRows:
         """Every sub-env's results after a send or async_reset of them all, recv()'d batch by batch and put
-        in sub-env order; their info envpool's, in sub-env order."""
-        parts = []
-        for _ in range(-(-self.num_envs // self._options["batch_size"])):
-            parts.append(self._pool.recv())
-        ids = np.concatenate([part[-1]["env_id"] for part in parts])
-        order = np.argsort(ids)
+        in sub-env order (``_own_info_in_order``, as a step of some sub-envs puts envpool's rows)."""
+        parts = [self._pool.recv() for _ in range(self.num_envs // self._options["batch_size"])]
+        rows = len(parts[0][0])
+        info = {
+            key: np.concatenate([part[-1][key] for part in parts])
+            for key, value in parts[0][-1].items()
+            if is_row_array(value, rows)
+        }
+        order = np.argsort(info["env_id"])
         observation, reward, terminated, truncated = (
             np.concatenate([part[i] for part in parts])[order] for i in range(4)
         )
-        info = {
-            key: np.concatenate([part[-1][key] for part in parts])[order]
-            for key, value in parts[0][-1].items()
-            if is_row_array(value, len(parts[0][0])) and key not in _ROW_KEYS
-        }
+        info = _own_info_in_order(np.arange(self.num_envs, dtype=np.int32), info)
         self._waiting[:] = True
         return self._in_space_dtype(observation), reward, terminated, truncated, info
 
@@ -579,17 +578,12 @@ def _own_info_in_order(ids: np.ndarray, info: dict[str, Any]) -> dict[str, Any]:
 
 
 def _checked_batch_size(batch_size: Any, num_envs: int, autoreset_mode: Any, num_episodes: Any) -> int:
-    """The pool's ``batch_size`` (``num_envs`` for None); a ValueError for one out of range, and for envpool's
-    async mode (below ``num_envs``) with rules it does not keep: its sub-envs restart at their next step
-    (``autoreset_mode="next_step"``) and run until told to stop (no ``num_episodes``)."""
+    """The pool's ``batch_size`` (``num_envs`` for None; ``vecrl.checks.checked_batch_size``'s rule), and a
+    ValueError for envpool's async mode (below ``num_envs``) with rules it does not keep: its sub-envs restart
+    at their next step (``autoreset_mode="next_step"``) and run until told to stop (no ``num_episodes``)."""
     if batch_size is None:
         return num_envs
-    size = int(batch_size) if isinstance(batch_size, Integral) and not isinstance(batch_size, bool) else 0
-    if not 1 <= size <= num_envs:
-        raise ValueError(
-            f"batch_size must be an int from 1 to num_envs={num_envs} (the sub-envs recv() returns at a time),"
-            f" but got {batch_size!r}."
-        )
+    size = checked_batch_size(batch_size, num_envs)
     if size < num_envs:
         if autoreset_mode_name(autoreset_mode) != "next_step":
             raise ValueError(

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from vecrl.checks import checked_batch_size
+
 
 @dataclass(frozen=True)
 class GroupLayout:
@@ -71,25 +73,6 @@ def async_layout(num_envs: int, num_workers: Any, batch_size: Any) -> GroupLayou
         own=False,
         batch_size=k,
     )
-
-
-def checked_batch_size(batch_size: Any, num_envs: int) -> int:
-    """``batch_size`` if it is an int from 1 to ``num_envs`` that divides ``num_envs``; else a ValueError
-    saying which would.
-
-    Examples:
-        >>> checked_batch_size(4, 8)
-        4
-    """
-    size = int(batch_size) if isinstance(batch_size, Integral) and not isinstance(batch_size, bool) else 0
-    if not 1 <= size <= num_envs or num_envs % size:
-        fitting = [k for k in range(1, num_envs + 1) if num_envs % k == 0]
-        raise ValueError(
-            f"batch_size must be an int that divides num_envs={num_envs} (recv() returns the sub-envs in fixed"
-            f" batches of batch_size, each stepped by one worker process), but got {batch_size!r}. Sizes that"
-            f" fit: {', '.join(map(str, fitting))}."
-        )
-    return size
 
 
 def checked_num_workers(num_workers: Any, count: int, *, of: str = "", per: str = "sub-env") -> int:
