@@ -18,7 +18,7 @@ from vecrl.arrays import convert_to_numpy
 from vecrl.autoreset import autoreset_metadata, finished_sub_envs_error
 from vecrl.checks import SubEnvError, closed_env_error, failed_env_error
 from vecrl.compat import FINAL_OBS_KEY, FINAL_OBS_MASK_KEY
-from vecrl.final_observations import AddInfo, final_infos
+from vecrl.final_observations import AddInfo, final_infos, is_row_array
 from vecrl.infos import info_to_device
 from vecrl.nests import copy_batch
 from vecrl.params import PARAMS_OPTION, params_rows
@@ -137,7 +137,6 @@ class ProcessVectorEnv(GymVectorEnv):
         self.metadata = {**own.metadata, **autoreset_metadata(self._autoreset_mode)}
         self.render_mode = own.render_mode
         self._default_params = own.default_params
-        self._observation_mode_spaces = own.single_observation_space, own.single_action_space
         self._own: RecordingSyncVectorEnv | None = own
         if not layout.own:
             own.close()
@@ -307,7 +306,7 @@ class ProcessVectorEnv(GymVectorEnv):
             return self._on_device(observations, step, {"env_id": self._group_ids[group]})
         blocks: list[BlockInfos | None] = [None] * len(self._layout.groups)
         blocks[group] = reply
-        return self._results(blocks, step, rows=(start, stop))
+        return self._results(blocks, step, group)
 
     def send(self, actions: Any, env_id: Any = None) -> None:
         """Start the next step of the sub-envs ``env_id`` (default: the batch ``recv()`` returned last) with
@@ -334,9 +333,9 @@ class ProcessVectorEnv(GymVectorEnv):
             ]
         finished = self._finished
         if finished is not None:
-            ids = [i for group in groups for i in range(*self._layout.groups[group])]
+            ids = np.concatenate([self._group_ids[group] for group in groups])
             if finished[ids].any():
-                raise finished_sub_envs_error([i for i in ids if finished[i]])
+                raise finished_sub_envs_error(ids[finished[ids]].tolist())
         actions = check(actions, acting)
         for position, group in enumerate(groups):
             start, stop = self._layout.groups[group]
@@ -369,7 +368,7 @@ class ProcessVectorEnv(GymVectorEnv):
         if flat.dtype.kind in "iu" and flat.size and flat.size % k == 0:
             for chunk in flat.reshape(-1, k).tolist():
                 group = chunk[0] // k if 0 <= chunk[0] < self.num_envs else -1
-                if group < 0 or group in groups or chunk != list(range(group * k, group * k + k)):
+                if group < 0 or group in groups or chunk != self._group_ids[group].tolist():
                     break
                 groups.append(group)
             else:
@@ -382,7 +381,7 @@ class ProcessVectorEnv(GymVectorEnv):
         )
 
     def _waiting_ids(self) -> list[list[int]]:
-        return [list(range(*self._layout.groups[group])) for group in self._waiting]
+        return [self._group_ids[group].tolist() for group in self._waiting]
 
     def _nothing_waiting(self) -> str:
         in_flight = sum(len(queue) for queue in self._in_flight)
@@ -491,14 +490,11 @@ class ProcessVectorEnv(GymVectorEnv):
         return self._own.recorded()
 
     def _results(
-        self,
-        blocks: list[BlockInfos | None],
-        step: tuple[np.ndarray, ...] | None,
-        rows: tuple[int, int] | None = None,
+        self, blocks: list[BlockInfos | None], step: tuple[np.ndarray, ...] | None, batch: int | None = None
     ) -> Any:
         """The batched observations (a fresh copy), ``step``'s arrays and the groups' infos (``blocks``, one
-        per group) batched as one SyncVectorEnv batches them, on the device; with ``rows``, those of the
-        sub-envs ``start:stop`` alone, their ids in ``info["env_id"]``."""
+        per group) batched as one SyncVectorEnv batches them, on the device; with ``batch`` (a group), those
+        of that group's sub-envs alone, their ids in ``info["env_id"]``."""
         observations = copy_batch(self._views.observations)
         info: dict[str, Any] = {}
         ended: list[EndedEpisode] = []
@@ -510,10 +506,10 @@ class ProcessVectorEnv(GymVectorEnv):
                 self._group_acting[group] = block.acting
         if ended:
             info = {**info, **_finals(ended, observations, self.num_envs, self._add_info)}
-        if rows is not None:
-            info = _rows_of_info(info, *rows, self.num_envs)
-            info["env_id"] = self._group_ids[rows[0] // (rows[1] - rows[0])]
-            observations = rows_of(observations, *rows)
+        if batch is not None:
+            start, stop = self._layout.groups[batch]
+            info = {**_rows_of_info(info, start, stop, self.num_envs), "env_id": self._group_ids[batch]}
+            observations = rows_of(observations, start, stop)
         return self._on_device(observations, step, info)
 
     def _on_device(self, observations: Any, step: tuple[np.ndarray, ...] | None, info: dict[str, Any]) -> Any:
@@ -648,7 +644,7 @@ class ProcessVectorEnv(GymVectorEnv):
                 self._workers.append(worker)
             started.append(worker)
         for worker in started:
-            worker.wait_ready(*self._observation_mode_spaces, self.observation_mode)
+            worker.wait_ready(self.single_observation_space, self.single_action_space, self.observation_mode)
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Call the method ``name`` of every sub-env (or read the attribute ``name``); one result each.
@@ -712,10 +708,9 @@ class ProcessVectorEnv(GymVectorEnv):
         while any(self._in_flight):
             self._ready.extend(self._arrivals(during))
         replies: list[Any] = [None] * len(self._workers)
-        for index in range(len(self._workers)):
-            groups = [self._layout.groups[g] for g in self._layout.workers[index]]
+        for index, worker in enumerate(self._workers):
             try:
-                self._send(None, command, arguments(groups[0][0], groups[-1][1]), during, worker=index)
+                self._send(None, command, arguments(worker.first, worker.stop), during, worker=index)
             except RuntimeError as death:
                 replies[index] = death
         own: Any = None
@@ -879,7 +874,7 @@ def _rows_of_info(info: dict[str, Any], start: int, stop: int, num_envs: int) ->
     """
     rows: dict[str, Any] = {}
     for key, value in info.items():
-        if isinstance(value, np.ndarray) and value.ndim and value.shape[0] == num_envs:
+        if is_row_array(value, num_envs):
             value = value[start:stop]
         elif isinstance(value, dict):
             value = _rows_of_info(value, start, stop, num_envs)
