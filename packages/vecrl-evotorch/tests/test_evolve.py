@@ -386,6 +386,44 @@ def imageio_frames(path: Path):
     return imageio.imiter(path)
 
 
+JAX_MODULES = ("jax", "jaxlib", "brax", "mujoco", "warp")
+
+
+def test_a_gym_run_imports_neither_jax_nor_brax_nor_mjx_though_they_are_installed(tmp_path):
+    pytest.importorskip("brax")
+    args = [
+        "evolve",
+        "gym::CartPole-v1",
+        "--popsize",
+        "8",
+        "--generations",
+        "1",
+        "--out",
+        str(tmp_path / "run"),
+    ]
+    script = (
+        f"import sys; from vecrl.cli import main; code = main({args!r}); import evotorch;"
+        f" print(sorted({{m.partition('.')[0] for m in sys.modules}} & {set(JAX_MODULES)!r})); sys.exit(code)"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.splitlines()[-1] == "[]", result.stdout
+    assert "warp" not in result.stderr
+
+
+def test_brax_envs_still_work_after_evotorch_was_imported_without_jax():
+    pytest.importorskip("vecrl_brax")
+    script = (
+        "import sys; from vecrl_evotorch.evotorch_import import import_evotorch_without_jax;"
+        " import_evotorch_without_jax(); assert 'evotorch' in sys.modules and 'jax' not in sys.modules;"
+        " import vecrl; env = vecrl.make_vector_env('brax::inverted_pendulum', num_envs=2);"
+        " print(type(env.unwrapped).__name__, 'jax' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split() == ["VectorEnvFromBrax", "True"]
+
+
 def test_the_time_left_is_a_bound_where_the_run_may_stop_at_until():
     from types import SimpleNamespace
 

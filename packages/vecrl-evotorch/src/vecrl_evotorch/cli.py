@@ -27,6 +27,7 @@ from vecrl.command import (
 )
 from vecrl_evaluate.command_options import add_evaluate_options
 from vecrl_evaluate.reductions import REDUCTIONS
+from vecrl_evotorch.evotorch_import import import_evotorch_without_jax
 from vecrl_evotorch.run_settings import SEARCHER_KNOBS
 
 ALGORITHMS = ("pgpe", "snes", "cem", "cmaes", "map-elites")
@@ -189,6 +190,7 @@ def _evolve(args: argparse.Namespace) -> int:
     from vecrl_evotorch.run_settings import new_settings, resumed_settings
 
     folder, settings = resumed_settings(args) if args.resume is not None else (None, new_settings(args))
+    import_evotorch_without_jax()
     from vecrl_evotorch.evolve import run_command
 
     return run_command(args, settings, folder)
@@ -196,6 +198,7 @@ def _evolve(args: argparse.Namespace) -> int:
 
 def _record(args: argparse.Namespace) -> int:
     check_overwrite(args.out, args.overwrite)
+    import_evotorch_without_jax()  # (a saved champion may unpickle EvoTorch's objects)
     from vecrl_evotorch.record import record_command
 
     return record_command(args)
