@@ -28,6 +28,7 @@ from vecrl.command import (
 from vecrl_evaluate.command_options import add_evaluate_options
 from vecrl_evaluate.reductions import REDUCTIONS
 from vecrl_evotorch.evotorch_import import import_evotorch_without_jax
+from vecrl_evotorch.run_log import LOGGERS, missing_logger_modules
 from vecrl_evotorch.run_settings import SEARCHER_KNOBS
 
 ALGORITHMS = ("pgpe", "snes", "cem", "cmaes", "map-elites")
@@ -105,6 +106,13 @@ def _evolve_arguments(parser: argparse.ArgumentParser) -> None:
         flag, metavar = f"--{knob.replace('_', '-')}", knob.rsplit("_", 1)[-1].upper()
         parser.add_argument(flag, type=finite_positive_float, metavar=metavar, help=words)
     add_device_argument(parser)
+    parser.add_argument(
+        "--log",
+        action="append",
+        choices=tuple(LOGGERS),
+        help="also log each generation, the settings and the files to tensorboard (the run's tensorboard/),"
+        " mlflow or wandb (where their settings say), or csv (log.csv, with EvoTorch's status); once per backend",
+    )
     parser.add_argument("--video", action="store_true", default=None, help="record the champion at the end")
     parser.add_argument("--video-every", type=positive_int, metavar="N", help="and every N generations")
 
@@ -125,6 +133,9 @@ def _record_arguments(parser: argparse.ArgumentParser) -> None:
 def check_evolve_arguments(args: argparse.Namespace) -> None:
     """The mistakes ``vecrl evolve`` finds in its arguments alone (``run_settings`` then checks the folder
     they name), before importing anything heavy."""
+    missing = missing_logger_modules(args.log or [])
+    if missing:
+        raise CommandError(missing[0])
     if args.resume is not None:
         if args.out is not None or args.overwrite:
             raise CommandError("--resume DIR goes on in DIR: give it without --out and --overwrite")

@@ -18,7 +18,7 @@ import os
 import random
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from vecrl_evaluate.command_options import evaluate_options
 from vecrl_evaluate.fused import compile_seconds
 from vecrl_evotorch import archive
 from vecrl_evotorch.problem import VecrlNE
+from vecrl_evotorch.run_log import RunLogger, close_loggers, open_loggers, status_scalars
 from vecrl_evotorch.run_settings import CHAMPION, EVOLVE_FILES, SEARCHER_KNOBS, fixed_settings
 from vecrl_evotorch.runs import SETTINGS, STATE, RunError, RunFolder
 
@@ -152,6 +153,8 @@ class Evolution:
         self.saved_generation = int(state["generation"])
         self.searcher: Any = state["searcher"]
         self.problem: VecrlNE = self.searcher.problem
+        #: Where each generation's row goes too (``vecrl_evotorch.run_log``: ``vecrl evolve --log``).
+        self.loggers: Sequence[RunLogger] = ()
 
     @classmethod
     def start(cls, settings: Mapping[str, Any], folder: RunFolder, executor: Any = None) -> Evolution:
@@ -281,6 +284,10 @@ class Evolution:
             self.state["champion"] = (score, center)
             self._save_champion(center)
         self.state["generation"] = generation
+        # logged before it is saved: a run stopped between the two runs this generation again, and the loggers
+        # that can replace what they logged after the last saved generation do (the others log it twice)
+        for logger in self.loggers:
+            logger.generation(generation, self.logged_row())
         self.save()
 
     def save(self) -> None:
@@ -294,20 +301,30 @@ class Evolution:
         }
         self.folder.save_state(self.state)
         self.saved_generation = self.generation
-        history = self.history
-        self.folder.write_results(
-            {
-                "mean_return": history["mean"],
-                "best_return": history["best"],
-                ("elite_return" if "coverage" in history else "center_return"): history["center"],
-                **{name: history[name] for name in FITNESS if name in history},
-                **{name: history[name] for name in ARCHIVE if name in history},
-                "env_steps": [int(steps) for steps in history["env_steps"]],
-                "seconds": [round(seconds, 3) for seconds in history["seconds"]],
-            }
-        )
-        if "coverage" in history:
+        self.folder.write_results(self.results())
+        if "coverage" in self.history:
             archive.save_archive(self.folder, self.searcher, self.settings["measures"], self._title())
+
+    def results(self) -> dict[str, list[float]]:
+        """The results table (results.csv): a column per curve, a row per generation."""
+        history = self.history
+        return {
+            "mean_return": history["mean"],
+            "best_return": history["best"],
+            ("elite_return" if "coverage" in history else "center_return"): history["center"],
+            **{name: history[name] for name in FITNESS if name in history},
+            **{name: history[name] for name in ARCHIVE if name in history},
+            "env_steps": [int(steps) for steps in history["env_steps"]],
+            "seconds": [round(seconds, 3) for seconds in history["seconds"]],
+        }
+
+    def logged_row(self) -> dict[str, float]:
+        """The last generation's row of the results table, with the searcher's status beside it: what
+        ``--log`` sends."""
+        return {
+            **{name: float(column[-1]) for name, column in self.results().items()},
+            **status_scalars(self.searcher.status),
+        }
 
     def _title(self) -> str:
         return f"{self.settings['algorithm'].upper()} on {self.settings['env']} with vecrl"
@@ -373,8 +390,10 @@ def run_command(args: argparse.Namespace, settings: dict[str, Any], folder: RunF
             except RunError as error:
                 raise CommandError(f"--resume: {error}") from error
             print(f"vecrl evolve: resumed {folder.path} after generation {run.generation}", flush=True)
+        loggers: list[RunLogger] = []
         try:
-            _evolve(run)
+            run.loggers = loggers = _loggers(run)
+            _evolve(run, loggers)
         except (ValueError, TypeError) as error:
             if run.saved_generation > 0:
                 raise
@@ -382,7 +401,10 @@ def run_command(args: argparse.Namespace, settings: dict[str, Any], folder: RunF
             run.folder.discard()
             raise CommandError(f"generation 1 failed: {first_line(error)}") from error
         finally:
-            run.problem.close()
+            try:
+                close_loggers(loggers)
+            finally:
+                run.problem.close()
     finally:
         if executor is not None:
             executor.close()
@@ -391,7 +413,20 @@ def run_command(args: argparse.Namespace, settings: dict[str, Any], folder: RunF
     return 0
 
 
-def _evolve(run: Evolution) -> None:
+def _loggers(run: Evolution) -> list[RunLogger]:
+    """``--log``'s loggers of ``run``, a CommandError (before any generation) where one cannot start."""
+    names = run.settings.get("log") or []
+    try:
+        return open_loggers(
+            names, run.folder.path, run.settings, run.state.setdefault("log_ids", {}), run.saved_generation
+        )
+    except Exception as error:  # (each backend raises its own: a server refused, a bad tracking URI, ...)
+        if run.saved_generation == 0:
+            run.folder.discard()
+        raise CommandError(f"--log: cannot start logging: {first_line(error)}") from error
+
+
+def _evolve(run: Evolution, loggers: Sequence[RunLogger] = ()) -> None:
     every = run.settings["video_every"]
     try:
         while not run.finished():
@@ -399,7 +434,7 @@ def _evolve(run: Evolution) -> None:
             print(run.progress(), flush=True)
             raise_if_ctrl_c_pressed()
             if every and run.generation % every == 0:
-                _record_champion(run, f"videos/generation-{run.generation}.mp4")
+                _record_champion(run, f"videos/generation-{run.generation}.mp4", loggers)
     except KeyboardInterrupt:
         saved = run.saved_generation
         done = {0: "no generation was saved", 1: "generation 1 is saved"}.get(
@@ -418,11 +453,15 @@ def _evolve(run: Evolution) -> None:
         f"champion ({'the best elite' if map_elites(run.settings) else 'center of best score'},"
         f" {run.state['champion'][0]:.1f}) saved to {run.folder.path / CHAMPION}"
     )
+    for logger in loggers:
+        for path in (plot, run.folder.path / CHAMPION):
+            if path is not None:
+                logger.file(path)
     if run.settings["video"]:
-        _record_champion(run, "champion.mp4")
+        _record_champion(run, "champion.mp4", loggers)
 
 
-def _record_champion(run: Evolution, name: str) -> None:
+def _record_champion(run: Evolution, name: str, loggers: Sequence[RunLogger] = ()) -> None:
     from vecrl_evotorch.record import RecordError, record_video
 
     path = run.folder.path / name
@@ -433,6 +472,8 @@ def _record_champion(run: Evolution, name: str) -> None:
         print(f"vecrl evolve: no video: {error}", file=sys.stderr)
         return
     print(f"video of the champion ({recording}) saved to {path}")
+    for logger in loggers:
+        logger.file(path)
 
 
 def _created(out: str, settings: Mapping[str, Any], overwrite: bool) -> RunFolder:

@@ -51,9 +51,10 @@ DEFAULTS: dict[str, Any] = {
     "video": False,
     "video_every": None,
     "measures": None,  # [[name, low, high, bins], ...]: map-elites's grid (vecrl_evotorch.archive)
+    "log": None,  # [backend, ...]: where --log sends the results too (vecrl_evotorch.run_log)
 }
 #: What a resumed run may change: how long it goes on, and what it records.
-MAY_CHANGE = frozenset({"generations", "until", "video", "video_every"})
+MAY_CHANGE = frozenset({"generations", "until", "video", "video_every", "log"})
 CHAMPION = "champion.pickle"
 #: What a run and its documented commands write beside ``vecrl_evotorch.runs.RUN_FILES`` (glob patterns): an
 #: ``--overwrite`` removes these too, and nothing they did not write.
@@ -64,6 +65,8 @@ EVOLVE_FILES = (
     "videos/generation-*.mp4",
     "archive.csv",
     "archive.png",
+    "log.csv",  # --log csv and tensorboard (vecrl_evotorch.run_log)
+    "tensorboard/events.out.tfevents.*",
 )
 
 
