@@ -424,7 +424,7 @@ def test_brax_envs_still_work_after_evotorch_was_imported_without_jax():
     assert result.stdout.split() == ["VectorEnvFromBrax", "True"]
 
 
-def test_the_time_left_is_a_bound_where_the_run_may_stop_at_until():
+def test_the_time_left_is_the_last_generation_s_env_steps_at_the_recent_speed_and_no_bound():
     from types import SimpleNamespace
 
     from vecrl_evotorch.evolve import Evolution
@@ -433,10 +433,16 @@ def test_the_time_left_is_a_bound_where_the_run_may_stop_at_until():
     history = {"mean": [1.0], "best": [2.0], "center": [3.0], "env_steps": [100.0], "seconds": [2.0]}
     state = {"searcher": SimpleNamespace(problem=None), "generation": 1, "history": history}
     lines = {}
-    for until, said in ((None, "  18 s left"), (475.0, "  at most 18 s to gen 10")):
+    for until, said in ((None, "  ~18 s left"), (475.0, "  ~18 s to gen 10")):
         settings = {**DEFAULTS, "env": "gym::CartPole-v1", "generations": 10, "until": until}
         lines[until] = Evolution(RunFolder("unused"), settings, state).progress()
         assert lines[until].endswith(said)
+    # episodes that lengthen: 8 generations of the last one's 400 env-steps at 100 env-steps/s (the mean
+    # generation's seconds would say 20 s)
+    longer = {**history, "mean": [1.0, 1.0], "best": [2.0, 2.0], "center": [3.0, 3.0]}
+    longer.update(env_steps=[100.0, 400.0], seconds=[1.0, 4.0])
+    state = {**state, "generation": 2, "history": longer}
+    assert Evolution(RunFolder("unused"), settings, state).progress().endswith("  ~32 s to gen 10")
     # the root README shows the demo's lines (--until 475): the same words, the numbers aside
 
     def shape(line: str) -> str:
@@ -445,6 +451,19 @@ def test_the_time_left_is_a_bound_where_the_run_may_stop_at_until():
     readme = (Path(__file__).parents[3] / "README.md").read_text()
     shown = [line for line in readme.splitlines() if line.startswith("gen ")]
     assert shown and {shape(line) for line in shown} == {shape(lines[475.0])}
+
+
+def test_a_long_generation_says_how_far_it_is_and_a_missed_target_is_said(tmp_path, capsys, monkeypatch):
+    from vecrl_evotorch import evolve
+
+    monkeypatch.setattr(evolve, "WITHIN_GENERATION_EVERY", 0.0)  # (every word of the evaluation said)
+    args = ["gym::CartPole-v1", "--popsize", "8", "--generations", "2", "--until", "1e6"]
+    assert main(["evolve", *args, "--out", str(tmp_path / "run")]) == 0
+    out, err = capsys.readouterr()
+    within = re.findall(r"\.\.\. generation (\d): (\d+) of 8 solutions evaluated", err)
+    assert {generation for generation, _ in within} == {"1", "2"} and ("2", "8") in within, err
+    assert "did not reach --until 1e+06 in 2 generations: the center's best score was" in out, out
+    assert f"--resume {tmp_path / 'run'} --generations N goes on" in out
 
 
 def test_a_shaped_run_records_and_plots_the_env_s_own_returns_with_the_fitness_beside_them(tmp_path):

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import math
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NoReturn, TextIO
 
 from vecrl.checks import did_you_mean
@@ -53,13 +54,30 @@ WELL_KNOWN_COMMANDS: dict[str, str] = {
 
 
 class ProgressBar:
-    """A one-line progress bar on a terminal; silent when the stream is not a terminal."""
+    """A one-line progress bar on a terminal, with the time left at the pace so far; silent when the stream is
+    not a terminal.
 
-    def __init__(self, total: int, stream: TextIO | None = None, width: int = 30) -> None:
-        self.total, self.width = total, width
+    Examples:
+        >>> import io
+        >>> class Terminal(io.StringIO):
+        ...     def isatty(self): return True
+        >>> bar = ProgressBar(4, Terminal(), width=4, clock=iter([0.0, 3.0]).__next__)
+        >>> bar.update(1); bar.stream.getvalue().strip()
+        '[#---]  25%  ~9 s left'
+    """
+
+    def __init__(
+        self,
+        total: int,
+        stream: TextIO | None = None,
+        width: int = 30,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self.total, self.width, self.clock = total, width, clock
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = self.stream.isatty()
         self._last_drawn = -1
+        self._start = clock() if self.enabled else 0.0
 
     def update(self, done: int) -> None:
         """Redraw when the filled width changes (so the bar costs nothing per step)."""
@@ -69,12 +87,15 @@ class ProgressBar:
         if filled != self._last_drawn:
             self._last_drawn = filled
             bar = "#" * filled + "-" * (self.width - filled)
-            self.stream.write(f"\r[{bar}] {100 * done // self.total:3d}%")
+            # (the rows end at their own pace: the time so far per row done, an estimate)
+            left = (self.clock() - self._start) * (self.total - done) / done if done else math.nan
+            said = f"  ~{left:.0f} s left" if math.isfinite(left) and done < self.total else ""
+            self.stream.write(f"\r[{bar}] {100 * done // self.total:3d}%{said:<16}")
             self.stream.flush()
 
     def close(self) -> None:
         if self.enabled:
-            self.stream.write("\r" + " " * (self.width + 8) + "\r")
+            self.stream.write("\r" + " " * (self.width + 24) + "\r")
             self.stream.flush()
 
 

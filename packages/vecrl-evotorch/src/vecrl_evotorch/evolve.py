@@ -255,8 +255,9 @@ class Evolution:
         """One generation: the searcher's step, the center scored, everything saved."""
         start, compiled_before = time.perf_counter(), compile_seconds()
         steps_before = self.problem.interaction_count
-        self.searcher.step()
         generation = self.generation + 1
+        with self.problem.progress_to(_WithinGeneration(generation, start)):
+            self.searcher.step()
         center = self.center()
         seed = (self.settings["seed"] + 2**31 + generation) % 2**32
         score = self.problem.score(center, num_episodes=CENTER_EPISODES, seed=seed)
@@ -353,10 +354,12 @@ class Evolution:
         line += f"  {rate:10,.0f} env-steps/s"
         limit = self.settings["generations"]
         if limit is not None:
-            recent = history["seconds"][-10:]
-            left = _duration((limit - generation) * sum(recent) / len(recent))
-            # with --until the run may stop sooner: the estimate is a bound, and says so
-            line += f"  {left} left" if self.settings["until"] is None else f"  at most {left} to gen {limit}"
+            # in env-steps: the last generation's, at the recent speed (as episodes lengthen, a generation's
+            # seconds grow with its env-steps, not with the mean of the generations before)
+            recent_rate = sum(history["env_steps"][-10:]) / max(sum(history["seconds"][-10:]), 1e-9)
+            left = _duration((limit - generation) * history["env_steps"][-1] / max(recent_rate, 1e-9))
+            # an estimate, not a bound; with --until the run may stop sooner than the last generation
+            line += f"  ~{left} left" if self.settings["until"] is None else f"  ~{left} to gen {limit}"
         return line
 
     def _save_champion(self, center: torch.Tensor) -> None:
@@ -446,6 +449,13 @@ def _evolve(run: Evolution, loggers: Sequence[RunLogger] = ()) -> None:
     target = run.settings["until"]
     if target is not None and center and center[-1] >= target:
         print(f"reached {target:g}: the center scored {center[-1]:.1f} at generation {run.generation}")
+    elif target is not None and center:
+        best = max(range(len(center)), key=center.__getitem__)
+        print(
+            f"did not reach --until {target:g} in {run.generation} generation{'s' * (run.generation > 1)}: the"
+            f" center's best score was"
+            f" {center[best]:.1f}, at generation {best + 1} (--resume {run.folder.path} --generations N goes on)"
+        )
     plot = run.save_plot()
     if plot is not None:
         print(f"plot saved to {plot}")
@@ -466,12 +476,16 @@ def _record_champion(run: Evolution, name: str, loggers: Sequence[RunLogger] = (
 
     path = run.folder.path / name
     path.parent.mkdir(exist_ok=True)
+    # (said before and timed: a video takes minutes on some engines, outside the generations' seconds)
+    print(f"recording the champion's video to {path} ...", file=sys.stderr, flush=True)
+    start = time.perf_counter()
     try:
         recording = record_video(run.settings["env"], run.problem.to_policy(run.state["champion"][1]), path)
     except RecordError as error:
         print(f"vecrl evolve: no video: {error}", file=sys.stderr)
         return
-    print(f"video of the champion ({recording}) saved to {path}")
+    took = time.perf_counter() - start
+    print(f"video of the champion ({recording}) saved to {path} in {_duration(took)}")
     for logger in loggers:
         logger.file(path)
 
@@ -543,6 +557,29 @@ def _executor(settings: Mapping[str, Any]) -> Any:
     from vecrl_evaluate.command_options import ray_executor
 
     return ray_executor(settings["ray"] or None, settings["workers"])
+
+
+#: The seconds between the lines said within a long generation.
+WITHIN_GENERATION_EVERY = 30.0
+
+
+class _WithinGeneration:
+    """The line within a long generation: the rows done so far, every ``WITHIN_GENERATION_EVERY`` seconds
+    (on stderr: the generations' own lines are stdout's)."""
+
+    def __init__(self, generation: int, start: float) -> None:
+        self.generation, self.start, self.said = generation, start, start
+
+    def __call__(self, done: int, rows: int) -> None:
+        now = time.perf_counter()
+        if now - self.said >= WITHIN_GENERATION_EVERY:
+            self.said = now
+            print(
+                f"  ... generation {self.generation}: {done:,} of {rows:,} solutions evaluated,"
+                f" {_duration(now - self.start)} so far",
+                file=sys.stderr,
+                flush=True,
+            )
 
 
 def _duration(seconds: float) -> str:

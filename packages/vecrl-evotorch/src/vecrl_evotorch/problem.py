@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import math
 import pickle
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from numbers import Integral, Real
@@ -190,6 +191,7 @@ class VecrlNE(BaseNEProblem):
         self._popsize: int | None = None  # the last population's size
         self._popped: tuple[int, torch.Tensor, torch.Tensor] | None = None  # pop_observation_stats's mark
         self._env: Any = None
+        self._progress: Callable[[int, int], None] | None = None  # (set within progress_to's block alone)
         self._network: Any = network
         self._make_policy(network, network_args, observation_normalization, num_actors)
         senses = [sense for _, sense in self._objectives]
@@ -318,13 +320,32 @@ class VecrlNE(BaseNEProblem):
 
     # -- evaluation ---------------------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def progress_to(self, callback: Callable[[int, int], None]) -> Iterator[None]:
+        """Within the block, ``callback(rows_done, rows)`` hears how each evaluation of a population goes, as
+        ``vecrl_evaluate.evaluate``'s ``progress`` does (``vecrl evolve``'s line within a long generation).
+        The problem keeps no callback after the block (it pickles without it).
+
+        Examples:
+            >>> problem = VecrlNE("gym::CartPole-v1", "Linear(obs_length, act_length)")  # doctest: +SKIP
+            >>> with problem.progress_to(lambda done, rows: print(done, "of", rows)):  # doctest: +SKIP
+            ...     searcher.step()
+        """
+        self._progress = callback
+        try:
+            yield
+        finally:
+            self._progress = None
+
     def _evaluate_batch(self, batch: SolutionBatch) -> None:
         parameters = batch.values.as_subclass(torch.Tensor)
         if self._device is not None:
             parameters = parameters.to(self._device)
         seed = None if self._env_seed is None else self._env_seed + self._evaluations
         options = replace(self._options, seed=seed, executor=self._executor, obs_norm=self.obs_norm)
-        result = evaluated(self._policy, self._env_for(len(parameters)), parameters, options)
+        heard, rows = self._progress, len(parameters)
+        progress = None if heard is None else lambda done: heard(done, rows)
+        result = evaluated(self._policy, self._env_for(rows), parameters, options, progress)
         self._popsize = len(parameters)
         self._evaluations += 1
         self._interaction_count += int(result.steps.sum())
