@@ -1,6 +1,7 @@
 """The docs test of the API reference, run by ``nox -s docs`` on the site it built: every public name has its
 entry, with its signature where it is called; every ``vecrl...`` name the READMEs and pages cite has an entry
-(a package's name, a module the reference shows, or a member of one); no Sphinx role is left as text.
+(a package's name, a module the reference shows, or a member of one); no Sphinx role is left as text; the
+entry points' docstrings have their Parameters, Returns and Raises sections (``ENTRY_POINTS``).
 
 Example::
 
@@ -18,6 +19,18 @@ sys.path.insert(0, str(ROOT / "docs"))
 import griffe  # noqa: E402  (mkdocstrings' reader of the sources: what each public name is)
 from hooks import PACKAGES, _api_page, public_names  # noqa: E402  (the pages' own lists)
 
+#: The public entry points a reader calls first: each docstring has Args (every parameter), Returns (for a
+#: function that returns something) and Raises sections, rendered as the page's Parameters, Returns, Raises.
+ENTRY_POINTS = (
+    "vecrl.make_vector_env",
+    "vecrl.GoalEnvWrapper",
+    "vecrl.testing.run_conformance",
+    "vecrl_evaluate.evaluate",
+    "vecrl_evaluate.EvaluateOptions",
+    "vecrl_policy.Policy",
+    "vecrl_evotorch.VecrlNE",
+    "vecrl_sb3.SB3VecEnv",
+)
 #: Entry-point groups, cited as dotted names but not Python objects.
 ENTRY_POINT_GROUPS = {"vecrl.commands", "vecrl.executors"}
 SOURCES = [str(folder) for folder in ROOT.glob("packages/*/src")]
@@ -56,6 +69,32 @@ def problems(site: Path) -> list[str]:
     return found
 
 
+def entry_point_problems() -> list[str]:
+    """What the docstrings of ``ENTRY_POINTS`` lack: an Args section naming every parameter, a Returns section
+    where a function returns something, a Raises section."""
+    found = []
+    for name in ENTRY_POINTS:
+        package, _, member = name.partition(".")
+        module = griffe.load(package, search_paths=SOURCES)
+        target = module[member]
+        target = target.final_target if target.is_alias else target
+        sections = {
+            section.kind.value: section.value
+            for section in (target.docstring.parse("google") if target.docstring else [])
+        }
+        documented = {parameter.name.lstrip("*") for parameter in sections.get("parameters", [])}
+        given = [parameter.name for parameter in target.parameters if parameter.name not in ("self", "cls")]
+        missing = [parameter for parameter in given if parameter not in documented]
+        if "parameters" not in sections or missing:
+            found.append(f"{name}: its docstring's Args section lacks {', '.join(missing) or 'everything'}")
+        returns = target.is_function and str(target.returns) not in ("None", "")
+        if returns and "returns" not in sections:
+            found.append(f"{name}: its docstring has no Returns section")
+        if "raises" not in sections:
+            found.append(f"{name}: its docstring has no Raises section")
+    return found
+
+
 def _called(module: griffe.Module, name: str) -> bool:
     """Whether ``name`` is a function, or a class that takes arguments of its own (its ``__init__``, or a
     dataclass's fields): what a reader calls, and needs the signature of."""
@@ -73,6 +112,6 @@ def _signed(html: str, anchor: str) -> bool:
 
 
 if __name__ == "__main__":
-    missing = problems(Path(sys.argv[1]))
+    missing = problems(Path(sys.argv[1])) + entry_point_problems()
     print("\n".join(missing) or "the API reference has every public name, with its signature")
     sys.exit(1 if missing else 0)

@@ -44,6 +44,13 @@ class GoalEnvWrapper(VECTOR_WRAPPER_BASE):
         compute_success: ``f(achieved_goal, desired_goal) -> success``, batched likewise.
         terminate_on_success: report ``terminated=True`` for the sub-envs that succeed.
 
+    Raises:
+        TypeError: ``env`` not a vector env, ``goal_space`` not a Box, a function that is not callable,
+            ``terminate_on_success`` not a bool; at a step, a goal, reward or success of the wrong shape or
+            type (naming the function that gave it).
+        ValueError: a goal that is not finite (``set_goal``), masks of the wrong length (``reset_done``).
+        RuntimeError: ``step`` or ``reset_done`` before ``reset``.
+
     ``info["is_success"]`` holds the success of every sub-env at each step. Reward and success at an
     episode's last step are computed from that episode's last observation.
 

@@ -94,6 +94,52 @@ def make_vector_env(
     every backend alike (a ``NumpyView`` or ``JaxView`` of the torch env: on the CPU no value is copied).
     The env keeps these arguments as its ``recipe`` (a ``VectorEnvRecipe``), to be made again elsewhere.
 
+    Args:
+        env_name: ``"prefix::name"`` (``"gym::Hopper-v5"``, ``"brax::ant"``); a name without a prefix is gym's.
+        force_classic_api: ``step`` returns ``(obs, reward, done, info)`` as gym before 0.26 did.
+        num_envs: sub-envs, batched; None: one env, not batched (a ``gymnasium.Env``).
+        discrete_to_continuous_act: a ``Discrete`` action space becomes a ``Box`` of one score per action
+            (the argmax acts), so that a continuous policy acts on it.
+        clip_actions: actions are clipped to the action space's bounds before the env sees them.
+        dtype: floating observations and rewards cast to it once (``torch.float32``); None: as the env gives.
+        gym_kwargs: keywords for the gym backend alone (and ``brax_kwargs``, ``<prefix>_kwargs``: for theirs).
+        brax_kwargs: keywords for the brax backend alone.
+        vector_wrappers: gymnasium's numpy vector wrappers (or callables of an env), applied in order to a
+            numpy view of the env; not with ``num_episodes``.
+        array_type: ``"torch"`` (the default), ``"numpy"`` or ``"jax"``: the arrays the env hands back.
+        **kwargs: the backend's own keywords (``gymnasium.make``'s for gym: ``max_episode_steps``,
+            ``render_mode``, an env's constructor arguments), and vecrl's keywords, each meaning the same
+            on every backend that takes it (in brackets: the shipped backends that do; ``vecrl backends``
+            lists the installed ones, and a backend refuses the others with an ``UnknownKeywordError``):
+
+            - ``autoreset_mode`` (brax, envpool, gym, gymnax, playground): ``"same_step"`` (the default),
+              ``"next_step"`` or ``"disabled"``, gymnasium's ``AutoresetMode``.
+            - ``batch_size`` (envpool, gym): async stepping in batches of that many sub-envs
+              (``async_reset``, ``send``, ``recv``), a divisor of ``num_envs``.
+            - ``device`` (envpool, gym): the torch device of the tensors handed back.
+            - ``empty_info`` (gym): the sub-envs' infos left out (faster where nothing reads them).
+            - ``episode_length`` (brax, gymnax, playground): the time limit of an episode, in steps.
+            - ``num_episodes`` (brax, envpool, gym, gymnax, playground): episodes per sub-env, then NaN
+              rows until a reset (``vecrl.episodes``).
+            - ``num_workers`` (gym): sub-envs stepped in that many worker processes
+              (``vecrl_gym.ProcessVectorEnv``); ``"auto"`` picks by the env's step time.
+            - ``observation_mode`` (gym): ``"same"`` or ``"different"``, as gymnasium's vector envs.
+            - ``render_mode`` (brax, envpool, gym, gymnax, playground): ``"rgb_array"`` for
+              ``render``/``render_snapshot``.
+            - ``seed_rule`` (brax, envpool, gym, gymnax, playground): how ``reset(seed=S)`` seeds the
+              sub-envs (``vecrl.seeding``).
+            - ``wrappers`` (gym): gymnasium wrappers applied to each sub-env, as ``gymnasium.make_vec``.
+
+    Returns:
+        A ``TorchWrapper`` (a ``gymnasium.vector.VectorEnv`` in torch tensors), or its ``NumpyView`` or
+            ``JaxView`` for ``array_type="numpy"`` or ``"jax"``.
+
+    Raises:
+        UnknownKeywordError: a keyword of vecrl's that the backend does not take, or a near miss of one.
+        TypeError: ``<prefix>_kwargs`` not a dict, or a backend's make returned no env.
+        ValueError: a prefix no installed backend serves, a keyword given twice, a bad ``array_type``,
+            ``vector_wrappers`` with ``num_episodes``, or a value the backend refuses.
+
     Examples:
         >>> env = make_vector_env("gym::CartPole-v1", num_envs=4)  # doctest: +SKIP
         >>> obs, info = env.reset(seed=0)  # doctest: +SKIP

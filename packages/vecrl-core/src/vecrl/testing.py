@@ -809,6 +809,15 @@ def run_conformance(prefix: str, cases: Sequence[Mapping[str, Any]]) -> None:
     ``CONFORMANCE_CHECKS``; give kwargs whose episodes end within a few steps) those checks on
     ``make_vector_env(f"{prefix}::{name}", **kwargs)``; a ``BackendCheckError`` says what failed.
 
+    Args:
+        prefix: the backend's prefix (``"gym"``, a plugin's).
+        cases: the envs to check, each ``{"env": name, "kwargs": {...}, "checks": [...]}`` (``checks``
+            optional: names of ``CONFORMANCE_CHECKS``).
+
+    Raises:
+        BackendCheckError: a check failed (what the env did, and what the contract expects).
+        ValueError: a case names a check that does not exist.
+
     Examples:
         >>> run_conformance("gym", [{"env": "CartPole-v1", "kwargs": {"max_episode_steps": 4}}])  # doctest: +SKIP
     """

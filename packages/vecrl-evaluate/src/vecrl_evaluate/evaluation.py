@@ -178,6 +178,38 @@ def evaluate(
     process, once all parts are back with an executor, and on the fused path once compiled (0) and at each
     poll of the program.
 
+    Args:
+        policy: the network, batched over rows (``vecrl_policy.Policy``).
+        env: a vector env of ``vecrl.make_vector_env``; its sub-envs take the rows in turn.
+        parameters: ``(rows, policy.parameter_length)``: one policy's parameters per row.
+        num_episodes: episodes per row (their returns averaged).
+        seed: the seed the rows' seeds come from; None: a fresh one.
+        num_workers: processes evaluating at once (this one and ``num_workers - 1`` more; a ``gym::`` env).
+        executor: runs parts of the population elsewhere (``vecrl_ray.RayExecutor``).
+        obs_norm: observation-normalization statistics, used and then updated by the call.
+        decrease_rewards_by: subtracted from every step's reward (EvoTorch's).
+        alive_bonus_schedule: ``(t, bonus)`` or ``(t0, t1, bonus)``: EvoTorch's alive bonus.
+        action_noise_stdev: Gaussian noise added to continuous actions.
+        fused: True: the fused jax program or an error; False: stepped from Python; None: the fastest.
+        common_random_numbers: every row gets row 0's seed.
+        devices: the jax devices the fused program splits the rows over.
+        randomize: per row and episode env parameters: a sampler, or a table of them.
+        steps_per_check: the fused program's env steps between two checks for rows left.
+        select_restarts: the fused program restarts finished slots by selection.
+        measures: name -> what each row is measured by besides its return.
+        options: all of the above as one ``EvaluateOptions`` (then none given as keywords).
+        progress: called with the number of rows done so far.
+
+    Returns:
+        An ``EvaluationResult``: per row ``total_return``, ``steps``, ``episodes``, ``mean_return``, the
+            ``measures`` asked for, and the path that ran (``result.path``).
+
+    Raises:
+        TypeError: ``options`` not an ``EvaluateOptions``, or given with keywords; an option of a wrong type.
+        ValueError: parameters whose shape does not fit the policy, a policy that does not fit the env
+            (``PolicyMismatch``), an option out of range, ``fused=True`` where the fused path cannot run
+            (saying why), non-finite actions.
+
     Examples:
         >>> env = vecrl.make_vector_env("gym::CartPole-v1", num_envs=64, num_episodes=1)  # doctest: +SKIP
         >>> policy = Policy("Linear(4, 2)")  # doctest: +SKIP

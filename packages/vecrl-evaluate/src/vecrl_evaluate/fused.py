@@ -607,7 +607,7 @@ def _start(settings: _Settings, inputs: Inputs) -> Carry:
     observation = _flat(episodes.outcome(state).observation)
     parameters = _take(jax_layers.unpack(specs, inputs.population), held)
     size = observation.shape[1]
-    measures = options.measures
+    measures = options.checked_measures
     rows = jnp.zeros(num_rows, jnp.float32)
     results = Results(
         total=rows,
@@ -657,7 +657,7 @@ def _loop(
 
     population, seeds, mean, std, normalizing, valid, params = inputs
     episodes, specs, options = settings.episodes, settings.specs, settings.options
-    shaping, measures, num_episodes = options.shaping, options.measures, options.num_episodes
+    shaping, measures, num_episodes = options.shaping, options.checked_measures, options.num_episodes
     num_rows, width = population.shape[0], settings.width
     runs = valid[0]
     every_row = jax_layers.unpack(specs, population)

@@ -18,14 +18,15 @@ import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Integral
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from vecrl.checks import checked_flag, checked_seed
 from vecrl.command import finite_float, finite_positive_float, positive_int, seed_int
 
 if TYPE_CHECKING:
+    from vecrl.randomize import Sampler
     from vecrl_evaluate.executor import Executor
-    from vecrl_evaluate.measures import Measures
+    from vecrl_evaluate.measures import Measure, Measures
     from vecrl_evaluate.shaping import Shaping
     from vecrl_policy.normalization import Normalize, ObsNorm
     from vecrl_policy.observations import Flattener
@@ -189,6 +190,28 @@ class EvaluateOptions:
     policy (``obs_norm``'s length, ``randomize``'s names, whether ``num_workers`` can make the env again) is
     checked by the plan, which sees them.
 
+    Args:
+        num_episodes: episodes per row.
+        seed: the population's seed (None: fresh).
+        num_workers: processes evaluating at once (not with ``executor``).
+        executor: where parts of the population run (not with ``num_workers``).
+        obs_norm: observation-normalization statistics, used and updated.
+        decrease_rewards_by: subtracted from each reward.
+        alive_bonus_schedule: ``(t, bonus)`` or ``(t0, t1, bonus)``.
+        action_noise_stdev: Gaussian noise on continuous actions.
+        fused: the fused jax program: True insists, False avoids, None picks.
+        common_random_numbers: every row on row 0's seed.
+        devices: the jax devices of the fused program.
+        randomize: a ``vecrl.randomize`` sampler, or fixed params per row (name -> array).
+        steps_per_check: the fused program's steps between checks.
+        select_restarts: the fused program's restarts by selection.
+        measures: name -> an info key, a function, a ``(source, per_episode)`` pair or a ``Measure``
+            (kept as the ``Measures`` they are checked into).
+
+    Raises:
+        TypeError: an option of the wrong type (an executor that is none, a measure that is no source).
+        ValueError: an option out of range, or ``num_workers`` with ``executor``.
+
     Examples:
         >>> options = EvaluateOptions(num_episodes=2, action_noise_stdev=0.1)
         >>> options.shaping.action_noise_stdev
@@ -242,12 +265,19 @@ class EvaluateOptions:
         ),
     )
     devices: Sequence[Any] | None = option(None, check=lambda value, name: checked_devices(value))
-    randomize: Any = None  # a vecrl.randomize.Sampler, or fixed params per row (name -> array): the plan's
+    randomize: Sampler | Mapping[str, Any] | None = None  # (checked by the plan: the names are the env's)
     steps_per_check: int | None = option(None, check=_steps_per_check)
     select_restarts: bool | None = option(None, check=_optional_flag)
-    measures: Any = option(None, check=_measures)  # name -> an info key, a function, a pair or a Measure
+    measures: Mapping[str, str | Callable[..., Any] | tuple[Any, str] | Measure] | Measures | None = option(
+        None, check=_measures
+    )  # (kept as the Measures it is checked into)
     shaping: Shaping = field(init=False, repr=False, compare=False)
     """The reward shaping and action noise of the three options above, checked."""
+
+    @property
+    def checked_measures(self) -> Measures | None:
+        """``measures`` as checked when made: a ``vecrl_evaluate.measures.Measures``, or None."""
+        return cast("Measures | None", self.measures)
 
     def __post_init__(self) -> None:
         from vecrl_evaluate.shaping import Shaping
@@ -309,8 +339,7 @@ class RowSettings:
 
     @property
     def measures(self) -> Measures | None:
-        measures: Measures | None = self.options.measures  # (checked: Measures or None)
-        return measures
+        return self.options.checked_measures
 
 
 def checked_devices(devices: Any) -> tuple[Any, ...] | None:

@@ -136,9 +136,9 @@ def checked_plan(
             " trains, or leave obs_norm out."
         )
     _check_policy_fits_env_once(policy, env, parameters)
-    if options.measures is not None:
-        options.measures.check_functions(*_probe_step(env, parameters, discrete, obs_length))
-        _check_info_keys_once(env, options.measures.keys)
+    if options.checked_measures is not None:
+        options.checked_measures.check_functions(*_probe_step(env, parameters, discrete, obs_length))
+        _check_info_keys_once(env, options.checked_measures.keys)
     settings = RowSettings(
         options.for_rows(),
         discrete,

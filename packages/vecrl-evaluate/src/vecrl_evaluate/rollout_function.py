@@ -225,7 +225,7 @@ def rollout_function(
     initial = None
     if obs_norm is not None:
         initial = _statistics_of(obs_norm, math.prod(env.single_observation_space.shape))
-    measures = options.measures
+    measures = options.checked_measures
     names = () if measures is None else measures.names
     return Rollout(settings, env.num_envs, params, obs_norm, initial, names, options.common_random_numbers)
 

@@ -92,6 +92,40 @@ class VecrlNE(BaseNEProblem):
     ``with_executor``); EvoTorch's own Ray actors (``num_actors``) are not used: give ``num_workers`` or
     an ``executor``.
 
+    Args:
+        env: a name for ``vecrl.make_vector_env``, or a callable making a gymnasium env (VecGymNE's).
+        network: a network string, an ``nn.Module`` or a callable making one (default: ``default_network``).
+        network_args: more constants of the network string, or arguments of the callable.
+        env_config: keywords of ``make_vector_env`` (not ``num_envs``, ``num_episodes``).
+        num_envs: sub-envs running the population (default: the population, capped on a host engine).
+        num_episodes: episodes per solution, their returns averaged.
+        observation_normalization: running observation statistics, shared by the population.
+        decrease_rewards_by: subtracted from every reward (VecGymNE's).
+        alive_bonus_schedule: ``(t, bonus)`` or ``(t0, t1, bonus)`` (VecGymNE's).
+        action_noise_stdev: Gaussian noise on continuous actions (VecGymNE's).
+        num_workers: processes evaluating at once (``vecrl_evaluate.evaluate``'s).
+        executor: where parts of the population run (``vecrl_ray.RayExecutor``).
+        initial_bounds: the range EvoTorch's searchers draw first solutions from.
+        seed: evaluation ``i`` resets its envs with ``seed + i``; None: unseeded.
+        common_random_numbers: every solution of a population scored from the same starts and noise.
+        randomize: env parameters drawn per solution and episode (domain randomization).
+        measures: name -> an info key or a function: every solution's evaluation data.
+        objectives: ``[(name, "max" or "min"), ...]``: what is optimized (default ``[("return", "max")]``).
+        max_num_envs: VecGymNE's cap on ``num_envs``.
+        device: where the policies run (VecGymNE's).
+        num_actors: VecGymNE's actors, taken as worker processes (``"max"``: one per core).
+        num_subbatches: VecGymNE's, accepted and changing nothing (sub-envs are refilled as solutions end).
+        subbatch_size: as ``num_subbatches``.
+        num_gpus_per_actor: VecGymNE's Ray setting, refused naming ``vecrl_ray.RayExecutor``.
+        actor_config: as ``num_gpus_per_actor``.
+        **options: ``vecrl_evaluate.evaluate``'s other options (``fused``, ``steps_per_check``, ...).
+
+    Raises:
+        TypeError: an argument of the wrong type (``env`` neither a name nor a callable, an executor that
+            is none), or an option ``evaluate`` does not take.
+        ValueError: a network that does not fit the env, a measure named ``return``, an objective that is
+            no measure, an ``env_config`` holding ``num_envs``, a VecGymNE setting vecrl does not support.
+
     Examples:
         >>> from evotorch.algorithms import PGPE  # doctest: +SKIP
         >>> problem = VecrlNE("gym::CartPole-v1", "Linear(obs_length, 16) >> Tanh() >> Linear(16, act_length)")  # doctest: +SKIP
@@ -171,7 +205,7 @@ class VecrlNE(BaseNEProblem):
             randomize=randomize,
             measures=measures,
         )
-        measured = self._options.measures
+        measured = self._options.checked_measures
         if measured is not None and "return" in measured.names:
             raise ValueError(
                 "measures names a measure 'return', which is VecrlNE's name for the mean return (the objective"

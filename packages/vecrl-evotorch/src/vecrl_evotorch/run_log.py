@@ -29,7 +29,7 @@ import csv
 import importlib.util
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from numbers import Real
 from pathlib import Path
 from typing import Any, Protocol
@@ -79,7 +79,12 @@ def open_loggers(
     """The loggers ``names`` of the run in ``folder`` with ``settings``, resumed after generation
     ``resumed_after`` (0: a new run). ``ids`` holds the MLflow and W&B run ids of the run (filled here for a
     new one: the caller keeps it with the run's state)."""
-    makers = {"tensorboard": _TensorBoard, "mlflow": _MLflow, "wandb": _Wandb, "csv": _Csv}
+    makers: dict[str, Callable[..., RunLogger]] = {
+        "tensorboard": _TensorBoard,
+        "mlflow": _MLflow,
+        "wandb": _Wandb,
+        "csv": _Csv,
+    }
     loggers: list[RunLogger] = []
     try:
         for name in dict.fromkeys(names):
@@ -140,8 +145,10 @@ class _TensorBoard:
         if resumed_after == 0:
             # the settings alone, the metrics being the scalars of the same names (add_hparams would write a
             # run of its own, with one value per metric)
+            file_writer = self.writer.file_writer
+            assert file_writer is not None  # (made by the constructor)
             for summary in hparams(_parameters(settings), {"center_return": math.nan}):
-                self.writer.file_writer.add_summary(summary)
+                file_writer.add_summary(summary)
 
     def generation(self, generation: int, row: Mapping[str, float]) -> None:
         for key, value in row.items():
@@ -220,19 +227,20 @@ class _Csv:
                 kept = [row for row in csv.DictReader(file) if int(row["generation"]) <= resumed_after]
         self.columns: list[str] | None = list(kept[0]) if kept else None
         self.file_ = open(self.path, "w", newline="")  # noqa: SIM115  (open for the run: close() closes it)
-        self.writer: Any = None
+        self.writer: csv.DictWriter[str] | None = None
         if self.columns is not None:
-            self._start(self.columns)
+            self.writer = self._started(self.columns)
             self.writer.writerows(kept)
             self.file_.flush()
 
-    def _start(self, columns: list[str]) -> None:
-        self.writer = csv.DictWriter(self.file_, columns, extrasaction="ignore")
-        self.writer.writeheader()
+    def _started(self, columns: list[str]) -> csv.DictWriter[str]:
+        writer = csv.DictWriter(self.file_, columns, extrasaction="ignore")
+        writer.writeheader()
+        return writer
 
     def generation(self, generation: int, row: Mapping[str, float]) -> None:
         if self.writer is None:
-            self._start(["generation", *row])
+            self.writer = self._started(["generation", *row])
         self.writer.writerow({"generation": generation, **row})
         self.file_.flush()
 

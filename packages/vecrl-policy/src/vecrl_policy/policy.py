@@ -17,7 +17,7 @@ from vecrl_policy.fastpath import FastNet, Forward
 from vecrl_policy.flat import FunctionalNet, ParameterLayout
 from vecrl_policy.layer_specs import LayerSpec, describe
 from vecrl_policy.normalization import Normalize, NormalizedNet, ObsNorm
-from vecrl_policy.parser import str_to_net
+from vecrl_policy.parser import MAX_PARAMETERS, str_to_net
 
 Indices = Sequence[int] | Sequence[bool] | torch.Tensor
 
@@ -40,6 +40,18 @@ class Policy:
     A policy pickles (``pickle``, ``torch.save``; load the latter with ``torch.load(path,
     weights_only=False)``) with its parameters, hidden state, path and ``obs_norm``.
 
+    Args:
+        net: an ``nn.Module``, a callable building one, or a network string (``"Linear(4, 16) >> Tanh()
+            >> Linear(16, 2)"``).
+        max_parameters: the most parameters a network string may build (``vecrl_policy.str_to_net``'s
+            limit, checked before anything is allocated).
+        **kwargs: the network string's constants (``obs_length=4``), or the callable's arguments.
+
+    Raises:
+        ValueError: an ``nn.Module`` given with ``kwargs``, or a network string ``str_to_net`` refuses
+            (an unknown layer, more than ``max_parameters``), naming what to change.
+        TypeError: ``net`` none of the three, or a callable that returns no ``nn.Module``.
+
     Examples:
         >>> policy = Policy("Linear(3, 8) >> Tanh() >> LSTM(8, 2)")
         >>> policy.set_parameters(torch.randn(10, policy.parameter_length))  # 10 networks
@@ -49,9 +61,15 @@ class Policy:
         torch.Size([10, 2])
     """
 
-    def __init__(self, net: str | nn.Module | Callable[..., nn.Module], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        net: str | nn.Module | Callable[..., nn.Module],
+        *,
+        max_parameters: int = MAX_PARAMETERS,
+        **kwargs: Any,
+    ) -> None:
         if isinstance(net, str):
-            module = str_to_net(net, **kwargs)
+            module = str_to_net(net, max_parameters=max_parameters, **kwargs)
         elif isinstance(net, nn.Module):
             if kwargs:
                 raise ValueError(

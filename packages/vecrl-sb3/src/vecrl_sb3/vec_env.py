@@ -43,6 +43,15 @@ class SB3VecEnv(VecEnv):
     The env must autoreset in the same step (vecrl's default) and run without an episode budget
     (``num_episodes``), since SB3 resets nothing itself.
 
+    Args:
+        env: a vecrl vector env (``vecrl.make_vector_env(name, num_envs=n)``, any backend; gymnasium's vector
+            wrappers over it are fine, its numpy wrappers go in ``vector_wrappers=``).
+
+    Raises:
+        TypeError: ``env`` not a vector env, or gymnasium's numpy vector wrappers straight over a torch env.
+        ValueError: an env that does not autoreset in the same step, made with ``force_classic_api`` or with
+            an episode budget (each naming the keyword to change).
+
     Examples:
         >>> import vecrl
         >>> env = SB3VecEnv(vecrl.make_vector_env("gym::CartPole-v1", num_envs=4))
