@@ -496,10 +496,15 @@ def test_the_searchers_knobs_reach_evotorch_and_are_kept_with_the_run(tmp_path, 
     folder = tmp_path / "run"
     knobs = ["--center-learning-rate", "0.2", "--stdev-learning-rate", "0.3", "--max-speed", "0.5"]
     command = ["evolve", "gym::CartPole-v1", "--out", str(folder), "--popsize", "8", "--generations", "1"]
-    assert main([*command, *knobs]) == 0
+    assert main([*command, *knobs, "--ranking-method", "linear"]) == 0
     searcher = RunFolder(folder).load_state()["searcher"]
     assert (searcher._center_learning_rate, searcher._stdev_learning_rate) == (0.2, 0.3)
-    assert searcher._optimizer._max_speed == 0.5
+    assert searcher._optimizer._max_speed == 0.5 and searcher._ranking_method == "linear"
+    snes = tmp_path / "snes"
+    given = ["--algorithm", "snes", "--ranking-method", "raw", "--center-learning-rate", "0.4"]
+    assert main([*command[:3], str(snes), *command[4:], *given]) == 0
+    searcher = RunFolder(snes).load_state()["searcher"]
+    assert (searcher._ranking_method, searcher._center_learning_rate) == ("raw", 0.4)
     settings = RunFolder(folder).settings()
     assert (settings["center_learning_rate"], settings["max_speed"], settings["parenthood_ratio"]) == (
         0.2,
@@ -540,6 +545,8 @@ def test_help_shows_the_searchers_knobs_with_their_defaults(capsys):
         "--max-speed SPEED",
         "(default: 0.15)",
         "cem (default: 0.5)",
+        "--ranking-method {centered,linear,nes,normalized,raw}",
+        "(default: pgpe centered, snes nes)",
     ):
         assert words in shown, words
 

@@ -102,9 +102,8 @@ def _evolve_arguments(parser: argparse.ArgumentParser) -> None:
         type=finite_positive_float,
         help="the search's first stdev (map-elites: its mutation's) (default: 0.1)",
     )
-    for knob, (_, words) in SEARCHER_KNOBS.items():
-        flag, metavar = f"--{knob.replace('_', '-')}", knob.rsplit("_", 1)[-1].upper()
-        parser.add_argument(flag, type=finite_positive_float, metavar=metavar, help=words)
+    for knob, (_, words, keywords) in SEARCHER_KNOBS.items():
+        parser.add_argument(f"--{knob.replace('_', '-')}", help=words, **keywords)
     add_device_argument(parser)
     parser.add_argument(
         "--log",
@@ -180,7 +179,7 @@ def check_evolve_arguments(args: argparse.Namespace) -> None:
     elif args.measures:
         raise CommandError("--measure is for --algorithm map-elites: give that too, or leave --measure out")
     algorithm = args.algorithm or "pgpe"
-    for knob, (takers, _) in SEARCHER_KNOBS.items():
+    for knob, (takers, _, _) in SEARCHER_KNOBS.items():
         if getattr(args, knob, None) is not None and algorithm not in takers:
             raise CommandError(
                 f"--{knob.replace('_', '-')} is a setting of {' and '.join(takers)}, not of {algorithm}: give"

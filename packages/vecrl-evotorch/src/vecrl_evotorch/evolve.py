@@ -122,11 +122,16 @@ def make_searcher(
             stdev_init=stdev_init,
             optimizer="clipup",
             optimizer_config={"max_speed": knobs.get("max_speed", 0.15)},
-            ranking_method="centered",
+            ranking_method=knobs.get("ranking_method", "centered"),
         )
     if algorithm == "snes":
-        rates = {key: knobs[key] for key in ("center_learning_rate", "stdev_learning_rate") if key in knobs}
-        return SNES(problem, popsize=popsize, stdev_init=stdev_init, **rates)
+        given = ("center_learning_rate", "stdev_learning_rate", "ranking_method")
+        return SNES(
+            problem,
+            popsize=popsize,
+            stdev_init=stdev_init,
+            **{key: knobs[key] for key in given if key in knobs},
+        )
     if algorithm == "cem":
         parents = knobs.get("parenthood_ratio", 0.5)
         return CEM(problem, popsize=popsize, parenthood_ratio=parents, stdev_init=stdev_init)

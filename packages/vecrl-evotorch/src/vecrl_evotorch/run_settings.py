@@ -16,23 +16,41 @@ import argparse
 from collections.abc import Mapping
 from typing import Any
 
-from vecrl.command import CommandError
+from vecrl.command import CommandError, finite_positive_float
 from vecrl_evaluate.command_options import shared_options
 from vecrl_evotorch.runs import RunError, RunFolder, contradictions
 
-#: The searcher's knobs, with EvoTorch's names: setting -> (the algorithms that take it, its --help). A knob left
-#: out is the algorithm's default (``vecrl_evotorch.evolve.make_searcher``'s for PGPE and CEM, EvoTorch's for SNES).
-SEARCHER_KNOBS: dict[str, tuple[tuple[str, ...], str]] = {
+#: EvoTorch's ranking methods (``evotorch.tools.ranking``), for ``--ranking-method``.
+RANKINGS = ("centered", "linear", "nes", "normalized", "raw")
+#: The searcher's knobs, with EvoTorch's names: setting -> (the algorithms that take it, its --help, its flag's
+#: argparse keywords). A knob left out is the algorithm's default (``vecrl_evotorch.evolve.make_searcher``'s for
+#: PGPE and CEM, EvoTorch's for SNES).
+SEARCHER_KNOBS: dict[str, tuple[tuple[str, ...], str, dict[str, Any]]] = {
     "center_learning_rate": (
         ("pgpe", "snes"),
         "the center's learning rate (default: pgpe 0.075, snes EvoTorch's)",
+        {"type": finite_positive_float, "metavar": "RATE"},
     ),
     "stdev_learning_rate": (
         ("pgpe", "snes"),
         "the stdev's learning rate (default: pgpe 0.1, snes EvoTorch's)",
+        {"type": finite_positive_float, "metavar": "RATE"},
     ),
-    "max_speed": (("pgpe",), "ClipUp's largest step of the center, pgpe (default: 0.15)"),
-    "parenthood_ratio": (("cem",), "the share of the population that parents the next, cem (default: 0.5)"),
+    "max_speed": (
+        ("pgpe",),
+        "ClipUp's largest step of the center, pgpe (default: 0.15)",
+        {"type": finite_positive_float, "metavar": "SPEED"},
+    ),
+    "ranking_method": (
+        ("pgpe", "snes"),
+        "how a population's returns are ranked before the update (default: pgpe centered, snes nes)",
+        {"choices": RANKINGS},
+    ),
+    "parenthood_ratio": (
+        ("cem",),
+        "the share of the population that parents the next, cem (default: 0.5)",
+        {"type": finite_positive_float, "metavar": "RATIO"},
+    ),
 }
 #: The settings of a run and their defaults (``env`` has none); ``vecrl evolve``'s options of the same names.
 DEFAULTS: dict[str, Any] = {
