@@ -21,9 +21,12 @@ class RandomWalk(HostVectorEnv):
 
     OBSERVATION_SPACE = Box(-np.inf, np.inf, (2,), np.float32)
 
-    def __init__(self, num_envs: int, time_limit: int = 4, **episode_options) -> None:
+    def __init__(
+        self, num_envs: int, time_limit: int = 4, batch_size: int | None = None, **episode_options
+    ) -> None:
         options = EpisodeOptions(**episode_options)
-        super().__init__(num_envs, self.OBSERVATION_SPACE, Discrete(2), episode_options=options)
+        space = self.OBSERVATION_SPACE
+        super().__init__(num_envs, space, Discrete(2), episode_options=options, batch_size=batch_size)
         self.time_limit = time_limit
         self.rngs = [np.random.default_rng() for _ in range(num_envs)]
         self.position = np.zeros(num_envs, np.float32)
@@ -111,7 +114,7 @@ def walk(request):
         vecrl.Backend(
             request.param,
             make=lambda env_name, *, num_envs=None, **kwargs: walk_class(num_envs, **kwargs),
-            keywords=("num_episodes", "autoreset_mode", "seed_rule"),
+            keywords=("num_episodes", "autoreset_mode", "seed_rule", "batch_size"),
         )
     )
     yield testing.maker(request.param)
@@ -356,3 +359,35 @@ def test_a_backend_written_with_the_hooks_old_private_names_still_runs_warned():
                 np.testing.assert_array_equal(result, expected)
     with pytest.warns(DeprecationWarning, match="_failure is now failure"):
         assert old._failure is None
+
+
+def test_any_host_backend_gets_async_batches_whose_trajectories_are_lockstep_s(walk):
+    """The engine's async batches (vecrl.gathered_batches): the conformance check, then its mistakes."""
+    testing.check_async(walk, "Walk", num_envs=4, batch_size=2)
+    env = RandomWalk(4, batch_size=2)
+    env.async_reset(seed=0)
+    observation, reward, terminated, truncated, info = env.recv()
+    assert (
+        info["env_id"].tolist() == [0, 1] and info["time"].tolist() == [0, 0] and observation.shape == (2, 2)
+    )
+    with pytest.raises(ValueError, match=r"send\(\) got env_id \[2, 3\], which is no batch received"):
+        env.send(np.zeros(2, np.int64), [2, 3])
+    with pytest.raises(ValueError, match=r"send\(\) got actions for 3 sub-envs, for a batch of 2"):
+        env.send(np.zeros(3, np.int64), [0, 1])
+    env.send(np.zeros(2, np.int64), [0, 1])
+    env.recv()
+    with pytest.raises(RuntimeError, match=r"recv\(\) has no batch to hand out"):
+        env.recv()
+    with pytest.raises(ValueError):  # a bad action: nothing stepped, and the batch may send again
+        env.send(np.array([5, 5]), [2, 3])
+    env.send(np.ones(2, np.int64), [2, 3])
+    assert env.recv()[-1]["time"].tolist() == [1, 1]
+    with pytest.raises(ValueError, match="batch_size must be an int that divides num_envs=4"):
+        RandomWalk(4, batch_size=3)
+    with pytest.raises(
+        AttributeError, match=r"recv\(\) steps async batches of sub-envs, which RandomWalk was made"
+    ):
+        RandomWalk(4).recv()
+    env.close()
+    with pytest.raises(RuntimeError):
+        env.recv()

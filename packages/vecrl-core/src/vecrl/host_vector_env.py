@@ -32,6 +32,7 @@ from vecrl.contract import EpisodeOptions
 from vecrl.episode_vector_env import EpisodeVectorEnv
 from vecrl.episodes import EpisodeBudget, StepEnds, acting_sub_envs, spent_results, step_ends
 from vecrl.final_observations import final_infos, is_row_array
+from vecrl.gathered_batches import GatheredBatches
 from vecrl.nests import copy_batch, map_batch
 from vecrl.params import PARAMS_OPTION, params_rows
 from vecrl.spaces import ARRAY_SPACES, check_supported_space, write_rows
@@ -154,6 +155,7 @@ class HostVectorEnv(EpisodeVectorEnv):
         episode_options: EpisodeOptions | None = None,
         reward_dtype: Any = np.float64,
         empty_info: bool = False,
+        batch_size: int | None = None,
     ) -> None:
         check_supported_space(observation_space, "observation space")
         super().__init__(
@@ -186,12 +188,36 @@ class HostVectorEnv(EpisodeVectorEnv):
         self._observation_results = (
             partial(map_batch, self.results_of) if self._tree_observations else self.results_of
         )
+        # envpool's async API, gathered into lockstep steps (vecrl.gathered_batches), where batch_size is given
+        self._batches = None if batch_size is None else GatheredBatches(self, batch_size)
 
     def reset_rows(
         self, ids: np.ndarray | None, seeds: list[Any] | None, options: dict[str, Any] | None
     ) -> Any:
         """Reset the sub-envs ``ids`` (None: all); their ``(observations, info)`` (see the class)."""
         raise NotImplementedError
+
+    def async_reset(self, seed: Any = None, options: Any = None) -> None:
+        """Reset every sub-env for async batches (``batch_size``): ``vecrl.gathered_batches``."""
+        self._gathered("async_reset").async_reset(seed=seed, options=options)
+
+    def send(self, action: Any, env_id: Any) -> None:
+        """Give a batch ``recv()`` handed out its actions (``vecrl.gathered_batches``)."""
+        self._gathered("send").send(action, env_id)
+
+    def recv(self) -> tuple[Any, ...]:
+        """The next batch's results (``vecrl.gathered_batches``)."""
+        return self._gathered("recv").recv()
+
+    def _gathered(self, method: str) -> GatheredBatches:
+        if self._batches is None:
+            raise AttributeError(
+                f"{method}() steps async batches of sub-envs, which {type(self).__name__} was made without: give"
+                f" batch_size=k (a divisor of num_envs={self.num_envs}) where its backend takes it"
+                " (make_vector_env('gym::...', num_envs=n, batch_size=k) steps them in worker processes);"
+                " step() steps every sub-env."
+            )
+        return self._batches
 
     def step_rows(self, actions: np.ndarray, ids: np.ndarray | None) -> StepRows:
         """Step the sub-envs ``ids`` (None: all) with ``actions``; their results (see the class)."""

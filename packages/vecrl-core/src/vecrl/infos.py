@@ -1,4 +1,5 @@
-"""Batched info as torch tensors on a device (the host backends, gym and envpool, hand theirs out so)."""
+"""Batched info: as torch tensors on a device (the host backends, gym and envpool, hand theirs out so), and cut
+to some sub-envs' rows (a batch of async batches)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from typing import Any
 
 import numpy as np
 import torch
+
+from vecrl.final_observations import is_row_array
 
 
 def info_to_device(info: dict[str, Any], device: torch.device) -> dict[str, Any]:
@@ -56,3 +59,23 @@ def _value_to_device(value: Any, device: torch.device | None, made: dict[int, An
     if isinstance(value, tuple):
         return tuple(_value_to_device(item, device, made) for item in value)
     return value
+
+
+def rows_of_info(info: dict[str, Any], start: int, stop: int, num_envs: int) -> dict[str, Any]:
+    """The batched ``info`` of every sub-env cut to the rows ``start:stop``: each array with a row per
+    sub-env (in nested dicts too, as gymnasium's final infos are) sliced, other values as they are.
+
+    Examples:
+        >>> rows_of_info({"a": np.arange(4), "b": {"c": np.arange(4)}, "d": 1}, 2, 4, 4)
+        {'a': array([2, 3]), 'b': {'c': array([2, 3])}, 'd': 1}
+    """
+    rows: dict[str, Any] = {}
+    for key, value in info.items():
+        if is_row_array(value, num_envs):
+            value = value[start:stop]
+        elif isinstance(value, dict):
+            value = rows_of_info(value, start, stop, num_envs)
+        elif isinstance(value, tuple):  # (the final observations of Tuple spaces)
+            value = tuple(rows_of_info({"": item}, start, stop, num_envs)[""] for item in value)
+        rows[key] = value
+    return rows

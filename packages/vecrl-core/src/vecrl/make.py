@@ -112,21 +112,21 @@ def make_vector_env(
             on every backend that takes it (in brackets: the shipped backends that do; ``vecrl backends``
             lists the installed ones, and a backend refuses the others with an ``UnknownKeywordError``):
 
-            - ``autoreset_mode`` (brax, envpool, gym, gymnax, playground): ``"same_step"`` (the default),
+            - ``autoreset_mode`` (brax, envpool, gym, gymnax, pettingzoo, playground): ``"same_step"`` (the default),
               ``"next_step"`` or ``"disabled"``, gymnasium's ``AutoresetMode``.
             - ``batch_size`` (envpool, gym): async stepping in batches of that many sub-envs
               (``async_reset``, ``send``, ``recv``), a divisor of ``num_envs``.
             - ``device`` (envpool, gym): the torch device of the tensors handed back.
-            - ``empty_info`` (gym): the sub-envs' infos left out (faster where nothing reads them).
+            - ``empty_info`` (gym, pettingzoo): the sub-envs' infos left out (faster where nothing reads them).
             - ``episode_length`` (brax, gymnax, playground): the time limit of an episode, in steps.
-            - ``num_episodes`` (brax, envpool, gym, gymnax, playground): episodes per sub-env, then NaN
+            - ``num_episodes`` (brax, envpool, gym, gymnax, pettingzoo, playground): episodes per sub-env, then NaN
               rows until a reset (``vecrl.episodes``).
             - ``num_workers`` (gym): sub-envs stepped in that many worker processes
               (``vecrl_gym.ProcessVectorEnv``); ``"auto"`` picks by the env's step time.
             - ``observation_mode`` (gym): ``"same"`` or ``"different"``, as gymnasium's vector envs.
             - ``render_mode`` (brax, envpool, gym, gymnax, playground): ``"rgb_array"`` for
               ``render``/``render_snapshot``.
-            - ``seed_rule`` (brax, envpool, gym, gymnax, playground): how ``reset(seed=S)`` seeds the
+            - ``seed_rule`` (brax, envpool, gym, gymnax, pettingzoo, playground): how ``reset(seed=S)`` seeds the
               sub-envs (``vecrl.seeding``).
             - ``wrappers`` (gym): gymnasium wrappers applied to each sub-env, as ``gymnasium.make_vec``.
 

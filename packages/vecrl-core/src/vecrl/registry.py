@@ -30,6 +30,7 @@ WELL_KNOWN_BACKENDS: dict[str, str] = {
     "envpool": "vecrl-envpool",
     "playground": "vecrl-playground",
     "gymnax": "vecrl-gymnax",
+    "pettingzoo": "vecrl-pettingzoo",
 }
 
 

@@ -18,8 +18,8 @@ from vecrl.arrays import convert_to_numpy
 from vecrl.autoreset import autoreset_metadata, finished_sub_envs_error
 from vecrl.checks import SubEnvError, closed_env_error, failed_env_error
 from vecrl.compat import FINAL_OBS_KEY, FINAL_OBS_MASK_KEY
-from vecrl.final_observations import AddInfo, final_infos, is_row_array
-from vecrl.infos import info_to_device
+from vecrl.final_observations import AddInfo, final_infos
+from vecrl.infos import info_to_device, rows_of_info
 from vecrl.nests import copy_batch
 from vecrl.params import PARAMS_OPTION, params_rows
 from vecrl.processes import SPAWN, RemoteFailure, WorkerProcess, pickled
@@ -508,7 +508,7 @@ class ProcessVectorEnv(GymVectorEnv):
             info = {**info, **_finals(ended, observations, self.num_envs, self._add_info)}
         if batch is not None:
             start, stop = self._layout.groups[batch]
-            info = {**_rows_of_info(info, start, stop, self.num_envs), "env_id": self._group_ids[batch]}
+            info = {**rows_of_info(info, start, stop, self.num_envs), "env_id": self._group_ids[batch]}
             observations = rows_of(observations, start, stop)
         return self._on_device(observations, step, info)
 
@@ -862,26 +862,6 @@ def _stop(workers: list[_Worker], own: RecordingSyncVectorEnv | None) -> None:
         worker.end()
     if own is not None:
         own.close()
-
-
-def _rows_of_info(info: dict[str, Any], start: int, stop: int, num_envs: int) -> dict[str, Any]:
-    """The batched ``info`` of every sub-env cut to the rows ``start:stop``: each array with a row per
-    sub-env (in nested dicts too, as gymnasium's final infos are) sliced, other values as they are.
-
-    Examples:
-        >>> _rows_of_info({"a": np.arange(4), "b": {"c": np.arange(4)}, "d": 1}, 2, 4, 4)
-        {'a': array([2, 3]), 'b': {'c': array([2, 3])}, 'd': 1}
-    """
-    rows: dict[str, Any] = {}
-    for key, value in info.items():
-        if is_row_array(value, num_envs):
-            value = value[start:stop]
-        elif isinstance(value, dict):
-            value = _rows_of_info(value, start, stop, num_envs)
-        elif isinstance(value, tuple):  # (the final observations of Tuple spaces)
-            value = tuple(_rows_of_info({"": item}, start, stop, num_envs)[""] for item in value)
-        rows[key] = value
-    return rows
 
 
 def _failure_reason(error: BaseException) -> str:
