@@ -188,7 +188,9 @@ def test_all_packages_txt_installs_every_package_the_tests_session_installs_toge
     # all-packages.txt is the README's one line that installs the whole checkout; nox's tests session reads the
     # folders themselves, so this list is the one kept by hand
     lines = (ROOT / "all-packages.txt").read_text().splitlines()
-    listed = [re.fullmatch(r"-e \./packages/([\w-]+)(\[[\w,-]+\])?", line) for line in lines if line[:1] != "#"]
+    listed = [
+        re.fullmatch(r"-e \./packages/([\w-]+)(\[[\w,-]+\])?", line) for line in lines if line[:1] != "#"
+    ]
     assert all(listed), lines
     together = [name for name, package in PACKAGES.items() if package.get("tests-session", True)]
     assert sorted(match.group(1) for match in listed if match) == sorted(together)

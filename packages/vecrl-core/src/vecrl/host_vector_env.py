@@ -199,17 +199,17 @@ class HostVectorEnv(EpisodeVectorEnv):
 
     def async_reset(self, seed: Any = None, options: Any = None) -> None:
         """Reset every sub-env for async batches (``batch_size``): ``vecrl.gathered_batches``."""
-        self._gathered("async_reset").async_reset(seed=seed, options=options)
+        self._gathered_batches("async_reset").async_reset(seed=seed, options=options)
 
     def send(self, action: Any, env_id: Any) -> None:
         """Give a batch ``recv()`` handed out its actions (``vecrl.gathered_batches``)."""
-        self._gathered("send").send(action, env_id)
+        self._gathered_batches("send").send(action, env_id)
 
     def recv(self) -> tuple[Any, ...]:
         """The next batch's results (``vecrl.gathered_batches``)."""
-        return self._gathered("recv").recv()
+        return self._gathered_batches("recv").recv()
 
-    def _gathered(self, method: str) -> GatheredBatches:
+    def _gathered_batches(self, method: str) -> GatheredBatches:
         if self._batches is None:
             raise AttributeError(
                 f"{method}() steps async batches of sub-envs, which {type(self).__name__} was made without: give"

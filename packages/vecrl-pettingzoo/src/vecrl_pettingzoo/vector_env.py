@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from gymnasium.spaces import Box, Space
+from gymnasium.spaces import Box, Discrete, Space
 from pettingzoo import ParallelEnv
 
 from vecrl.contract import EpisodeOptions
@@ -108,6 +108,7 @@ class PettingZooVectorEnv(HostVectorEnv):
         self._terminated = np.zeros(num_envs, np.bool_)  # (each row's agent left by termination)
         self._observation_dtype = observation_space.dtype
         self._row_shape: tuple[int, ...] = observation_space.shape or ()
+        self._discrete_actions = isinstance(action_space, Discrete)
 
     # -- the engine's hooks -----------------------------------------------------------------------------
 
@@ -134,20 +135,21 @@ class PettingZooVectorEnv(HostVectorEnv):
         reward = np.zeros(count, np.float32)
         terminated = np.zeros(count, np.bool_)
         truncated = np.zeros(count, np.bool_)
+        # (a Discrete space's actions as Python ints at once: PettingZoo's envs take them so)
+        given_actions = actions.tolist() if self._discrete_actions else actions
         for k, world_id in enumerate(worlds):
             world, first = self.worlds[world_id], world_id * seats
-            live = set(world.agents)
-            given = {
-                agent: _action(actions[k * seats + i]) for i, agent in enumerate(self.agents) if agent in live
-            }
+            live = self.active[first : first + seats]
+            given = {agent: given_actions[k * seats + i] for i, agent in enumerate(self.agents) if live[i]}
             observations, rewards, terminations, _, _ = world.step(given)  # (truncation: the world ends)
             self._write(observation, k * seats, observations)
             for i, agent in enumerate(self.agents):
                 reward[k * seats + i] = rewards.get(agent, 0.0)
                 if terminations.get(agent, False):
                     self._terminated[first + i] = True
-            self.active[first : first + seats] = [agent in world.agents for agent in self.agents]
-            if not world.agents:  # the world has ended: each of its rows ends, as its agent left it
+            remaining = set(world.agents)  # (read once: PettingZoo's wrappers forward it through __getattr__)
+            self.active[first : first + seats] = [agent in remaining for agent in self.agents]
+            if not remaining:  # the world has ended: each of its rows ends, as its agent left it
                 ended = self._terminated[first : first + seats]
                 terminated[k * seats : (k + 1) * seats] = ended
                 truncated[k * seats : (k + 1) * seats] = ~ended
@@ -247,9 +249,3 @@ def seat_action_space(world: Any, agents: list[str]) -> Space:
             " pad_action_space_v0 makes them so)."
         )
     return first
-
-
-def _action(action: Any) -> Any:
-    """A row's action as PettingZoo takes one: an int for a Discrete space, an array otherwise."""
-    array = np.asarray(action)
-    return int(array) if array.ndim == 0 and np.issubdtype(array.dtype, np.integer) else array
