@@ -519,12 +519,20 @@ def check_single_env(
     episode ends within ``max_steps`` random steps and which goes on after ``reset()``; ``num_episodes=2``
     with it (an option of a batched env) is a ValueError. Stepping after the episode ended may go on (a
     gymnasium env's) or be a RuntimeError that says to call ``reset()``, never a vector env's error naming
-    sub-envs. Raise BackendCheckError.
+    sub-envs. A backend whose envs have no single form (the seats of multi-agent worlds) refuses
+    ``num_envs=None`` when the env is made, in an error naming ``num_envs``. Raise BackendCheckError.
 
     Examples:
         >>> check_single_env(make_gym_env, "CartPole-v1")  # doctest: +SKIP
     """
-    env = make(env_name, **kwargs)
+    try:
+        env = make(env_name, **kwargs)
+    except (TypeError, ValueError) as error:
+        _expect(
+            "num_envs" in str(error),
+            f"{env_name}: make() without num_envs was refused without naming num_envs: {error}",
+        )
+        return
     try:
         _expect(
             not hasattr(env, "num_envs") and not hasattr(env.unwrapped, "single_observation_space"),

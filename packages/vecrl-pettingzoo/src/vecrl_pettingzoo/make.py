@@ -18,6 +18,7 @@ def make_pettingzoo_vector_env(
     autoreset_mode: Any = EpisodeOptions.autoreset_mode,
     seed_rule: Any = "evotorch",
     empty_info: bool = False,
+    batch_size: int | None = None,
     **kwargs: Any,
 ) -> PettingZooVectorEnv:
     """The ``pettingzoo`` backend's ``make``: worlds of the module ``env_name`` (``"mpe2.simple_spread_v3"``,
@@ -31,6 +32,8 @@ def make_pettingzoo_vector_env(
         autoreset_mode: ``"same_step"``, ``"next_step"`` or ``"disabled"``, per world.
         seed_rule: how ``reset(seed=S)`` seeds the rows (``vecrl.seeding``); a world takes its first row's.
         empty_info: infos left out.
+        batch_size: envpool's async API (``async_reset``, ``send``, ``recv``) in batches of that many rows,
+            stepped together (``vecrl.gathered_batches``).
         **kwargs: the ``parallel_env``'s own keywords.
 
     Returns:
@@ -73,4 +76,5 @@ def make_pettingzoo_vector_env(
         autoreset_mode=autoreset_mode,
         seed_rule=seed_rule,
         empty_info=empty_info,
+        batch_size=batch_size,
     )

@@ -45,6 +45,7 @@ class PettingZooVectorEnv(HostVectorEnv):
         make_world: makes one world: a PettingZoo ``ParallelEnv`` (``mpe2.simple_spread_v3.parallel_env``).
         num_envs: the rows, ``A`` per world: a multiple of the env's number of agents.
         empty_info: every info ``{}`` (no ``world``, ``agent``, ``active`` keys).
+        batch_size: async batches of that many rows (``vecrl.gathered_batches``).
         **episode_options: ``vecrl.EpisodeOptions``' ``num_episodes``, ``autoreset_mode`` and ``seed_rule``,
             applied per world.
 
@@ -60,6 +61,7 @@ class PettingZooVectorEnv(HostVectorEnv):
         num_envs: int,
         *,
         empty_info: bool = False,
+        batch_size: int | None = None,
         **episode_options: Any,
     ) -> None:
         options = EpisodeOptions(**episode_options)  # (checked before any world is made)
@@ -100,6 +102,7 @@ class PettingZooVectorEnv(HostVectorEnv):
             episode_options=options,
             reward_dtype=np.float32,
             empty_info=empty_info,
+            batch_size=batch_size,
         )
         seats = len(agents)
         self._world_of_row = np.repeat(np.arange(self.num_worlds), seats)
