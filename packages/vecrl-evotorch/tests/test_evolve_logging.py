@@ -162,3 +162,12 @@ def test_a_logger_not_installed_is_one_line_before_anything_is_written(tmp_path,
     assert "--log wandb: wandb is not installed (pip install wandb)" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
     assert ran("evolve", *RUN, "--out", str(tmp_path / "run"), "--log", "neptune").returncode == 2
+
+
+def test_a_logger_that_cannot_start_says_where_it_logs_and_leaves_no_run(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("mlflow")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "nosuch://nowhere")
+    assert main(["evolve", *RUN, "--out", str(tmp_path / "run"), "--log", "csv", "--log", "mlflow"]) == 2
+    err = capsys.readouterr().err
+    assert "vecrl evolve: error: --log mlflow: cannot start logging:" in err and "MLFLOW_TRACKING_URI" in err
+    assert "Traceback" not in err and not (tmp_path / "run").exists()

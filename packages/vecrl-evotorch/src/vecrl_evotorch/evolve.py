@@ -32,7 +32,7 @@ from vecrl_evaluate.command_options import evaluate_options
 from vecrl_evaluate.fused import compile_seconds
 from vecrl_evotorch import archive
 from vecrl_evotorch.problem import VecrlNE
-from vecrl_evotorch.run_log import RunLogger, close_loggers, open_loggers, status_scalars
+from vecrl_evotorch.run_log import RunLogger, close_loggers, open_loggers, remove_logs, status_scalars
 from vecrl_evotorch.run_settings import CHAMPION, EVOLVE_FILES, SEARCHER_KNOBS, fixed_settings
 from vecrl_evotorch.runs import SETTINGS, STATE, RunError, RunFolder
 
@@ -406,6 +406,9 @@ def run_command(args: argparse.Namespace, settings: dict[str, Any], folder: RunF
             if run.saved_generation > 0:
                 raise
             # (a setting the first generation refuses, such as a measure's info key: nothing to keep)
+            close_loggers(loggers)
+            loggers = []
+            remove_logs(run.folder.path)
             run.folder.discard()
             raise CommandError(f"generation 1 failed: {first_line(error)}") from error
         finally:
@@ -428,10 +431,11 @@ def _loggers(run: Evolution) -> list[RunLogger]:
         return open_loggers(
             names, run.folder.path, run.settings, run.state.setdefault("log_ids", {}), run.saved_generation
         )
-    except Exception as error:  # (each backend raises its own: a server refused, a bad tracking URI, ...)
+    except RuntimeError as error:  # (open_loggers' line, naming the backend and where it logs)
         if run.saved_generation == 0:
+            remove_logs(run.folder.path)
             run.folder.discard()
-        raise CommandError(f"--log: cannot start logging: {first_line(error)}") from error
+        raise CommandError(str(error)) from error
 
 
 def _evolve(run: Evolution, loggers: Sequence[RunLogger] = ()) -> None:

@@ -29,6 +29,7 @@ import csv
 import importlib.util
 import json
 import math
+import shutil
 from collections.abc import Callable, Mapping, Sequence
 from numbers import Real
 from pathlib import Path
@@ -40,6 +41,12 @@ LOGGERS: dict[str, tuple[str, str]] = {
     "mlflow": ("mlflow", "pip install mlflow"),
     "wandb": ("wandb", "pip install wandb"),
     "csv": ("csv", ""),
+}
+#: Where a backend logs, said when it cannot start (its own settings, not the command's).
+WHERE = {
+    "mlflow": "MLflow logs where MLFLOW_TRACKING_URI says: a tracking server (http://HOST:5000), or"
+    " sqlite:///mlflow.db with the whole mlflow package (pip install mlflow; mlflow-skinny has no database)",
+    "wandb": "W&B logs to its server once logged in (wandb login), or offline with WANDB_MODE=offline",
 }
 TENSORBOARD_FOLDER = "tensorboard"
 CSV_LOG = "log.csv"
@@ -86,13 +93,25 @@ def open_loggers(
         "csv": _Csv,
     }
     loggers: list[RunLogger] = []
-    try:
-        for name in dict.fromkeys(names):
+    for name in dict.fromkeys(names):
+        try:
             loggers.append(makers[name](folder, settings, ids, resumed_after))
-    except BaseException:
-        close_loggers(loggers)
-        raise
+        except BaseException as error:
+            close_loggers(loggers)
+            if not isinstance(error, Exception):
+                raise
+            said = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            where = f" ({WHERE[name]})" if name in WHERE else ""
+            raise RuntimeError(f"--log {name}: cannot start logging: {said}{where}") from error
     return loggers
+
+
+def remove_logs(folder: Path) -> None:
+    """Remove what the loggers wrote in the run's ``folder`` (a new run that could not start)."""
+    (folder / CSV_LOG).unlink(missing_ok=True)
+    events = folder / TENSORBOARD_FOLDER
+    if events.is_dir():
+        shutil.rmtree(events)
 
 
 def close_loggers(loggers: Sequence[RunLogger]) -> None:
