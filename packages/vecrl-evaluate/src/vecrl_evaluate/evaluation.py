@@ -13,6 +13,14 @@ from vecrl.checks import listed
 from vecrl.randomize import Sampler
 from vecrl_evaluate.executor import Evaluation, Executor, split_population
 from vecrl_evaluate.fused import compile_seconds
+from vecrl_evaluate.matches import (
+    MatchTable,
+    checked_opponents,
+    own_rows,
+    seated_parameters,
+    seating,
+    seats_per_world,
+)
 from vecrl_evaluate.measures import Measure, Measures
 from vecrl_evaluate.options import EvaluateOptions
 from vecrl_evaluate.plan import checked_plan
@@ -50,7 +58,11 @@ class EvaluationResult:
     """Each measure of ``evaluate(measures=...)`` by name: one value per row (float64), the mean of its
     episodes' values (``vecrl_evaluate.measures``)."""
     episode_measures: dict[str, torch.Tensor] = field(default_factory=dict)
-    """Each measure's value in each of the row's episodes: ``(rows, num_episodes)`` (float64)."""
+    """Each measure's value in each of the row's episodes: ``(rows, num_episodes)`` (float64); with
+    ``opponents=``, in each episode of each of its matches."""
+    matches: MatchTable | None = None
+    """With ``opponents=``: who sat where in each world played, and each seat's mean return
+    (``vecrl_evaluate.matches``)."""
 
     @property
     def mean_return(self) -> torch.Tensor:
@@ -86,6 +98,8 @@ def evaluate(
     measures: Mapping[str, str | Callable[..., Any] | tuple[Any, str] | Measure] | None = None,
     options: EvaluateOptions | None = None,
     progress: Callable[[int], None] | None = None,
+    opponents: str | torch.Tensor | None = None,
+    matches: int = 1,
 ) -> EvaluationResult:
     """Run every row of ``parameters`` for ``num_episodes`` episodes, ``env.num_envs`` rows at a time, in
     one vectorized loop; no loop over rows.
@@ -178,6 +192,12 @@ def evaluate(
     process, once all parts are back with an executor, and on the fused path once compiled (0) and at each
     poll of the program.
 
+    On a multi-agent env, whose rows are the seats of worlds (``pettingzoo::``), ``opponents`` seats the
+    population in its worlds (``vecrl_evaluate.matches``): ``"self"``, each row plays ``matches`` matches in
+    every seat against rows drawn by the seed; a tensor of opponents' parameters, against those; ``"team"``,
+    each row takes every seat of ``matches`` worlds. A row's result is then over the seats it played (its
+    mean return per match), and ``result.matches`` is the match table. The matches run in this process.
+
     Args:
         policy: the network, batched over rows (``vecrl_policy.Policy``).
         env: a vector env of ``vecrl.make_vector_env``; its sub-envs take the rows in turn.
@@ -199,6 +219,8 @@ def evaluate(
         measures: name -> what each row is measured by besides its return.
         options: all of the above as one ``EvaluateOptions`` (then none given as keywords).
         progress: called with the number of rows done so far.
+        opponents: ``"self"``, ``"team"`` or opponents' parameters, on a multi-agent env.
+        matches: matches per row and seat with ``opponents``.
 
     Returns:
         An ``EvaluationResult``: per row ``total_return``, ``steps``, ``episodes``, ``mean_return``, the
@@ -244,7 +266,50 @@ def evaluate(
             "evaluate() got options= and options as keywords too; give them all in one place:"
             " dataclasses.replace(options, name=value) changes some of an options value."
         )
+    if opponents is not None:
+        return _played(policy, env, parameters, options, progress, opponents, matches)
     return evaluated(policy, env, parameters, options, progress)
+
+
+def _played(
+    policy: Policy,
+    env: Any,
+    parameters: torch.Tensor,
+    options: EvaluateOptions,
+    progress: Callable[[int], None] | None,
+    opponents: Any,
+    matches: int,
+) -> EvaluationResult:
+    """``evaluate`` with ``opponents``: the population seated (``vecrl_evaluate.matches``), run, and each row's
+    result gathered from the seats it played."""
+    if options.num_workers not in (None, 1) or options.executor is not None:
+        raise ValueError(
+            "opponents= runs its matches in this process (a world's seats must stay together): leave out"
+            " num_workers and executor."
+        )
+    seats = seats_per_world(env)
+    opponents = checked_opponents(opponents, parameters)
+    table = seating(parameters, opponents, matches=matches, seats=seats, seed=options.seed)
+    seated = evaluated(policy, env, seated_parameters(parameters, opponents, table), options, progress)
+    own = own_rows(table, len(parameters), seats)
+
+    def summed(values: torch.Tensor) -> torch.Tensor:
+        return values[own].sum(dim=1)
+
+    per_episode = {name: values[own].flatten(1) for name, values in seated.episode_measures.items()}
+    episodes = summed(seated.episodes)
+    returns = seated.mean_return.reshape(-1, seats)
+    return EvaluationResult(
+        summed(seated.total_return),
+        episodes,
+        summed(seated.steps),
+        seated.path,
+        seated.compile_seconds,
+        None if seated.raw_return is None else summed(seated.raw_return),
+        {name: values.sum(dim=1) / episodes.clamp(min=1) for name, values in per_episode.items()},
+        per_episode,
+        MatchTable(table.members, table.player, table.seat, returns),
+    )
 
 
 def evaluated(

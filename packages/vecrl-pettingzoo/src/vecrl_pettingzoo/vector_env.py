@@ -94,6 +94,9 @@ class PettingZooVectorEnv(HostVectorEnv):
         self.agents: list[str] = agents
         #: Worlds stepped together; row ``w * len(agents) + i`` is agent ``i`` of world ``w``.
         self.num_worlds: int = num_envs // len(agents)
+        #: The rows of a world (its agents' seats): ``vecrl_evaluate.evaluate(..., opponents=...)`` seats a
+        #: population by it.
+        self.seats_per_world: int = len(agents)
         self.worlds = [first] + [make_world() for _ in range(self.num_worlds - 1)]
         super().__init__(
             num_envs,
