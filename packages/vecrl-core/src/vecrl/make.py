@@ -114,7 +114,7 @@ def make_vector_env(
 
             - ``autoreset_mode`` (brax, envpool, gym, gymnax, pettingzoo, playground): ``"same_step"`` (the default),
               ``"next_step"`` or ``"disabled"``, gymnasium's ``AutoresetMode``.
-            - ``batch_size`` (envpool, gym): async stepping in batches of that many sub-envs
+            - ``batch_size`` (envpool, gym, pettingzoo): async stepping in batches of that many sub-envs
               (``async_reset``, ``send``, ``recv``), a divisor of ``num_envs``.
             - ``device`` (envpool, gym): the torch device of the tensors handed back.
             - ``empty_info`` (gym, pettingzoo): the sub-envs' infos left out (faster where nothing reads them).
