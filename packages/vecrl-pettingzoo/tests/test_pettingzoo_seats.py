@@ -147,6 +147,8 @@ def test_the_same_seeds_and_actions_give_the_same_worlds(seed=7):
 def test_the_mistakes_are_one_clear_line_each():
     with pytest.raises(ValueError, match=r"num_envs must be a positive multiple of the 2 agents.*num_envs=2"):
         relay(3)
+    with pytest.raises(ValueError, match=r"num_envs must be a positive int .* got 'x'"):
+        relay("x")
     with pytest.raises(ValueError, match="the agents' action spaces differ"):
         PettingZooVectorEnv(functools.partial(Relay, walker_actions=4), 2)
     with pytest.raises(ValueError, match="needs num_envs: its rows are the agents"):

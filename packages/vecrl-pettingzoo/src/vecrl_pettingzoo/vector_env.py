@@ -33,6 +33,7 @@ import numpy as np
 from gymnasium.spaces import Box, Discrete, Space
 from pettingzoo import ParallelEnv
 
+from vecrl.checks import checked_num_envs
 from vecrl.contract import EpisodeOptions
 from vecrl.host_vector_env import HostVectorEnv
 
@@ -65,6 +66,7 @@ class PettingZooVectorEnv(HostVectorEnv):
         **episode_options: Any,
     ) -> None:
         options = EpisodeOptions(**episode_options)  # (checked before any world is made)
+        num_envs = checked_num_envs(num_envs)
         first = make_world()
         if not isinstance(first, ParallelEnv):
             raise TypeError(
@@ -72,17 +74,12 @@ class PettingZooVectorEnv(HostVectorEnv):
                 " parallel_env (pettingzoo.butterfly.pistonball_v6.parallel_env), not its env (the AEC one)."
             )
         agents = list(first.possible_agents)
-        if (
-            isinstance(num_envs, bool)
-            or not isinstance(num_envs, int)
-            or num_envs < 1
-            or num_envs % len(agents)
-        ):
+        if num_envs % len(agents):
             first.close()
+            worlds = max(1, num_envs // len(agents))
             raise ValueError(
                 f"num_envs must be a positive multiple of the {len(agents)} agents of a world (a row per agent"
-                f" of each world), got {num_envs!r}: give num_envs={len(agents) * max(1, int(num_envs or 0) // len(agents))}"
-                f" for {max(1, int(num_envs or 0) // len(agents))} world(s)."
+                f" of each world), got {num_envs!r}: give num_envs={len(agents) * worlds} for {worlds} world(s)."
             )
         try:
             observation_space, self.observation_lengths = seat_observation_space(first, agents)
@@ -174,15 +171,18 @@ class PettingZooVectorEnv(HostVectorEnv):
             return np.arange(self.num_worlds)
         seats = len(self.agents)
         worlds = np.unique(np.asarray(ids) // seats)
-        if len(ids) != len(worlds) * seats or not np.array_equal(
-            np.asarray(ids), (worlds[:, None] * seats + np.arange(seats)).ravel()
-        ):
+        if len(ids) != len(worlds) * seats or not np.array_equal(np.asarray(ids), self._rows_of(worlds)):
             raise ValueError(
                 f"cannot {doing} part of a world: rows {list(map(int, ids))} split world(s)"
                 f" {sorted(set(map(int, worlds)))}, whose {seats} agents are rows w*{seats} to w*{seats}+{seats - 1};"
                 " give a reset_mask that holds every row of a world or none."
             )
         return worlds
+
+    def _rows_of(self, worlds: np.ndarray) -> np.ndarray:
+        """The rows of ``worlds``, world after world."""
+        seats = len(self.agents)
+        return (worlds[:, None] * seats + np.arange(seats)).ravel()
 
     def _write(self, out: np.ndarray, start: int, observations: dict[str, Any]) -> None:
         """The agents' ``observations`` into their rows of ``out`` from row ``start``, each padded with zeros
@@ -198,8 +198,7 @@ class PettingZooVectorEnv(HostVectorEnv):
     def _info(self, worlds: np.ndarray) -> dict[str, Any]:
         if self.empty_info:
             return {}
-        seats = len(self.agents)
-        rows = (worlds[:, None] * seats + np.arange(seats)).ravel()
+        rows = self._rows_of(worlds)
         return {
             "world": self._world_of_row[rows],
             "agent": self._agent_of_row[rows],
