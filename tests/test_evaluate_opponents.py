@@ -1,6 +1,8 @@
 """``evaluate(..., opponents=...)`` on a multi-agent env (``pettingzoo::``): every row plays the documented
 matches in every seat, each world's seats hold the rows the match table says (their returns are the game's
-payoffs of the actions they play), and the mistakes are one line each.
+payoffs of the actions they play), a world's rows stay together in worker processes and executors (with the
+same numbers, on MPE's predator-prey), common random numbers seat every row against the same opponents, and
+the mistakes are one line each.
 
 The game is this module's own PettingZoo env (``pettingzoo::test_evaluate_opponents``): rock-paper-scissors
 for 3 rounds, each policy playing one move throughout (a bias-only network), so every match's returns are
@@ -20,6 +22,7 @@ from pettingzoo import ParallelEnv
 
 import vecrl
 from vecrl_evaluate import evaluate
+from vecrl_evaluate.executor import split_population
 from vecrl_policy import Policy
 
 ROUNDS = 3
@@ -123,9 +126,61 @@ def test_the_mistakes_are_one_line_each(game):
         evaluate(policy, env, population, opponents=torch.tensor([[0.0] * 6, [float("nan")] * 6]))
     with pytest.raises(ValueError, match="matches must be a positive int"):
         evaluate(policy, env, population, opponents="self", matches=0)
-    with pytest.raises(ValueError, match="opponents= runs its matches in this process"):
-        evaluate(policy, env, population, opponents="self", num_workers=2)
+    with pytest.raises(ValueError, match=r"fill whole worlds, 2 a world, but it has 3: give a multiple of 2"):
+        evaluate(policy, env, playing(0, 1, 2))  # (a plain population: a row a seat)
     cartpole = vecrl.make_vector_env("gym::CartPole-v1", num_envs=2)
     with pytest.raises(ValueError, match="has no seats"):
         evaluate(Policy("Linear(4, 2)"), cartpole, torch.zeros(2, 10), opponents="self")
     cartpole.close()
+
+
+def test_common_random_numbers_seat_every_row_against_the_same_opponents(game):
+    env, policy = game
+    opponents = playing(0, 1, 2, 0)
+    moves = playing(1, 1, 2)  # two members alike: alike they must score, against the same opponents
+    result = evaluate(policy, env, moves, opponents=opponents, matches=3, seed=2, common_random_numbers=True)
+    table = result.matches
+    by_member = table.members.reshape(3, 2 * 3, 2)  # (member, seat and match, seat)
+    theirs = torch.where(by_member >= 0, 0, by_member)  # (the member's own seat aside)
+    assert torch.equal(theirs[0], theirs[1]) and torch.equal(theirs[0], theirs[2])
+    assert result.mean_return[0] == result.mean_return[1]
+    apart = evaluate(policy, env, moves, opponents=opponents, matches=3, seed=2)
+    assert not torch.equal(
+        apart.matches.members.reshape(3, 6, 2)[0], apart.matches.members.reshape(3, 6, 2)[1]
+    )
+
+
+@pytest.fixture()
+def predator_prey():
+    """MPE's simple_tag: 3 predators and a prey a world (observations padded), random starts by the seed."""
+    env = vecrl.make_vector_env("pettingzoo::mpe2.simple_tag_v3", num_envs=8, max_cycles=6)
+    policy = Policy.for_env("Linear(obs_length, act_length)", env)
+    population = torch.randn(5, policy.parameter_length, generator=torch.Generator().manual_seed(0))
+    yield env, policy, population
+    env.close()
+
+
+@pytest.mark.timeout(300)
+def test_worker_processes_keep_a_worlds_rows_together_with_the_same_numbers(predator_prey):
+    env, policy, population = predator_prey
+    for opponents in ("self", "team", population[:2] + 1):
+        alone = evaluate(policy, env, population, opponents=opponents, matches=2, seed=1)
+        shared = evaluate(policy, env, population, opponents=opponents, matches=2, seed=1, num_workers=2)
+        assert torch.equal(alone.total_return, shared.total_return), opponents
+        assert torch.equal(alone.matches.returns, shared.matches.returns)
+        assert torch.equal(alone.steps, shared.steps) and torch.equal(alone.episodes, shared.episodes)
+    seats = population.repeat(4, 1)[:16]  # a plain population, a row a seat: 4 worlds
+    alone = evaluate(policy, env, seats, seed=5, num_episodes=2)
+    assert torch.equal(
+        alone.total_return, evaluate(policy, env, seats, seed=5, num_episodes=2, num_workers=2).total_return
+    )
+
+
+def test_an_executors_parts_are_whole_worlds(predator_prey):
+    env = predator_prey[0]
+    parts = split_population(env, 20, None, num_parts=3)
+    assert [(part.start, part.stop, part.num_envs, part.rows_per_world) for part in parts] == [
+        (0, 8, 8, 4),
+        (8, 16, 8, 4),
+        (16, 20, 4, 4),
+    ]

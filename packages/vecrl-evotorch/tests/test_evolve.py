@@ -245,6 +245,11 @@ A_NEW_RUN = ["gym::CartPole-v1", "--generations", "1", "--out", "{tmp}/a"]
             "--parenthood-ratio 2: a share, above 0 and below 1",
         ),
         (
+            [*A_NEW_RUN, "--opponents", "self"],
+            "cannot start the run: opponents= seats a population in the worlds of a multi-agent env, but",
+        ),
+        ([*A_NEW_RUN, "--matches", "2"], "matches=2 counts the matches a solution plays with opponents="),
+        (
             ["--resume", "{tmp}/done", "--max-speed", "0.5"],
             "--max-speed 0.5 (the run was started with (not given))",
         ),

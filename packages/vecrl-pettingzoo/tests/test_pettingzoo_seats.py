@@ -1,5 +1,6 @@
 """The ``pettingzoo::`` backend: rows are (world, agent) seats; worlds end, reset, are budgeted and seeded as
-wholes; an agent that leaves is masked until its world ends; agents' spaces are padded alike or refused."""
+wholes; an agent that leaves is masked until its world ends; agents' spaces are padded alike or refused; worker
+processes step shares of the worlds with the same numbers, and leave nothing running."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from gymnasium.spaces import Box, Discrete
 from pettingzoo import ParallelEnv
 
 import vecrl
+from vecrl.testing import no_process_left
 from vecrl_pettingzoo import PettingZooVectorEnv
 
 pytest.importorskip("mpe2")
@@ -114,17 +116,21 @@ def test_a_world_autoresets_as_a_whole_and_its_budget_is_counted_per_world():
     assert observation.tolist() == [[0, 0], [0, 0]] * 2 and info["final_obs"][1].tolist() == [4, 0]
 
 
-def test_a_reset_mask_that_splits_a_world_is_refused_and_whole_worlds_reset_alone():
+def test_a_reset_mask_that_splits_a_world_is_refused_before_anything_and_whole_worlds_reset_alone():
     env = relay(4, autoreset_mode="disabled")
     env.reset()
     env.step(np.zeros(4, np.int64))
-    with pytest.raises(ValueError, match=r"cannot reset part of a world: rows \[0\] split world\(s\) \[0\]"):
+    with pytest.raises(ValueError, match=r"reset_mask \[True, False, False, False\] splits world\(s\) \[0\]"):
         env.reset(options={"reset_mask": np.array([True, False, False, False])})
-    env.reset()
-    env.step(np.zeros(4, np.int64))
+    env.step(np.zeros(4, np.int64))  # (refused before anything ran: the env steps on)
     mask = np.array([False, False, True, True])
     observation, _ = env.reset(seed=[None, None, 2, 2], options={"reset_mask": mask})
-    assert observation.tolist() == [[1, 1], [1, 0], [2, 2], [2, 0]]
+    assert observation.tolist() == [
+        [2, 2],
+        [2, 0],
+        [2, 2],
+        [2, 0],
+    ]  # (world 0 two steps on; world 1 seeded 2)
 
 
 def test_the_same_seeds_and_actions_give_the_same_worlds(seed=7):
@@ -162,4 +168,78 @@ def test_the_mistakes_are_one_clear_line_each():
     with pytest.raises(TypeError, match="not a PettingZoo ParallelEnv: give the module's parallel_env"):
         PettingZooVectorEnv(simple_spread_v3.env, 3)  # (the AEC form)
     with pytest.raises(TypeError, match="does not take"):
-        vecrl.make_vector_env("pettingzoo::mpe2.simple_spread_v3", num_envs=3, num_workers=2)
+        vecrl.make_vector_env("pettingzoo::mpe2.simple_spread_v3", num_envs=3, device="cuda")
+    with pytest.raises(ValueError, match="num_workers must be None .* or a positive int .* got 0"):
+        vecrl.make_vector_env("pettingzoo::mpe2.simple_spread_v3", num_envs=3, num_workers=0)
+
+
+def rollout(env: Any, steps: int, seed: int) -> list[Any]:
+    """Everything ``env`` returns over a seeded reset, ``steps`` random steps and a masked reset of world 1."""
+    actions = torch.Generator().manual_seed(seed)
+    seen = list(env.reset(seed=seed))
+    for _ in range(steps):
+        seen.extend(env.step(torch.randint(0, 3, (env.num_envs,), generator=actions)))
+    mask = torch.zeros(env.num_envs, dtype=torch.bool)
+    seats = env.unwrapped.seats_per_world
+    mask[seats : 2 * seats] = True
+    seen.extend(env.reset(seed=seed + 1, options={"reset_mask": mask}))
+    return seen
+
+
+@pytest.mark.parametrize("autoreset_mode", ["next_step", "same_step"])
+def test_worker_processes_step_shares_of_the_worlds_with_the_same_numbers(autoreset_mode):
+    with no_process_left():
+        made = [
+            vecrl.make_vector_env(
+                "pettingzoo::mpe2.simple_tag_v3",
+                num_envs=20,
+                max_cycles=4,
+                num_episodes=2,
+                num_workers=workers,
+                autoreset_mode=autoreset_mode,
+            )
+            for workers in (None, 2, 3)
+        ]
+        runs = [rollout(env, 11, seed=5) for env in made]
+        for env in made:
+            env.close()
+    for run in runs[1:]:  # (infos too: world, agent, active, final observations and infos)
+        assert len(run) == len(runs[0])
+        for ours, theirs in zip(runs[0], run, strict=True):
+            assert same(ours, theirs)
+
+
+def same(ours: Any, theirs: Any) -> bool:
+    """Whether two results (tensors, arrays, dicts of them) hold the same values, NaN equal to NaN."""
+    if isinstance(ours, dict):
+        return ours.keys() == theirs.keys() and all(same(ours[key], theirs[key]) for key in ours)
+    return torch.equal(*(torch.nan_to_num(torch.as_tensor(value)) for value in (ours, theirs)))
+
+
+def test_agents_that_leave_are_masked_in_worker_processes_too():
+    alone, shared = relay(6), PettingZooVectorEnv(Relay, 6, num_workers=2)
+    for env in (alone, shared):
+        env.reset(seed=[3, 3, 4, 4, 0, 0])
+    for _ in range(5):
+        ours, theirs = alone.step(np.ones(6, np.int64)), shared.step(np.ones(6, np.int64))
+        for a, b in zip(ours[:4], theirs[:4], strict=True):
+            assert np.array_equal(a, b)
+        assert np.array_equal(ours[4]["active"], theirs[4]["active"])
+    alone.close()
+    shared.close()
+
+
+def test_a_worker_that_dies_is_named_and_close_ends_the_rest():
+    with no_process_left():
+        env = vecrl.make_vector_env(
+            "pettingzoo::mpe2.simple_spread_v3", num_envs=12, max_cycles=5, num_workers=2
+        )
+        env.reset(seed=0)
+        worker = env.unwrapped._groups[1]
+        worker.process.kill()
+        worker.process.join()
+        with pytest.raises(
+            RuntimeError, match=r"worker process of worlds 2-3 \(pid \d+\) died \(signal SIGKILL\)"
+        ):
+            env.step(torch.zeros(12, dtype=torch.int64))
+        env.close()

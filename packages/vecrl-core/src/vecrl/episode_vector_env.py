@@ -32,6 +32,7 @@ from vecrl.episodes import budget_under_wrappers_error
 from vecrl.params import PARAMS_OPTION, checked_params
 from vecrl.rendering import NoFrames
 from vecrl.seeding import SeedRule, checked_seeds, is_seed, sub_env_seeds
+from vecrl.worlds import check_whole_worlds, rows_per_world
 
 
 class ResetRequest(NamedTuple):
@@ -210,9 +211,11 @@ class EpisodeVectorEnv(BaseVectorEnv):
         """Refuse ``request`` if this env cannot do it (a ValueError or RuntimeError saying why); a backend
         with refusals of its own extends this. Here: a masked reset with seeds, where
         ``capabilities.seeded_masked_reset`` is False, and a masked reset (which keeps the other rows) while an error has left the sub-envs out of
-        step (``failure``)."""
+        step (``failure``), and a mask that splits a world where rows are seats (``vecrl.worlds``)."""
         if self.failure is not None and request.mask is not None:
             raise failed_env_error(self.failure)
+        if request.mask is not None:
+            check_whole_worlds(request.mask, rows_per_world(self))
         if (
             request.mask is not None
             and request.seeds is not None

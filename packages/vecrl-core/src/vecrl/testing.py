@@ -40,6 +40,7 @@ from vecrl.make import make_vector_env
 from vecrl.nests import batch_leaves, map_batch
 from vecrl.registry import isolated_registry
 from vecrl.torch_wrapper import TorchWrapper
+from vecrl.worlds import NotWholeWorldsError, rows_per_world
 
 __all__ = [
     "BackendCheckError",
@@ -52,6 +53,7 @@ __all__ = [
     "check_reset_and_step",
     "check_seed_lists",
     "check_single_env",
+    "check_worlds",
     "CONFORMANCE_CHECKS",
     "run_conformance",
     "child_processes",
@@ -168,6 +170,76 @@ def check_backend(
             " reset(seed=S) must make a run reproducible.",
         )
     check_classic_api(make, env_name, num_envs=num_envs, **kwargs)
+    check_worlds(make, env_name, num_envs=num_envs, num_steps=max(num_steps, 50), seed=seed, **kwargs)
+
+
+def check_worlds(
+    make: Callable[..., TorchWrapper],
+    env_name: str,
+    *,
+    num_envs: int = 3,
+    num_steps: int = 50,
+    seed: int = 0,
+    **kwargs: Any,
+) -> None:
+    """Where the env's rows are the seats of worlds (``seats_per_world``: ``vecrl.worlds``), the seat rules:
+    a ``num_envs`` that is no whole worlds is refused with ``NotWholeWorldsError`` naming the seats, a reset
+    mask that splits a world is refused, and a world's rows end their episodes together (over ``num_steps``
+    random steps, with autoreset disabled). Nothing to check on an env whose every row is a world of its own.
+
+    Examples:
+        >>> check_worlds(maker("pettingzoo"), "mpe2.simple_spread_v3", num_envs=3, max_cycles=5)  # doctest: +SKIP
+    """
+    env = make(env_name, num_envs=num_envs, **kwargs)
+    seats = rows_per_world(env)
+    check_close(env)
+    if seats == 1:
+        return
+    _expect(
+        num_envs % seats == 0,
+        f"{env_name}: num_envs={num_envs} is no whole worlds of {seats} seats, yet made.",
+    )
+    try:
+        make(env_name, num_envs=num_envs + 1, **kwargs).close()
+    except NotWholeWorldsError as error:
+        _expect(
+            error.seats_per_world == seats,
+            f"{env_name}: NotWholeWorldsError says {error.seats_per_world} seats a world; seats_per_world is {seats}.",
+        )
+    else:
+        raise BackendCheckError(
+            f"{env_name}: num_envs={num_envs + 1} (no whole worlds of {seats} seats) must be refused with"
+            " vecrl.worlds.NotWholeWorldsError."
+        )
+    kwargs = {**kwargs, "autoreset_mode": "disabled"}
+    env = make(env_name, num_envs=num_envs, **kwargs)
+    try:
+        env.reset(seed=seed)
+        split = torch.zeros(num_envs, dtype=torch.bool)
+        split[0] = True
+        try:
+            env.reset(options={"reset_mask": split})
+        except ValueError:
+            pass
+        else:
+            raise BackendCheckError(
+                f"{env_name}: reset_mask {split.tolist()} holds part of world 0 ({seats} seats a world): a"
+                " mask that splits a world must be refused (a world resets as a whole)."
+            )
+        ended = torch.zeros(num_envs, dtype=torch.bool)
+        for step in range(num_steps):
+            _, _, terminated, truncated, _ = env.step(random_actions(env, seed=seed + step))
+            done = (terminated | truncated).cpu().reshape(-1, seats)
+            _expect(
+                bool((done.all(dim=1) | ~done.any(dim=1)).all()),
+                f"{env_name}: at step {step} some rows of a world ended and others did not"
+                f" ({done.tolist()}, a row per seat): a world's rows end their episodes together.",
+            )
+            ended |= done.flatten()
+            if ended.all():
+                break
+    finally:
+        check_close(env)
 
 
 def check_reset_and_step(

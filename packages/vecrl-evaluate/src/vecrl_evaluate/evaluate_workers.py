@@ -9,7 +9,8 @@ policy, for the next call; it runs every episode of its rows and sends back thei
 and step counts: per step, nothing crosses a process but the odd request for rows. A row's result depends
 on its seed alone, so the rows of a worker that dies run again elsewhere with the same results. A worker
 that holds rows and sends nothing (no request for rows, no results) for ``silence_seconds()`` (a stopped
-process, a wedged env, a native deadlock) is killed and its rows run elsewhere the same way.
+process, a wedged env, a native deadlock) is killed and its rows run elsewhere the same way. On an env
+whose rows are seats, rows go out in whole worlds (``vecrl.worlds``), a world's rows in one process.
 """
 
 from __future__ import annotations
@@ -140,11 +141,13 @@ class EvaluationWorkers:
         processes). A worker's error is raised here (see ``_Worker``), its death is not."""
         first, stop = parts[0].start, parts[-1].stop
         seeds = None if parts[0].seeds is None else np.concatenate([np.asarray(part.seeds) for part in parts])
-        num_envs = min(evaluation.env.num_envs, math.ceil((stop - first) / (self.num_parts * STARTED_SHARE)))
+        seats = parts[0].rows_per_world  # (rows go out in whole worlds: every count below is a multiple)
+        share = math.ceil((stop - first) / (self.num_parts * STARTED_SHARE * seats)) * seats
+        num_envs = min(evaluation.env.num_envs, share)
         params = None
         if parts[0].params is not None:
             params = {name: np.concatenate([part.params[name] for part in parts]) for name in parts[0].params}  # type: ignore[index]
-        job = Part(first, stop, num_envs, seeds, params)
+        job = Part(first, stop, num_envs, seeds, params, seats)
         dispatch = _Dispatch(self, evaluation, job)
         try:
             dispatch.run()
@@ -469,7 +472,8 @@ def _serve(connection: Connection) -> None:
                 continue
             try:
                 message = cloudpickle.loads(job)
-                batch = max(1, math.ceil(message.part.num_envs * ASKED_SHARE))
+                seats = message.part.rows_per_world  # (a batch of whole worlds)
+                batch = max(1, math.ceil(message.part.num_envs * ASKED_SHARE / seats)) * seats
                 connection.send(runner.run(message, source=_PulledRows(connection, batch)))
             except Exception as error:
                 connection.send(RemoteFailure.of(error))

@@ -196,7 +196,9 @@ def evaluate(
     population in its worlds (``vecrl_evaluate.matches``): ``"self"``, each row plays ``matches`` matches in
     every seat against rows drawn by the seed; a tensor of opponents' parameters, against those; ``"team"``,
     each row takes every seat of ``matches`` worlds. A row's result is then over the seats it played (its
-    mean return per match), and ``result.matches`` is the match table. The matches run in this process.
+    mean return per match), and ``result.matches`` is the match table. With ``common_random_numbers`` every
+    world starts alike and every row meets the same opponents in a seat's k-th match. A world's rows stay
+    together in worker processes and executors (``vecrl.worlds``), with the same results.
 
     Args:
         policy: the network, batched over rows (``vecrl_policy.Policy``).
@@ -267,11 +269,11 @@ def evaluate(
             " dataclasses.replace(options, name=value) changes some of an options value."
         )
     if opponents is not None:
-        return _played(policy, env, parameters, options, progress, opponents, matches)
+        return played(policy, env, parameters, options, progress, opponents, matches)
     return evaluated(policy, env, parameters, options, progress)
 
 
-def _played(
+def played(
     policy: Policy,
     env: Any,
     parameters: torch.Tensor,
@@ -282,14 +284,16 @@ def _played(
 ) -> EvaluationResult:
     """``evaluate`` with ``opponents``: the population seated (``vecrl_evaluate.matches``), run, and each row's
     result gathered from the seats it played."""
-    if options.num_workers not in (None, 1) or options.executor is not None:
-        raise ValueError(
-            "opponents= runs its matches in this process (a world's seats must stay together): leave out"
-            " num_workers and executor."
-        )
     seats = seats_per_world(env)
     opponents = checked_opponents(opponents, parameters)
-    table = seating(parameters, opponents, matches=matches, seats=seats, seed=options.seed)
+    table = seating(
+        parameters,
+        opponents,
+        matches=matches,
+        seats=seats,
+        seed=options.seed,
+        common=options.common_random_numbers,
+    )
     seated = evaluated(policy, env, seated_parameters(parameters, opponents, table), options, progress)
     own = own_rows(table, len(parameters), seats)
 

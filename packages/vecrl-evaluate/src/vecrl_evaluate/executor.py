@@ -22,6 +22,7 @@ import torch
 
 from vecrl.checks import SubEnvError
 from vecrl.processes import pickled
+from vecrl.worlds import rows_per_world
 from vecrl_evaluate.randomness import RowSeeds
 
 
@@ -48,7 +49,8 @@ class RowsEvaluator(Protocol):
 class Part:
     """Rows ``start:stop`` of the population, run on an env of ``num_envs`` sub-envs, row ``start + i``
     reset with ``seeds[i]`` (None: unseeded) and, with ``params``, run with its env parameters
-    ``params[name][i]`` (one per episode: ``vecrl.randomize.params_table``'s rows).
+    ``params[name][i]`` (one per episode: ``vecrl.randomize.params_table``'s rows). On an env whose rows are
+    seats (``vecrl.worlds``), rows are handed out ``rows_per_world`` at a time: a world's rows stay together.
 
     Examples:
         >>> Part(0, 2, num_envs=2, seeds=(10, 11)).seeds[1]
@@ -60,6 +62,7 @@ class Part:
     num_envs: int
     seeds: RowSeeds | None
     params: Mapping[str, np.ndarray] | None = None
+    rows_per_world: int = 1
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,7 @@ def split_population(
 ) -> list[Part]:
     """``num_rows`` rows in at most ``num_parts`` contiguous parts of near-equal size, each with its rows'
     ``seeds`` (one per row, from ``row_seeds``) and ``params`` (their rows) and an env of ``env.num_envs`` sub-envs, or fewer for a
-    part with fewer rows. A row's result depends on its seed alone, so a part gives the same results
+    part with fewer rows; on an env whose rows are seats, parts of whole worlds (``vecrl.worlds``). A row's result depends on its seed alone, so a part gives the same results
     wherever it runs.
 
     Examples:
@@ -111,12 +114,13 @@ def split_population(
         >>> [(part.start, part.stop, part.num_envs) for part in split_population(env, 6, None, num_parts=2)]
         [(0, 3, 3), (3, 6, 3)]
     """
+    seats = rows_per_world(env)  # (a world's rows in one part: num_rows and num_envs are whole worlds)
     parts = []
-    for rows in np.array_split(np.arange(num_rows), min(num_parts, num_rows)):
-        start, stop = int(rows[0]), int(rows[-1]) + 1
+    for worlds in np.array_split(np.arange(num_rows // seats), min(num_parts, num_rows // seats)):
+        start, stop = int(worlds[0]) * seats, (int(worlds[-1]) + 1) * seats
         part_seeds = None if seeds is None else seeds[start:stop]
         part_params = None if params is None else {name: value[start:stop] for name, value in params.items()}
-        parts.append(Part(start, stop, min(env.num_envs, stop - start), part_seeds, part_params))
+        parts.append(Part(start, stop, min(env.num_envs, stop - start), part_seeds, part_params, seats))
     return parts
 
 

@@ -28,6 +28,8 @@ from typing import Any
 
 import torch
 
+from vecrl.worlds import rows_per_world
+
 #: What ``opponents`` names, besides a tensor of opponents' parameters.
 KINDS = ("self", "team")
 
@@ -47,25 +49,30 @@ class MatchTable:
 
 
 def seats_per_world(env: Any) -> int:
-    """The seats of a world of ``env`` (its rows are seats: ``pettingzoo::``); a ValueError where it has none."""
-    seats = getattr(getattr(env, "unwrapped", env), "seats_per_world", None)
-    if not isinstance(seats, Integral) or seats < 1:
+    """The seats of a world of ``env`` (its rows are seats: ``vecrl.worlds``); a ValueError where it has none."""
+    if getattr(env.unwrapped, "seats_per_world", None) is None:
         raise ValueError(
             f"opponents= seats a population in the worlds of a multi-agent env, but {type(env.unwrapped).__name__}"
             " has no seats (no seats_per_world): make one whose rows are the agents of its worlds, such as"
             " make_vector_env('pettingzoo::mpe2.simple_tag_v3', num_envs=...)."
         )
-    if env.num_envs % int(seats):
-        raise ValueError(f"the env's {env.num_envs} rows are no whole worlds of {seats} seats.")
-    return int(seats)
+    return rows_per_world(env)
 
 
 def seating(
-    parameters: torch.Tensor, opponents: Any, *, matches: int, seats: int, seed: int | None
+    parameters: torch.Tensor,
+    opponents: Any,
+    *,
+    matches: int,
+    seats: int,
+    seed: int | None,
+    common: bool = False,
 ) -> MatchTable:
     """The matches of ``parameters``' members against ``opponents`` (see the module), ``matches`` in each
-    seat, the opponents drawn by ``seed``; a ValueError or TypeError saying what is wrong with ``opponents``
-    or ``matches``."""
+    seat, the opponents drawn by ``seed``: for each member apart, or, ``common`` (common random numbers), once
+    for all, so that every member meets the same opponents in a seat's k-th match (with ``"self"`` the same
+    members, itself where it is drawn). A ValueError or TypeError says what is wrong with ``opponents`` or
+    ``matches``."""
     if isinstance(matches, bool) or not isinstance(matches, Integral) or matches < 1:
         raise ValueError(f"matches must be a positive int (matches per member and seat), got {matches!r}.")
     population = len(parameters)
@@ -81,17 +88,31 @@ def seating(
             return MatchTable(members, player, torch.full_like(player, -1))
     player = torch.arange(population).repeat_interleave(seats * matches)
     seat = torch.arange(seats).repeat_interleave(matches).repeat(population)
-    others = len(player), seats
+    others = (seats * matches, seats) if common else (len(player), seats)
     if isinstance(opponents, str):  # "self": the rest of the population (itself where it is alone)
-        if population > 1:
+        if common or population == 1:
+            members = torch.randint(population, others, generator=generator)
+        else:
             drawn = torch.randint(population - 1, others, generator=generator)
             members = drawn + (drawn >= player[:, None]).long()  # (skipping the player)
-        else:
-            members = torch.zeros(others, dtype=torch.int64)
     else:
         members = -1 - torch.randint(len(opponents), others, generator=generator)
+    if common:
+        members = members.repeat(population, 1)
     members[torch.arange(len(player)), seat] = player
     return MatchTable(members, player, seat)
+
+
+def seated_rows(population: int, opponents: Any, *, matches: int, seats: int) -> int:
+    """The rows ``seating`` seats ``population`` members in: ``matches`` worlds a member (``"team"``), else
+    ``matches`` worlds a member and seat; ``seats`` rows a world.
+
+    Examples:
+        >>> seated_rows(3, "self", matches=1, seats=2), seated_rows(3, "team", matches=1, seats=2)
+        (12, 6)
+    """
+    worlds = population * matches * (1 if isinstance(opponents, str) and opponents == "team" else seats)
+    return worlds * seats
 
 
 def checked_opponents(opponents: Any, parameters: torch.Tensor) -> Any:

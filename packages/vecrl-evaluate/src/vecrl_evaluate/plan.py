@@ -20,6 +20,7 @@ from vecrl.checks import closed_env_error, listed
 from vecrl.compat import FINAL_INFO_KEY, FINAL_OBS_KEY
 from vecrl.numpy_view import NumpyView, check_numpy_wrappers
 from vecrl.randomize import params_table
+from vecrl.worlds import rows_per_world
 from vecrl_evaluate.evaluate_workers import checked_num_workers, workers_of
 from vecrl_evaluate.executor import Executor
 from vecrl_evaluate.fused import fused_episodes, info_shapes
@@ -95,6 +96,14 @@ def checked_plan(
         raise ValueError(
             f"Each parameter row must have the policy's {policy.parameter_length} parameters, got"
             f" {parameters.shape[1]}."
+        )
+    seats = rows_per_world(env)
+    if len(parameters) % seats:
+        raise ValueError(
+            f"The env's rows are the seats of worlds of {seats} agents ({type(env.unwrapped).__name__}), so the"
+            f" population's rows fill whole worlds, {seats} a world, but it has {len(parameters)}: give a multiple"
+            f" of {seats} rows (each seat its own policy), or seat the population with"
+            " evaluate(..., opponents='self', 'team' or opponents' parameters)."
         )
     _check_values(parameters)
     seeds = _seeds(options.seed, len(parameters), options.common_random_numbers)

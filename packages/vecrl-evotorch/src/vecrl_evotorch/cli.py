@@ -29,7 +29,7 @@ from vecrl_evaluate.command_options import add_evaluate_options
 from vecrl_evaluate.reductions import REDUCTIONS
 from vecrl_evotorch.evotorch_import import import_evotorch_without_jax
 from vecrl_evotorch.run_log import LOGGERS, missing_logger_modules
-from vecrl_evotorch.run_settings import SEARCHER_KNOBS
+from vecrl_evotorch.run_settings import OPPONENT_KINDS, SEARCHER_KNOBS
 
 ALGORITHMS = ("pgpe", "snes", "cem", "cmaes", "map-elites")
 _MEASURE_NAME = re.compile(r"(obs\[\d+\]|[A-Za-z_][\w.]*)(@\w+)?")
@@ -101,6 +101,18 @@ def _evolve_arguments(parser: argparse.ArgumentParser) -> None:
         "--stdev-init",
         type=finite_positive_float,
         help="the search's first stdev (map-elites: its mutation's) (default: 0.1)",
+    )
+    parser.add_argument(
+        "--opponents",
+        choices=OPPONENT_KINDS,
+        help="on a multi-agent env (pettingzoo::), who a solution plays: the population (self), past centers"
+        " (hall-of-fame) or itself in every seat (team); the center column is then its return against the"
+        " first generation's center (self, hall-of-fame)",
+    )
+    parser.add_argument(
+        "--matches",
+        type=positive_int,
+        help="with --opponents: matches a solution plays in each seat (default: 1)",
     )
     for knob, (_, words, keywords) in SEARCHER_KNOBS.items():
         parser.add_argument(f"--{knob.replace('_', '-')}", help=words, **keywords)

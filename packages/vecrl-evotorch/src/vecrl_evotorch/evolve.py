@@ -178,6 +178,8 @@ class Evolution:
             executor=executor,
             measures=archive.measures_of(settings["measures"]) if settings["measures"] else None,
             device=settings.get("device"),
+            opponents=settings["opponents"],
+            matches=settings["matches"],
             **evaluate_options(settings),  # (the seed among them)
         )
         popsize = archive.cells(settings["measures"]) if map_elites(settings) else settings["popsize"]
@@ -317,12 +319,21 @@ class Evolution:
         return {
             "mean_return": history["mean"],
             "best_return": history["best"],
-            ("elite_return" if "coverage" in history else "center_return"): history["center"],
+            self._center_column(): history["center"],
             **{name: history[name] for name in FITNESS if name in history},
             **{name: history[name] for name in ARCHIVE if name in history},
             "env_steps": [int(steps) for steps in history["env_steps"]],
             "seconds": [round(seconds, 3) for seconds in history["seconds"]],
         }
+
+    def _against_first(self) -> bool:
+        """Whether the center is scored against the first generation's center (opponents that improve too)."""
+        return self.settings.get("opponents") in ("self", "hall-of-fame")
+
+    def _center_column(self) -> str:
+        if "coverage" in self.history:
+            return "elite_return"
+        return "center_vs_first_return" if self._against_first() else "center_return"
 
     def logged_row(self) -> dict[str, float]:
         """The last generation's row of the results table, with the searcher's status beside it: what
@@ -338,7 +349,8 @@ class Evolution:
     def save_plot(self) -> Path | None:
         history = self.history
         curves = {"population mean": history["mean"], "best of population": history["best"]}
-        curves[("best elite" if "coverage" in history else "center") + ", fresh episodes"] = history["center"]
+        center = "center against the first center" if self._against_first() else "center"
+        curves[("best elite" if "coverage" in history else center) + ", fresh episodes"] = history["center"]
         if "mean_fitness" in history:
             curves["population mean, shaped fitness"] = history["mean_fitness"]
             curves["best of population, shaped fitness"] = history["best_fitness"]
@@ -355,7 +367,7 @@ class Evolution:
                 f"  qd-score {history['qd_score'][-1]:10.1f}"
             )
         else:
-            line += f"  center {history['center'][-1]:8.1f}"
+            line += f"  {'vs first' if self._against_first() else 'center'} {history['center'][-1]:8.1f}"
         line += f"  {rate:10,.0f} env-steps/s"
         limit = self.settings["generations"]
         if limit is not None:

@@ -23,13 +23,16 @@ from torch import nn
 import vecrl
 from vecrl.checks import checked_num_envs
 from vecrl.randomize import Sampler
+from vecrl.worlds import NotWholeWorldsError, rows_per_world, whole_worlds
 from vecrl_evaluate import evaluate
 from vecrl_evaluate.evaluate_workers import checked_num_workers
-from vecrl_evaluate.evaluation import evaluated
+from vecrl_evaluate.evaluation import evaluated, played
 from vecrl_evaluate.executor import Executor
+from vecrl_evaluate.matches import checked_opponents, seated_rows, seats_per_world
 from vecrl_evaluate.options import EvaluateOptions, default_num_envs, executor_error
 from vecrl_evaluate.plan import checked_plan
 from vecrl_evotorch import vecgymne
+from vecrl_evotorch.run_settings import OPPONENT_KINDS
 from vecrl_policy import ObsNorm, Policy
 from vecrl_policy.normalization import NormalizedNet
 
@@ -88,6 +91,15 @@ class VecrlNE(BaseNEProblem):
     ``"return"`` or a measure with ``"max"`` or ``"min"``: two or more make a multi-objective problem
     (``objective_sense`` a list) for EvoTorch's multi-objective searchers (``GeneticAlgorithm``'s ranking).
 
+    On a multi-agent env (rows are the seats of worlds: ``pettingzoo::``), ``opponents`` seats each population
+    in its worlds as ``vecrl_evaluate.evaluate`` does, ``matches`` matches a solution and seat: ``"self"`` (the
+    population plays itself), ``"team"`` (a solution takes every seat of its worlds), a tensor of fixed
+    opponents' parameters, or ``"hall-of-fame"``: against past centers (each population's mean: the center
+    that sampled it, exactly so for PGPE's symmetric sampling), at most ``hall_of_fame_size`` of them, kept
+    as a uniform sample of every generation's (reservoir sampling), the first population playing itself.
+    Where every opponent improves too (``"self"``, ``"hall-of-fame"``), ``score`` plays a solution against the
+    first population's center, a fixed reference, so progress shows (``vecrl evolve``'s center column).
+
     The problem pickles (the env and the executor are made or given again, see
     ``with_executor``); EvoTorch's own Ray actors (``num_actors``) are not used: give ``num_workers`` or
     an ``executor``.
@@ -111,6 +123,9 @@ class VecrlNE(BaseNEProblem):
         randomize: env parameters drawn per solution and episode (domain randomization).
         measures: name -> an info key or a function: every solution's evaluation data.
         objectives: ``[(name, "max" or "min"), ...]``: what is optimized (default ``[("return", "max")]``).
+        opponents: ``"self"``, ``"team"``, ``"hall-of-fame"`` or opponents' parameters, on a multi-agent env.
+        matches: matches a solution and seat with ``opponents``.
+        hall_of_fame_size: the most past centers ``"hall-of-fame"`` keeps.
         max_num_envs: VecGymNE's cap on ``num_envs``.
         device: where the policies run (VecGymNE's).
         num_actors: VecGymNE's actors, taken as worker processes (``"max"``: one per core).
@@ -124,7 +139,8 @@ class VecrlNE(BaseNEProblem):
         TypeError: an argument of the wrong type (``env`` neither a name nor a callable, an executor that
             is none), or an option ``evaluate`` does not take.
         ValueError: a network that does not fit the env, a measure named ``return``, an objective that is
-            no measure, an ``env_config`` holding ``num_envs``, a VecGymNE setting vecrl does not support.
+            no measure, an ``env_config`` holding ``num_envs``, a VecGymNE setting vecrl does not support,
+            ``opponents`` on an env without seats or not one of those above.
 
     Examples:
         >>> from evotorch.algorithms import PGPE  # doctest: +SKIP
@@ -134,6 +150,15 @@ class VecrlNE(BaseNEProblem):
         >>> searcher.run(10)  # doctest: +SKIP
         >>> searcher.status["mean_eval"], searcher.status["total_interaction_count"]  # doctest: +SKIP
     """
+
+    # Set by __init__; here too for a problem pickled (a saved run) before they existed, unpickled without them.
+    _opponents: str | torch.Tensor | None = None
+    _matches: int = 1
+    _hall_of_fame_size: int = 50
+    _hall_of_fame: torch.Tensor | None = None
+    _centers_seen: int = 0
+    _reference: torch.Tensor | None = None
+    _world: int = 1
 
     def __init__(
         self,
@@ -156,6 +181,9 @@ class VecrlNE(BaseNEProblem):
         randomize: Sampler | None = None,
         measures: Mapping[str, Any] | None = None,
         objectives: Sequence[tuple[str, str]] | None = None,
+        opponents: str | torch.Tensor | None = None,
+        matches: int = 1,
+        hall_of_fame_size: int = 50,
         max_num_envs: int | None = None,
         device: str | torch.device | None = None,
         num_actors: int | str | None = None,
@@ -227,6 +255,19 @@ class VecrlNE(BaseNEProblem):
         self._env: Any = None
         self._progress: Callable[[int, int], None] | None = None  # (set within progress_to's block alone)
         self._network: Any = network
+        self._opponents: str | torch.Tensor | None = _checked_opponent_kind(opponents)
+        for name, value in (("matches", matches), ("hall_of_fame_size", hall_of_fame_size)):
+            if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}.")
+        if opponents is None and matches != 1:
+            raise ValueError(
+                f"matches={matches!r} counts the matches a solution plays with opponents=, which is not given:"
+                " give opponents='self', 'team' or 'hall-of-fame' on a multi-agent env, or leave matches out."
+            )
+        self._matches, self._hall_of_fame_size = int(matches), int(hall_of_fame_size)
+        self._hall_of_fame: torch.Tensor | None = None  # past centers, a row each
+        self._centers_seen = 0  # centers offered to the hall of fame (its reservoir's count)
+        self._reference: torch.Tensor | None = None  # the first population's center
         self._make_policy(network, network_args, observation_normalization, num_actors)
         senses = [sense for _, sense in self._objectives]
         super().__init__(
@@ -281,8 +322,17 @@ class VecrlNE(BaseNEProblem):
     ) -> None:
         """The policy of ``network`` for the env (made once with one sub-env, or ``num_envs``, and kept), its
         observation statistics, and evaluate's plan checked on them (no worker starts here)."""
-        probe = self._make_env(self._num_envs or 1)
         try:
+            probe = self._make_env(self._num_envs or 1)
+        except NotWholeWorldsError as error:  # rows are seats: a world's worth, where none was asked for
+            if self._num_envs is not None:
+                raise
+            probe = self._make_env(error.seats_per_world)
+        try:
+            #: A world's rows (``vecrl.worlds``): populations fill whole worlds, or are seated by opponents.
+            self._world: int = rows_per_world(probe)
+            if self._opponents is not None:
+                seats_per_world(probe)  # (a ValueError on an env without seats)
             self._observation_space: Any = probe.single_observation_space
             self._action_space: Any = probe.single_action_space
             if isinstance(network, nn.Module) and network_args:
@@ -306,10 +356,14 @@ class VecrlNE(BaseNEProblem):
                     raise ValueError(
                         f"VecrlNE(num_actors={num_actors!r}) evaluates in {workers} worker processes, and {error}"
                     ) from error
+            if isinstance(self._opponents, torch.Tensor):
+                self._opponents = checked_opponents(
+                    self._opponents, torch.zeros(1, self._policy.parameter_length)
+                )
             checked_plan(
                 self._policy,
                 probe,
-                torch.zeros(1, self._policy.parameter_length),
+                torch.zeros(self._world, self._policy.parameter_length),
                 replace(self._options, executor=self._executor, obs_norm=self.obs_norm),
                 start_workers=False,
             )
@@ -335,10 +389,16 @@ class VecrlNE(BaseNEProblem):
         ``max_num_envs``: ``default_num_envs``)."""
         if self._env is None:
             name = self._env_name if isinstance(self._env_name, str) else None
+            rows = popsize if self._opponents is None else self._seated_rows(popsize)
             self._env = self._make_env(
-                self._num_envs or default_num_envs(popsize, self._max_num_envs, env_name=name)
+                self._num_envs
+                or whole_worlds(default_num_envs(rows, self._max_num_envs, env_name=name), self._world)
             )
         return self._env
+
+    def _seated_rows(self, popsize: int) -> int:
+        """The rows a population of ``popsize`` is seated in (``vecrl_evaluate.matches``)."""
+        return seated_rows(popsize, self._opponents, matches=self._matches, seats=self._world)
 
     @property
     def _nonserialized_attribs(self) -> list[str]:
@@ -377,9 +437,18 @@ class VecrlNE(BaseNEProblem):
             parameters = parameters.to(self._device)
         seed = None if self._env_seed is None else self._env_seed + self._evaluations
         options = replace(self._options, seed=seed, executor=self._executor, obs_norm=self.obs_norm)
-        heard, rows = self._progress, len(parameters)
+        popsize = len(parameters)
+        env = self._env_for(popsize)
+        heard, rows = self._progress, popsize if self._opponents is None else self._seated_rows(popsize)
         progress = None if heard is None else lambda done: heard(done, rows)
-        result = evaluated(self._policy, self._env_for(rows), parameters, options, progress)
+        if self._opponents is None:
+            result = evaluated(self._policy, env, parameters, options, progress)
+        else:
+            against = self._opponents
+            if isinstance(against, str) and against == "hall-of-fame":
+                against = "self" if self._hall_of_fame is None else self._hall_of_fame.to(parameters)
+            result = played(self._policy, env, parameters, options, progress, against, self._matches)
+            self._remember(parameters.mean(dim=0).detach().cpu())
         self._popsize = len(parameters)
         self._evaluations += 1
         self._interaction_count += int(result.steps.sum())
@@ -390,6 +459,34 @@ class VecrlNE(BaseNEProblem):
         if result.measures:  # the evaluation data: every measure, in order (the features MAPElites reads)
             evals = torch.cat([evals, torch.stack(list(result.measures.values()), dim=1)], dim=1)
         batch.set_evals(evals.to(batch.values.dtype))
+
+    def _remember(self, center: torch.Tensor) -> None:
+        """Keep a population's ``center``: the first as the reference ``score`` plays against, and each in the
+        hall of fame (a uniform sample of them all, by reservoir sampling seeded by the problem's seed)."""
+        if self._reference is None:
+            self._reference = center
+        if self._opponents != "hall-of-fame":
+            return
+        self._centers_seen += 1
+        hall = self._hall_of_fame
+        if hall is None or len(hall) < self._hall_of_fame_size:
+            self._hall_of_fame = center[None] if hall is None else torch.cat([hall, center[None]])
+            return
+        draw = torch.Generator().manual_seed(((self._env_seed or 0) * 1_000_003 + self._centers_seen) % 2**63)
+        slot = int(torch.randint(self._centers_seen, (), generator=draw))
+        if slot < len(hall):
+            hall[slot] = center
+
+    @property
+    def hall_of_fame(self) -> torch.Tensor | None:
+        """The past centers ``opponents="hall-of-fame"`` plays against, a row each (None before the first
+        population)."""
+        return self._hall_of_fame
+
+    @property
+    def reference(self) -> torch.Tensor | None:
+        """The first population's center, which ``score`` plays against where opponents improve too."""
+        return self._reference
 
     def _extra_status(self, batch: SolutionBatch) -> dict[str, Any]:
         status: dict[str, Any] = {
@@ -525,6 +622,9 @@ class VecrlNE(BaseNEProblem):
         """The mean return of ``solution`` over ``num_episodes`` fresh episodes (one row each, seeded by
         ``seed``), as the policy of ``to_policy`` scores them: normalized with the statistics as they stand
         (left unchanged), without reward shaping or action noise, counted apart from ``interaction_count``.
+        With ``opponents``, over ``num_episodes`` matches in each seat against the first population's center
+        (``reference``; the solution itself before any population), against the fixed opponents given, or as
+        a team.
 
         Examples:
             >>> problem = VecrlNE("gym::CartPole-v1", "Linear(obs_length, act_length)")  # doctest: +SKIP
@@ -533,6 +633,8 @@ class VecrlNE(BaseNEProblem):
         """
         vector = _vector_of(solution).to(torch.float32)
         episodes, copies = 1, int(num_episodes)
+        if self._opponents is not None:
+            return self._score_in_matches(vector, int(num_episodes), seed)
         env = self._env_for(copies)
         if getattr(env.unwrapped, "jax_env", None) is not None and self._popsize is not None:
             # a jax engine runs the population's compiled program: the population's shape (and episodes), so
@@ -551,6 +653,28 @@ class VecrlNE(BaseNEProblem):
             randomize=self._options.randomize,  # (the parameters it is evolved under)
         )
         return float(result.mean_return.mean())
+
+    def _score_in_matches(self, vector: torch.Tensor, matches: int, seed: int | None) -> float:
+        """``score`` with opponents: ``matches`` matches in each seat (see ``score``)."""
+        against: str | torch.Tensor
+        if isinstance(self._opponents, torch.Tensor) or self._opponents == "team":
+            against = self._opponents
+        else:
+            against = (vector if self._reference is None else self._reference)[None]
+        device = self._device or "cpu"
+        result = evaluate(
+            self._policy,
+            self._env_for(1),
+            vector[None].to(device),
+            seed=seed,
+            num_workers=self._options.num_workers,
+            executor=self._executor,
+            obs_norm=None if self.obs_norm is None else copy.deepcopy(self.obs_norm),
+            randomize=self._options.randomize,
+            opponents=against if isinstance(against, str) else against.to(device),
+            matches=matches,
+        )
+        return float(result.mean_return[0])
 
     def save_solution(self, solution: Solution | torch.Tensor | Iterable[float], fname: str | Path) -> None:
         """Pickle the solution, its policy (``to_policy``), the observation statistics and the counts to
@@ -592,6 +716,19 @@ class ClipActions(nn.Module):
 
     def _clip(self, y: torch.Tensor) -> torch.Tensor:
         return torch.maximum(torch.minimum(y, self.high.to(y)), self.low.to(y))
+
+
+def _checked_opponent_kind(opponents: Any) -> str | torch.Tensor | None:
+    """``opponents`` if it is None, a name of ``OPPONENT_KINDS`` or a tensor (checked against the policy once
+    it is made); else a ValueError or TypeError naming them."""
+    if opponents is None or isinstance(opponents, torch.Tensor):
+        return opponents
+    if isinstance(opponents, str) and opponents in OPPONENT_KINDS:
+        return opponents
+    raise (ValueError if isinstance(opponents, str) else TypeError)(
+        f"opponents must be None, {', '.join(map(repr, OPPONENT_KINDS))} or a tensor of opponents' parameters,"
+        f" got {opponents!r}."
+    )
 
 
 def _checked_objectives(objectives: Any, measures: tuple[str, ...]) -> tuple[tuple[str, str], ...]:

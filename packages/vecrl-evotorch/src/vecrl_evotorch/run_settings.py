@@ -52,6 +52,9 @@ SEARCHER_KNOBS: dict[str, tuple[tuple[str, ...], str, dict[str, Any]]] = {
         {"type": finite_positive_float, "metavar": "RATIO"},
     ),
 }
+#: What ``VecrlNE``'s ``opponents`` (and ``--opponents``) names, besides a tensor of opponents' parameters (here,
+#: where the command reads it without importing torch).
+OPPONENT_KINDS = ("self", "team", "hall-of-fame")
 #: The settings of a run and their defaults (``env`` has none); ``vecrl evolve``'s options of the same names.
 DEFAULTS: dict[str, Any] = {
     "algorithm": "pgpe",
@@ -69,6 +72,8 @@ DEFAULTS: dict[str, Any] = {
     "video": False,
     "video_every": None,
     "measures": None,  # [[name, low, high, bins], ...]: map-elites's grid (vecrl_evotorch.archive)
+    "opponents": None,  # a multi-agent env's seating: self, team or hall-of-fame (VecrlNE's opponents)
+    "matches": 1,  # with opponents: matches a solution and seat
     "log": None,  # [backend, ...]: where --log sends the results too (vecrl_evotorch.run_log)
 }
 #: What a resumed run may change: how long it goes on, and what it records.

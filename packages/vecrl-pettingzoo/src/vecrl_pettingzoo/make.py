@@ -19,6 +19,7 @@ def make_pettingzoo_vector_env(
     seed_rule: Any = "evotorch",
     empty_info: bool = False,
     batch_size: int | None = None,
+    num_workers: int | None = None,
     **kwargs: Any,
 ) -> PettingZooVectorEnv:
     """The ``pettingzoo`` backend's ``make``: worlds of the module ``env_name`` (``"mpe2.simple_spread_v3"``,
@@ -34,6 +35,7 @@ def make_pettingzoo_vector_env(
         empty_info: infos left out.
         batch_size: envpool's async API (``async_reset``, ``send``, ``recv``) in batches of that many rows,
             stepped together (``vecrl.gathered_batches``).
+        num_workers: worker processes stepping a share of the worlds each, at once (None: this process).
         **kwargs: the ``parallel_env``'s own keywords.
 
     Returns:
@@ -77,4 +79,5 @@ def make_pettingzoo_vector_env(
         seed_rule=seed_rule,
         empty_info=empty_info,
         batch_size=batch_size,
+        num_workers=num_workers,
     )

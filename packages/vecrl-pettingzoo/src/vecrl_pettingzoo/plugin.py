@@ -12,10 +12,9 @@ BACKEND = vecrl.Backend(
     prefix="pettingzoo",
     make="vecrl_pettingzoo.make:make_pettingzoo_vector_env",
     description="PettingZoo's parallel envs (MPE2, butterfly, ...), a row per agent of each world",
-    keywords=("autoreset_mode", "batch_size", "empty_info", "num_episodes", "seed_rule"),
+    keywords=("autoreset_mode", "batch_size", "empty_info", "num_episodes", "num_workers", "seed_rule"),
     refusals={
         "device": "its worlds step in Python on the CPU; move the tensors yourself",
-        "num_workers": "its worlds step in this process",
         "episode_length": "PettingZoo's own keyword for it is max_cycles= (MPE's, butterfly's)",
         "wrappers": "its worlds are PettingZoo envs, not gymnasium envs: wrap the module's parallel_env yourself",
         "observation_mode": "its rows observe one padded space",

@@ -8,7 +8,8 @@ rows end together: when its last agent leaves, each row's episode ends, ``termin
 terminated and ``truncated`` where it was truncated. An agent that leaves before then is masked: its row
 observes zeros, is rewarded 0 and is not ended until its world ends (its actions are not passed on).
 Resets (a full one, an autoreset, a masked one) are per world: a reset mask covers whole worlds, and a
-world is seeded with the seed of its first row.
+world is seeded with the seed of its first row. With ``num_workers=k`` the worlds step in k worker processes at
+once (``vecrl_pettingzoo.world_group``), each holding a contiguous share of them, with the same numbers.
 
 Agents whose observation spaces are 1-D Boxes of different lengths (predators and prey) are made alike by
 padding: every row observes a Box of the longest length, an agent's own observation first and zeros after
@@ -30,12 +31,13 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from gymnasium.spaces import Box, Discrete, Space
 from pettingzoo import ParallelEnv
 
 from vecrl.checks import checked_num_envs
 from vecrl.contract import EpisodeOptions
 from vecrl.host_vector_env import HostVectorEnv
+from vecrl.worlds import NotWholeWorldsError
+from vecrl_pettingzoo.world_group import Layout, LocalWorlds, WorkerWorlds, WorldGroup
 
 
 class PettingZooVectorEnv(HostVectorEnv):
@@ -47,13 +49,16 @@ class PettingZooVectorEnv(HostVectorEnv):
         num_envs: the rows, ``A`` per world: a multiple of the env's number of agents.
         empty_info: every info ``{}`` (no ``world``, ``agent``, ``active`` keys).
         batch_size: async batches of that many rows (``vecrl.gathered_batches``).
+        num_workers: worker processes stepping the worlds at once (None: this process), each a contiguous
+            share of them; ``make_world`` must pickle (cloudpickle).
         **episode_options: ``vecrl.EpisodeOptions``' ``num_episodes``, ``autoreset_mode`` and ``seed_rule``,
             applied per world.
 
     Raises:
-        ValueError: ``num_envs`` not a positive multiple of the agents per world, agents whose action spaces
-            differ, or observation spaces that padding cannot make alike (naming the agents).
-        TypeError: ``make_world`` making no PettingZoo parallel env.
+        ValueError: ``num_envs`` not a positive multiple of the agents per world (``vecrl.worlds``'
+            ``NotWholeWorldsError``), agents whose action spaces differ, or observation spaces that padding
+            cannot make alike (naming the agents), ``num_workers`` not a positive int.
+        TypeError: ``make_world`` making no PettingZoo parallel env, or not pickling for worker processes.
     """
 
     def __init__(
@@ -63,137 +68,135 @@ class PettingZooVectorEnv(HostVectorEnv):
         *,
         empty_info: bool = False,
         batch_size: int | None = None,
+        num_workers: int | None = None,
         **episode_options: Any,
     ) -> None:
         options = EpisodeOptions(**episode_options)  # (checked before any world is made)
         num_envs = checked_num_envs(num_envs)
+        if num_workers is not None and (
+            isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1
+        ):
+            raise ValueError(
+                f"num_workers must be None (the worlds step in this process) or a positive int (worker processes"
+                f" stepping a share of the worlds each), got {num_workers!r}."
+            )
         first = make_world()
         if not isinstance(first, ParallelEnv):
             raise TypeError(
                 f"make_world made {type(first).__qualname__}, not a PettingZoo ParallelEnv: give the module's"
                 " parallel_env (pettingzoo.butterfly.pistonball_v6.parallel_env), not its env (the AEC one)."
             )
-        agents = list(first.possible_agents)
-        if num_envs % len(agents):
-            first.close()
-            worlds = max(1, num_envs // len(agents))
-            raise ValueError(
-                f"num_envs must be a positive multiple of the {len(agents)} agents of a world (a row per agent"
-                f" of each world), got {num_envs!r}: give num_envs={len(agents) * worlds} for {worlds} world(s)."
-            )
         try:
-            observation_space, self.observation_lengths = seat_observation_space(first, agents)
-            action_space = seat_action_space(first, agents)
+            seats = len(first.possible_agents)
+            if num_envs % seats:
+                raise NotWholeWorldsError(num_envs, seats)
+            layout = Layout.of(first)
         except ValueError:
             first.close()
             raise
         #: The agents of a world, in the order of its rows (the env's ``possible_agents``).
-        self.agents: list[str] = agents
+        self.agents: list[str] = layout.agents
+        #: Each agent's own observation length where observations are padded (None: they are alike).
+        self.observation_lengths: list[int] | None = layout.observation_lengths
         #: Worlds stepped together; row ``w * len(agents) + i`` is agent ``i`` of world ``w``.
-        self.num_worlds: int = num_envs // len(agents)
-        #: The rows of a world (its agents' seats): ``vecrl_evaluate.evaluate(..., opponents=...)`` seats a
-        #: population by it.
-        self.seats_per_world: int = len(agents)
-        self.worlds = [first] + [make_world() for _ in range(self.num_worlds - 1)]
+        self.num_worlds: int = num_envs // seats
+        #: The rows of a world (its agents' seats), as ``vecrl.worlds`` reads them:
+        #: ``vecrl_evaluate.evaluate(..., opponents=...)`` seats a population by it.
+        self.seats_per_world: int = seats
         super().__init__(
             num_envs,
-            observation_space,
-            action_space,
+            layout.observation_space,
+            layout.action_space,
             episode_options=options,
             reward_dtype=np.float32,
             empty_info=empty_info,
             batch_size=batch_size,
         )
-        seats = len(agents)
         self._world_of_row = np.repeat(np.arange(self.num_worlds), seats)
         self._agent_of_row = np.tile(np.arange(seats), self.num_worlds)
         self.active = np.zeros(num_envs, np.bool_)  # (whether each row's agent is in its world)
-        self._terminated = np.zeros(num_envs, np.bool_)  # (each row's agent left by termination)
-        self._observation_dtype = observation_space.dtype
-        self._row_shape: tuple[int, ...] = observation_space.shape or ()
-        self._discrete_actions = isinstance(action_space, Discrete)
+        self._groups: list[LocalWorlds | WorkerWorlds] = []
+        #: The first world of each group, and past the last one the number of worlds.
+        self._group_starts = np.zeros(1, np.int64)
+        if num_workers is None:
+            self._groups.append(LocalWorlds(WorldGroup(make_world, self.num_worlds, layout, first)))
+        else:
+            first.close()
+            shares = np.array_split(np.arange(self.num_worlds), min(num_workers, self.num_worlds))
+            try:
+                for share in shares:
+                    self._groups.append(WorkerWorlds(make_world, len(share), layout, int(share[0])))
+            except BaseException:
+                self.close_extras()
+                raise
+            self._group_starts = np.array([int(share[0]) for share in shares], np.int64)
+        self._group_starts = np.append(self._group_starts, self.num_worlds)
 
     # -- the engine's hooks -----------------------------------------------------------------------------
 
     def reset_rows(
         self, ids: np.ndarray | None, seeds: list[Any] | None, options: dict[str, Any] | None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        worlds = self._whole_worlds(ids, "reset")
-        seats = len(self.agents)
-        observation = np.zeros((len(worlds) * seats, *self._row_shape), self._observation_dtype)
-        for k, world in enumerate(worlds):
-            seed = None if seeds is None else seeds[k * seats]
-            observations, _ = self.worlds[world].reset(seed=seed, options=options)
-            rows = slice(world * seats, (world + 1) * seats)
-            self.active[rows] = [agent in observations for agent in self.agents]
-            self._terminated[rows] = False
-            self._write(observation, k * seats, observations)
+        worlds = self._whole_worlds(ids)
+        seats = self.seats_per_world
+        world_seeds = None if seeds is None else seeds[::seats]  # (a world takes its first row's seed)
+        observation, active = self._call_groups(
+            "reset",
+            worlds,
+            lambda k: (
+                None if world_seeds is None else world_seeds[k[0] : k[-1] + 1],
+                options,
+            ),
+        )
+        self.active[self._rows_of(worlds)] = active
         return observation, self._info(worlds)
 
     def step_rows(self, actions: Any, ids: np.ndarray | None) -> Any:
-        worlds = self._whole_worlds(ids, "step")
-        seats = len(self.agents)
-        count = len(worlds) * seats
-        observation = np.zeros((count, *self._row_shape), self._observation_dtype)
-        reward = np.zeros(count, np.float32)
-        terminated = np.zeros(count, np.bool_)
-        truncated = np.zeros(count, np.bool_)
-        # (a Discrete space's actions as Python ints at once: PettingZoo's envs take them so)
-        given_actions = actions.tolist() if self._discrete_actions else actions
-        for k, world_id in enumerate(worlds):
-            world, first = self.worlds[world_id], world_id * seats
-            live = self.active[first : first + seats]
-            given = {agent: given_actions[k * seats + i] for i, agent in enumerate(self.agents) if live[i]}
-            observations, rewards, terminations, _, _ = world.step(given)  # (truncation: the world ends)
-            self._write(observation, k * seats, observations)
-            for i, agent in enumerate(self.agents):
-                reward[k * seats + i] = rewards.get(agent, 0.0)
-                if terminations.get(agent, False):
-                    self._terminated[first + i] = True
-            remaining = set(world.agents)  # (read once: PettingZoo's wrappers forward it through __getattr__)
-            self.active[first : first + seats] = [agent in remaining for agent in self.agents]
-            if not remaining:  # the world has ended: each of its rows ends, as its agent left it
-                ended = self._terminated[first : first + seats]
-                terminated[k * seats : (k + 1) * seats] = ended
-                truncated[k * seats : (k + 1) * seats] = ~ended
+        worlds = self._whole_worlds(ids)
+        seats = self.seats_per_world
+        actions = np.asarray(actions)
+        observation, reward, terminated, truncated, active = self._call_groups(
+            "step", worlds, lambda k: (actions[k[0] * seats : (k[-1] + 1) * seats],)
+        )
+        self.active[self._rows_of(worlds)] = active
         return observation, reward, terminated, truncated, self._info(worlds)
 
     def close_extras(self, **kwargs: Any) -> None:
-        for world in self.worlds:
-            world.close()
+        for group in self._groups:
+            group.close()
+        self._groups = []
 
-    # -- rows and worlds --------------------------------------------------------------------------------
+    # -- rows, worlds and groups ------------------------------------------------------------------------
 
-    def _whole_worlds(self, ids: np.ndarray | None, doing: str) -> np.ndarray:
-        """The worlds whose rows are ``ids`` (None: every world); a ValueError where ``ids`` holds part of a
-        world (a reset mask that splits one: a world resets as a whole)."""
+    def _call_groups(
+        self, method: str, worlds: np.ndarray, arguments: Callable[[np.ndarray], tuple[Any, ...]]
+    ) -> tuple[np.ndarray, ...]:
+        """``method`` of each group holding some of ``worlds`` (ascending), all started before any is waited
+        for (worker processes step at once); their results joined, world after world. ``arguments(k)`` gives
+        the call's arguments past the worlds for the positions ``k`` (into ``worlds``) of a group's worlds."""
+        group_of = np.searchsorted(self._group_starts, worlds, side="right") - 1
+        called = []
+        for g in np.unique(group_of):
+            positions = np.flatnonzero(group_of == g)
+            local = worlds[positions] - self._group_starts[g]
+            self._groups[g].start(method, local, *arguments(positions))
+            called.append(self._groups[g])
+        results = [group.result() for group in called]
+        if len(results) == 1:
+            return results[0]
+        return tuple(np.concatenate(parts) for parts in zip(*results, strict=True))
+
+    def _whole_worlds(self, ids: np.ndarray | None) -> np.ndarray:
+        """The worlds whose rows are ``ids`` (None: every world): whole worlds, as the engine keeps them (a
+        reset mask that splits one is refused before it comes here: ``vecrl.worlds``)."""
         if ids is None:
             return np.arange(self.num_worlds)
-        seats = len(self.agents)
-        worlds = np.unique(np.asarray(ids) // seats)
-        if len(ids) != len(worlds) * seats or not np.array_equal(np.asarray(ids), self._rows_of(worlds)):
-            raise ValueError(
-                f"cannot {doing} part of a world: rows {list(map(int, ids))} split world(s)"
-                f" {sorted(set(map(int, worlds)))}, whose {seats} agents are rows w*{seats} to w*{seats}+{seats - 1};"
-                " give a reset_mask that holds every row of a world or none."
-            )
-        return worlds
+        return np.unique(np.asarray(ids) // self.seats_per_world)
 
     def _rows_of(self, worlds: np.ndarray) -> np.ndarray:
         """The rows of ``worlds``, world after world."""
-        seats = len(self.agents)
+        seats = self.seats_per_world
         return (worlds[:, None] * seats + np.arange(seats)).ravel()
-
-    def _write(self, out: np.ndarray, start: int, observations: dict[str, Any]) -> None:
-        """The agents' ``observations`` into their rows of ``out`` from row ``start``, each padded with zeros
-        (an agent that has left keeps zeros)."""
-        lengths = self.observation_lengths
-        for i, agent in enumerate(self.agents):
-            if agent in observations:
-                if lengths is None:
-                    out[start + i] = observations[agent]
-                else:
-                    out[start + i, : lengths[i]] = np.asarray(observations[agent]).ravel()
 
     def _info(self, worlds: np.ndarray) -> dict[str, Any]:
         if self.empty_info:
@@ -204,53 +207,3 @@ class PettingZooVectorEnv(HostVectorEnv):
             "agent": self._agent_of_row[rows],
             "active": self.active[rows].copy(),
         }
-
-
-def seat_observation_space(world: Any, agents: list[str]) -> tuple[Space, list[int] | None]:
-    """The observation space of every row (the agents' one space, or their 1-D Boxes padded to the longest)
-    and, where padded, each agent's own length; a ValueError naming the agents whose spaces cannot be made
-    alike.
-
-    Examples:
-        >>> from mpe2 import simple_tag_v3
-        >>> space, lengths = seat_observation_space(simple_tag_v3.parallel_env(), ["adversary_0", "agent_0"])
-        >>> space.shape, lengths
-        ((16,), [16, 14])
-        >>> seat_observation_space(simple_tag_v3.parallel_env(), ["adversary_0", "adversary_1"])[1] is None
-        True
-    """
-    spaces = [world.observation_space(agent) for agent in agents]
-    if all(space == spaces[0] for space in spaces):
-        return spaces[0], None
-    if not all(isinstance(space, Box) and len(space.shape) == 1 for space in spaces):
-        kinds = {agent: str(space) for agent, space in zip(agents, spaces, strict=True)}
-        raise ValueError(
-            f"the agents' observation spaces differ, and only 1-D Boxes are padded alike: {kinds}; give an env"
-            " whose agents observe alike (or wrap it with SuperSuit's pad_observations_v0 and flatten them)."
-        )
-    lengths = [space.shape[0] for space in spaces]
-    longest = max(lengths)
-    dtype = np.result_type(*(space.dtype for space in spaces))
-    low, high = (
-        np.zeros(longest, dtype),
-        np.zeros(longest, dtype),
-    )  # (0: the padding, where an agent has none)
-    for space, length in zip(spaces, lengths, strict=True):
-        low[:length], high[:length] = (
-            np.minimum(low[:length], space.low),
-            np.maximum(high[:length], space.high),
-        )
-    return Box(low, high, (longest,), dtype), lengths
-
-
-def seat_action_space(world: Any, agents: list[str]) -> Space:
-    """The one action space of every agent; a ValueError naming them where they differ."""
-    spaces = {agent: world.action_space(agent) for agent in agents}
-    first = spaces[agents[0]]
-    if any(space != first for space in spaces.values()):
-        raise ValueError(
-            f"the agents' action spaces differ ({ {agent: str(space) for agent, space in spaces.items()} }): a"
-            " row's action must mean the same for every agent. Give an env whose agents act alike (SuperSuit's"
-            " pad_action_space_v0 makes them so)."
-        )
-    return first
