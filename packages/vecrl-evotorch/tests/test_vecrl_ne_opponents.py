@@ -103,7 +103,9 @@ def test_the_mistakes_are_one_line_each():
     with pytest.raises(ValueError, match="matches must be a positive int"):
         problem(opponents="self", matches=0)
     with pytest.raises(ValueError, match="matches=3 counts the matches a solution plays with opponents="):
-        problem(matches=3)
+        problem(matches=3, opponents=None)
+    with pytest.raises(ValueError, match="rows are the seats of worlds of 2 agents, so a solution needs opponents"):
+        problem()
 
 
 @pytest.mark.timeout(600)
@@ -116,3 +118,10 @@ def test_evolve_with_a_hall_of_fame_shows_the_return_against_the_first_center(tm
         rows = list(csv.DictReader(file))
     assert len(rows) == 2 and "center_vs_first_return" in rows[0]
     assert main(["evolve", "--resume", str(out), "--generations", "3"]) == 0
+
+
+def test_evolve_on_seats_without_opponents_is_one_line(tmp_path, capsys):
+    assert main(["evolve", PUSH, "--generations", "1", "--out", str(tmp_path / "a")]) == 2
+    stderr = capsys.readouterr().err.strip().splitlines()
+    assert len(stderr) == 1 and "so a solution needs opponents: give opponents='team'" in stderr[0], stderr
+    assert not (tmp_path / "a").exists()

@@ -121,8 +121,8 @@ def make_vector_env(
             - ``episode_length`` (brax, gymnax, playground): the time limit of an episode, in steps.
             - ``num_episodes`` (brax, envpool, gym, gymnax, pettingzoo, playground): episodes per sub-env, then NaN
               rows until a reset (``vecrl.episodes``).
-            - ``num_workers`` (gym): sub-envs stepped in that many worker processes
-              (``vecrl_gym.ProcessVectorEnv``); ``"auto"`` picks by the env's step time.
+            - ``num_workers`` (gym, pettingzoo): sub-envs (worlds) stepped in that many worker processes
+              (``vecrl_gym.ProcessVectorEnv``, ``vecrl_pettingzoo.world_group``); gym's ``"auto"`` picks by the step time.
             - ``observation_mode`` (gym): ``"same"`` or ``"different"``, as gymnasium's vector envs.
             - ``render_mode`` (brax, envpool, gym, gymnax, playground): ``"rgb_array"`` for
               ``render``/``render_snapshot``.

@@ -333,6 +333,12 @@ class VecrlNE(BaseNEProblem):
             self._world: int = rows_per_world(probe)
             if self._opponents is not None:
                 seats_per_world(probe)  # (a ValueError on an env without seats)
+            elif self._world > 1:
+                raise ValueError(
+                    f"{self._env_name}'s rows are the seats of worlds of {self._world} agents, so a solution needs"
+                    " opponents: give opponents='team' (the solution in every seat), 'self' or 'hall-of-fame'"
+                    " (solutions playing each other: vecrl evolve --opponents)."
+                )
             self._observation_space: Any = probe.single_observation_space
             self._action_space: Any = probe.single_action_space
             if isinstance(network, nn.Module) and network_args:
