@@ -104,7 +104,9 @@ def test_the_mistakes_are_one_line_each():
         problem(opponents="self", matches=0)
     with pytest.raises(ValueError, match="matches=3 counts the matches a solution plays with opponents="):
         problem(matches=3, opponents=None)
-    with pytest.raises(ValueError, match="rows are the seats of worlds of 2 agents, so a solution needs opponents"):
+    with pytest.raises(
+        ValueError, match="rows are the seats of worlds of 2 agents, so a solution needs opponents"
+    ):
         problem()
 
 
