@@ -13,8 +13,11 @@ Agent-steps per second (a world's step is one step of each of its agents), media
   supersuit    SuperSuit's concat_vec_envs_v1(pettingzoo_env_to_vec_env_v1(env), WORLDS), its own form (where
                SuperSuit is installed and runs)
 
-Target: vecrl >= 1.0x plain at 16 worlds in one process; and the workers' gain at 2 (vecrl 2w against vecrl),
-bounded by 2 cores: the ceiling is 2x, less the pipes' round trip each step.
+Target: vecrl >= 1.0x plain at 16 worlds in one process; and the workers' gain at 2 (vecrl 2w against vecrl).
+Its ceiling here, measured in the same run: each step, the caller hands each worker its share and waits, and
+a process that waited a few milliseconds wakes late on this VM, so a step costs at least half the one-process
+step plus one pipe round trip made after such a wait (an echo worker, the caller idle half a step between
+round trips): ceiling = one-process step / (half of it + that round trip).
 
     python bench/multi_agent.py [--repeats 3] [--worlds 16]
 """
@@ -33,6 +36,7 @@ import torch
 from mpe2 import simple_spread_v3
 
 import vecrl
+from vecrl.processes import WorkerProcess, messages
 
 AGENTS, CYCLES, STEPS = 3, 25, 500
 
@@ -79,6 +83,35 @@ def run_plain(worlds: int) -> float:
     for env in envs:
         env.close()
     return rate
+
+
+def echo(connection: Any) -> None:
+    """A worker that sends back what it is sent (the ceiling's round trip)."""
+    for message in messages(connection):
+        connection.send(message)
+
+
+def round_trip_after(gap: float, repeats: int = 200) -> float:
+    """The median seconds of a pipe round trip to a worker (a step's message and reply) made ``gap`` seconds
+    after the last one, the caller busy in between (as it is with the engine's work, or waiting)."""
+    worker = WorkerProcess(echo, (), name="echo")
+    message = ("step", (np.arange(8), np.zeros(24, np.int64)))
+    try:
+        worker.connection.send(message)
+        worker.connection.recv()
+        times = []
+        for _ in range(repeats):
+            end = time.perf_counter() + gap
+            while time.perf_counter() < end:
+                pass
+            start = time.perf_counter()
+            worker.connection.send(message)
+            worker.wait()
+            worker.connection.recv()
+            times.append(time.perf_counter() - start)
+    finally:
+        worker.end()
+    return statistics.median(times)
 
 
 def run_supersuit(worlds: int) -> float:
@@ -129,9 +162,13 @@ def main() -> None:
         f" per repeat {min(ratios):.2f}-{max(ratios):.2f}x)"
     )
     gains = [a / b for a, b in zip(rates["vecrl 2w"], rates["vecrl"], strict=True)]
+    step = AGENTS * args.worlds / median["vecrl"]  # (seconds per step of every world, one process)
+    trip = round_trip_after(step / 2)
     print(
         f"  vecrl with 2 worker processes {median['vecrl 2w']:,.0f}: {median['vecrl 2w'] / median['vecrl']:.2f}x one"
-        f" process (per repeat {min(gains):.2f}-{max(gains):.2f}x), {median['vecrl 2w'] / median['plain']:.2f}x plain"
+        f" process (per repeat {min(gains):.2f}-{max(gains):.2f}x; ceiling {step / (step / 2 + trip):.2f}x: a"
+        f" {step * 1e3:.2f} ms step, a round trip after {step / 2 * 1e3:.2f} ms {trip * 1e6:.0f} us),"
+        f" {median['vecrl 2w'] / median['plain']:.2f}x plain"
     )
     if "supersuit" in median:
         print(
