@@ -49,8 +49,26 @@ def test_a_population_is_seated_in_whole_worlds_with_evaluate_s_numbers():
     team.evaluate(batch)
     assert team.get_env().num_envs == 4 * 2  # a world a member
     assert team.hall_of_fame is None  # (only "hall-of-fame" keeps one)
-    played.close()
-    team.close()
+    baseline = torch.randn(2, team.solution_length, generator=torch.Generator().manual_seed(3))
+    fixed = problem(opponents=baseline)
+    batch = population(fixed, 3, 1)
+    fixed.evaluate(batch)
+    expected = evaluate(fixed._policy, fixed.get_env(), batch.values.clone(), opponents=baseline, seed=1)
+    assert torch.equal(batch.evals[:, 0], expected.mean_return.float())
+    assert fixed.score(batch.values[0], num_episodes=2, seed=0) == pytest.approx(
+        float(
+            evaluate(
+                fixed._policy,
+                fixed.get_env(),
+                batch.values[:1].clone(),
+                opponents=baseline,
+                matches=2,
+                seed=0,
+            ).mean_return[0]
+        )
+    )
+    for made in (played, team, fixed):
+        made.close()
 
 
 def test_the_hall_of_fame_keeps_past_centers_and_a_uniform_sample_past_its_size():

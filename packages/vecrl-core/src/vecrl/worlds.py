@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from vecrl.arrays import array_namespace
 from vecrl.errors import VecrlError
 
 
@@ -61,6 +62,16 @@ def whole_worlds(count: int, seats: int) -> int:
         (63, 3)
     """
     return max(seats, count // seats * seats)
+
+
+def rows_of(worlds: Any, seats: int) -> Any:
+    """The rows of ``worlds`` (a 1-D numpy array or torch tensor of world numbers), world after world.
+
+    Examples:
+        >>> rows_of(np.array([0, 2]), 3).tolist()
+        [0, 1, 2, 6, 7, 8]
+    """
+    return (worlds[:, None] * seats + array_namespace(worlds).arange(seats)).reshape(-1)
 
 
 def check_whole_worlds(mask: Any, seats: int) -> None:

@@ -103,10 +103,10 @@ def split_population(
     num_parts: int,
     params: Mapping[str, np.ndarray] | None = None,
 ) -> list[Part]:
-    """``num_rows`` rows in at most ``num_parts`` contiguous parts of near-equal size, each with its rows'
-    ``seeds`` (one per row, from ``row_seeds``) and ``params`` (their rows) and an env of ``env.num_envs`` sub-envs, or fewer for a
-    part with fewer rows; on an env whose rows are seats, parts of whole worlds (``vecrl.worlds``). A row's result depends on its seed alone, so a part gives the same results
-    wherever it runs.
+    """``num_rows`` rows in at most ``num_parts`` contiguous parts of near-equal size (of whole worlds where the
+    env's rows are seats: ``vecrl.worlds``), each with its rows' ``seeds`` (one per row, from ``row_seeds``) and
+    ``params`` (their rows) and an env of ``env.num_envs`` sub-envs, or fewer for a part with fewer rows. A
+    row's result depends on its seed alone, so a part gives the same results wherever it runs.
 
     Examples:
         >>> import vecrl

@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from vecrl.worlds import rows_per_world
+from vecrl.worlds import rows_of, rows_per_world
 
 #: What ``opponents`` names, besides a tensor of opponents' parameters.
 KINDS = ("self", "team")
@@ -149,7 +149,7 @@ def own_rows(table: MatchTable, population: int, seats: int) -> torch.Tensor:
     order (a team's every seat)."""
     worlds = torch.arange(len(table.player))
     if bool((table.seat < 0).all()):  # a team's worlds: every seat its own
-        rows = worlds[:, None] * seats + torch.arange(seats)
+        rows = rows_of(worlds, seats).reshape(-1, seats)
     else:
         rows = (worlds * seats + table.seat)[:, None]
     order = torch.argsort(table.player, stable=True)

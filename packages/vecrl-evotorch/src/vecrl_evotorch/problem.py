@@ -471,7 +471,7 @@ class VecrlNE(BaseNEProblem):
         hall of fame (a uniform sample of them all, by reservoir sampling seeded by the problem's seed)."""
         if self._reference is None:
             self._reference = center
-        if self._opponents != "hall-of-fame":
+        if not (isinstance(self._opponents, str) and self._opponents == "hall-of-fame"):
             return
         self._centers_seen += 1
         hall = self._hall_of_fame

@@ -36,7 +36,7 @@ from pettingzoo import ParallelEnv
 from vecrl.checks import checked_num_envs
 from vecrl.contract import EpisodeOptions
 from vecrl.host_vector_env import HostVectorEnv
-from vecrl.worlds import NotWholeWorldsError
+from vecrl.worlds import NotWholeWorldsError, rows_of
 from vecrl_pettingzoo.world_group import Layout, LocalWorlds, WorkerWorlds, WorldGroup
 
 
@@ -148,7 +148,7 @@ class PettingZooVectorEnv(HostVectorEnv):
                 options,
             ),
         )
-        self.active[self._rows_of(worlds)] = active
+        self.active[rows_of(worlds, self.seats_per_world)] = active
         return observation, self._info(worlds)
 
     def step_rows(self, actions: Any, ids: np.ndarray | None) -> Any:
@@ -158,7 +158,7 @@ class PettingZooVectorEnv(HostVectorEnv):
         observation, reward, terminated, truncated, active = self._call_groups(
             "step", worlds, lambda k: (actions[k[0] * seats : (k[-1] + 1) * seats],)
         )
-        self.active[self._rows_of(worlds)] = active
+        self.active[rows_of(worlds, self.seats_per_world)] = active
         return observation, reward, terminated, truncated, self._info(worlds)
 
     def close_extras(self, **kwargs: Any) -> None:
@@ -193,15 +193,10 @@ class PettingZooVectorEnv(HostVectorEnv):
             return np.arange(self.num_worlds)
         return np.unique(np.asarray(ids) // self.seats_per_world)
 
-    def _rows_of(self, worlds: np.ndarray) -> np.ndarray:
-        """The rows of ``worlds``, world after world."""
-        seats = self.seats_per_world
-        return (worlds[:, None] * seats + np.arange(seats)).ravel()
-
     def _info(self, worlds: np.ndarray) -> dict[str, Any]:
         if self.empty_info:
             return {}
-        rows = self._rows_of(worlds)
+        rows = rows_of(worlds, self.seats_per_world)
         return {
             "world": self._world_of_row[rows],
             "agent": self._agent_of_row[rows],
