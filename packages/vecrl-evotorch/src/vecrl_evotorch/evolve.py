@@ -33,7 +33,14 @@ from vecrl_evaluate.fused import compile_seconds
 from vecrl_evotorch import archive
 from vecrl_evotorch.problem import VecrlNE
 from vecrl_evotorch.run_log import RunLogger, close_loggers, open_loggers, remove_logs, status_scalars
-from vecrl_evotorch.run_settings import CHAMPION, EVOLVE_FILES, SEARCHER_KNOBS, fixed_settings
+from vecrl_evotorch.run_settings import (
+    CHAMPION,
+    EVOLVE_FILES,
+    SEARCHER_KNOBS,
+    against_first_center,
+    center_column,
+    fixed_settings,
+)
 from vecrl_evotorch.runs import SETTINGS, STATE, RunError, RunFolder
 
 #: The history's curves of the population's shaped fitness, which a shaped run records beside its returns.
@@ -319,21 +326,12 @@ class Evolution:
         return {
             "mean_return": history["mean"],
             "best_return": history["best"],
-            self._center_column(): history["center"],
+            center_column(self.settings): history["center"],
             **{name: history[name] for name in FITNESS if name in history},
             **{name: history[name] for name in ARCHIVE if name in history},
             "env_steps": [int(steps) for steps in history["env_steps"]],
             "seconds": [round(seconds, 3) for seconds in history["seconds"]],
         }
-
-    def _against_first(self) -> bool:
-        """Whether the center is scored against the first generation's center (opponents that improve too)."""
-        return self.settings.get("opponents") in ("self", "hall-of-fame")
-
-    def _center_column(self) -> str:
-        if "coverage" in self.history:
-            return "elite_return"
-        return "center_vs_first_return" if self._against_first() else "center_return"
 
     def logged_row(self) -> dict[str, float]:
         """The last generation's row of the results table, with the searcher's status beside it: what
@@ -349,7 +347,7 @@ class Evolution:
     def save_plot(self) -> Path | None:
         history = self.history
         curves = {"population mean": history["mean"], "best of population": history["best"]}
-        center = "center against the first center" if self._against_first() else "center"
+        center = "center against the first center" if against_first_center(self.settings) else "center"
         curves[("best elite" if "coverage" in history else center) + ", fresh episodes"] = history["center"]
         if "mean_fitness" in history:
             curves["population mean, shaped fitness"] = history["mean_fitness"]
@@ -367,7 +365,7 @@ class Evolution:
                 f"  qd-score {history['qd_score'][-1]:10.1f}"
             )
         else:
-            line += f"  {'vs first' if self._against_first() else 'center'} {history['center'][-1]:8.1f}"
+            line += f"  {'vs first' if against_first_center(self.settings) else 'center'} {history['center'][-1]:8.1f}"
         line += f"  {rate:10,.0f} env-steps/s"
         limit = self.settings["generations"]
         if limit is not None:

@@ -35,6 +35,8 @@ from numbers import Real
 from pathlib import Path
 from typing import Any, Protocol
 
+from vecrl_evotorch.run_settings import center_column
+
 #: ``--log``'s choices: the backend -> the module it needs, and how to install it.
 LOGGERS: dict[str, tuple[str, str]] = {
     "tensorboard": ("tensorboard", "pip install tensorboard"),
@@ -166,7 +168,7 @@ class _TensorBoard:
             # run of its own, with one value per metric)
             file_writer = self.writer.file_writer
             assert file_writer is not None  # (made by the constructor)
-            for summary in hparams(_parameters(settings), {"center_return": math.nan}):
+            for summary in hparams(_parameters(settings), {center_column(settings): math.nan}):
                 file_writer.add_summary(summary)
 
     def generation(self, generation: int, row: Mapping[str, float]) -> None:

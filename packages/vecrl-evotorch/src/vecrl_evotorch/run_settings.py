@@ -93,6 +93,20 @@ EVOLVE_FILES = (
 )
 
 
+def against_first_center(settings: Mapping[str, Any]) -> bool:
+    """Whether a run of ``settings`` scores its center against the first generation's center (its opponents
+    improve too: ``--opponents self`` or ``hall-of-fame``)."""
+    return settings.get("opponents") in ("self", "hall-of-fame")
+
+
+def center_column(settings: Mapping[str, Any]) -> str:
+    """The results table's column of the center's score in a run of ``settings``: MAP-Elites' best elite, the
+    center against the first center, or the center on fresh episodes."""
+    if settings["algorithm"] == "map-elites":
+        return "elite_return"
+    return "center_vs_first_return" if against_first_center(settings) else "center_return"
+
+
 def given_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The settings the command line gives (the options of ``DEFAULTS``' names that it sets)."""
     return {key: getattr(args, key) for key in DEFAULTS if getattr(args, key, None) is not None}
