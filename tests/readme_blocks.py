@@ -33,7 +33,7 @@ READMES = [ROOT / "README.md", *sorted(ROOT.glob("packages/*/README.md"))]
 EXAMPLES = sorted((ROOT / "examples").glob("evolve_*.py"))
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 INSTALL = "python3.11 -m pip install -c constraints.txt "
-PACKAGE = re.compile(r"^packages/(vecrl-[a-z0-9]+)(\[[\w,]+\])?$")
+PACKAGE = re.compile(r"^packages/(vecrl-[a-z0-9]+)(\[[\w,-]+\])?$")  # (extras such as [classic-control])
 
 
 @dataclass(frozen=True)

@@ -339,6 +339,8 @@ def test_record_reads_a_saved_policy_and_refuses_what_is_none(tmp_path, capsys):
 def test_videos_of_mujoco_brax_and_playground_envs_decode(tmp_path, env, act_length):
     import imageio.v3 as imageio
 
+    pytest.importorskip(f"vecrl_{env.partition('::')[0]}")  # (vecrl-evotorch alone has the gym backend)
+
     path = tmp_path / "video.mp4"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -375,6 +377,8 @@ def small(args: list[str], out: Path) -> list[str]:
 @pytest.mark.parametrize("args", readme_runs(), ids=lambda args: args[0])
 def test_the_readme_runs_go_as_written_with_small_settings(tmp_path, capsys, args):
     from vecrl.testing import no_process_left
+
+    pytest.importorskip(f"vecrl_{args[0].partition('::')[0]}")  # (vecrl-evotorch alone has the gym backend)
 
     with no_process_left():
         assert main(["evolve", *small(args, tmp_path / "run")]) == 0
