@@ -243,3 +243,27 @@ def test_a_worker_that_dies_is_named_and_close_ends_the_rest():
         ):
             env.step(torch.zeros(12, dtype=torch.int64))
         env.close()
+
+
+class Faulty(Relay):
+    """A relay whose worlds raise at their third step of an episode, where ``fail`` says (an env's bug)."""
+
+    fail = True
+
+    def step(self, actions):
+        if self.time == 2 and Faulty.fail:
+            raise RuntimeError("a bug in the env")
+        return super().step(actions)
+
+
+def test_an_env_error_in_a_worker_is_raised_as_itself_and_a_reset_starts_every_world_again():
+    env = PettingZooVectorEnv(Faulty, 6, num_workers=2)
+    env.reset(seed=0)
+    for _ in range(2):
+        env.step(np.ones(6, np.int64))
+    with pytest.raises(RuntimeError, match="a bug in the env"):
+        env.step(np.ones(6, np.int64))
+    observation, info = env.reset(seed=[3, 3, 4, 4, 0, 0])  # (every worker answers this reset, not the step)
+    assert observation.tolist() == [[3, 3], [3, 0], [4, 4], [4, 0], [0, 0], [0, 0]]
+    assert env.step(np.ones(6, np.int64))[1].tolist() == [2.0] * 6
+    env.close()

@@ -181,7 +181,14 @@ class PettingZooVectorEnv(HostVectorEnv):
             local = worlds[positions] - self._group_starts[g]
             self._groups[g].start(method, local, *arguments(positions))
             called.append(self._groups[g])
-        results = [group.result() for group in called]
+        results, failure = [], None
+        for group in called:  # (every answer read, an error's too: no group is left a reply behind)
+            try:
+                results.append(group.result())
+            except Exception as error:
+                failure = failure or error
+        if failure is not None:
+            raise failure
         if len(results) == 1:
             return results[0]
         return tuple(np.concatenate(parts) for parts in zip(*results, strict=True))
