@@ -17,7 +17,11 @@ a floor measured in the same run:
                   sum alone (no masks, counters or early exit: the least a rollout on vecrl's engine costs)
                   -> tell, in one ``jax.jit``
   floor python    the same three parts called one by one from Python, each jitted: the least a generation
-                  that calls its rollout from Python between a jitted ask and tell (evaluate's side) costs
+                  that calls its rollout from Python between a jitted ask and tell costs
+  floor torch     floor python with the population handed over as a torch tensor and the fitness taken back
+                  as one (float64, as evaluate returns it, then float32 into jax): the least a generation
+                  costs that calls a rollout speaking torch from Python (evaluate's side), the host waiting
+                  for the population and the fitness where jax alone would chain its three programs
 
 and the three vecrl sides:
 
@@ -29,7 +33,9 @@ and the three vecrl sides:
                   (every row at once on a jax engine); EvoTorch's own searcher time printed beside it
 
 Each line gives a steady generation's milliseconds (the median over the generations after two that compile)
-and its ratio to ``evosax jit`` (lower is better for vecrl). The sides take turns, a generation
+and its ratio to ``evosax jit`` (lower is better for vecrl). A line per population size gives the time of its
+rows' seeds (``vecrl_evaluate.randomness.row_seeds``, every evaluate call's) beside numpy's own
+``SeedSequence.generate_state``, whose words they are (why vecrl computes them itself). The sides take turns, a generation
 each. Targets (issue 76): rollout in jit at most 1.0x on Pendulum at 64 and 1,024 and 0.8x on CartPole at 64;
 evaluate at most 1.15x at 1,024; VecrlNE at most 1.3x at 1,024.
 
@@ -153,7 +159,7 @@ def vecrl_sides(
 
     one = jax.jit(generation)
     ask, tell = jax.jit(strategy.ask), jax.jit(strategy.tell)
-    boxes = {"jit": start, "evaluate": start, "floor": start, "floor python": start}
+    boxes = {"jit": start, "evaluate": start, "floor": start, "floor python": start, "floor torch": start}
     episodes, specs, length = env.unwrapped.jax_env, policy.layer_specs, EPISODE_LENGTHS[env_name]
 
     def floor_rollout(population, key):  # type: ignore[no-untyped-def]
@@ -196,6 +202,15 @@ def vecrl_sides(
         fitness = floor_alone(population, key_eval)
         boxes["floor python"], _ = tell(key_tell, population, -fitness, state, params)
         jax.block_until_ready(boxes["floor python"].mean)
+
+    def floor_torch(step: int) -> None:
+        key_ask, key_eval, key_tell = jax.random.split(jax.random.fold_in(key, step), 3)
+        population, state = ask(key_ask, boxes["floor torch"], params)
+        rows = convert_to_torch(population)  # (evaluate's input: the host waits for ask here)
+        fitness = convert_to_torch(floor_alone(rows.numpy(), key_eval)).double()  # (and for the rollout here)
+        fitness = convert_from_torch(fitness.float(), "jax")
+        boxes["floor torch"], _ = tell(key_tell, population, -fitness, state, params)
+        jax.block_until_ready(boxes["floor torch"].mean)
 
     def in_jit(step: int) -> None:
         boxes["jit"], mean = one(boxes["jit"], jax.random.fold_in(key, step))
@@ -241,6 +256,7 @@ def vecrl_sides(
     return {
         "floor in jit": floor,
         "floor python": floor_python,
+        "floor torch": floor_torch,
         "rollout in jit": in_jit,
         "evaluate": with_evaluate,
         "VecrlNE": vecrl_ne,
@@ -276,6 +292,27 @@ def race(env_name: str, popsize: int, generations: int, seed: int) -> dict[str, 
     return figures
 
 
+def seeds_line(sizes: list[int]) -> None:
+    """The rows' seeds of one evaluate call, vecrl's against numpy's loop over the same words (microseconds)."""
+    import functools
+    import timeit
+
+    import numpy as np
+
+    from vecrl_evaluate.randomness import row_seeds
+
+    def per_call(function: Callable[[], object]) -> float:
+        return 1e6 * min(timeit.repeat(function, number=200, repeat=5)) / 200
+
+    for rows in sizes:
+        ours = per_call(functools.partial(row_seeds, 3, rows))
+        numpys = per_call(functools.partial(np.random.SeedSequence(3).generate_state, rows, np.uint32))
+        print(
+            f"row seeds of {rows} rows: vecrl {ours:.1f} us, numpy's SeedSequence.generate_state {numpys:.1f} us"
+            f" ({numpys / ours:.1f}x)"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -301,6 +338,7 @@ def main() -> int:
     import jax
 
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}; load average {os.getloadavg()}")
+    seeds_line(sorted({popsize for _, popsize in RACES}))
     for env_name, popsize in RACES[:1] if args.quick else RACES:
         seeds = (args.seed,) if args.quick else tuple(args.seed + seed for seed in SEEDS)
         runs = [race(env_name, popsize, 3 if args.quick else args.generations, seed) for seed in seeds]

@@ -344,7 +344,7 @@ def _evaluated(
     if plan.executor is not None and progress is not None:
         progress(len(parameters))
     total_return, episode_counts, steps, raw_return, measured, *observed = (
-        torch.cat(column) for column in zip(*results, strict=True)
+        results[0] if len(results) == 1 else (torch.cat(column) for column in zip(*results, strict=True))
     )
     per_episode = _measures(plan.settings.measures, measured)
     if plan.obs_norm is not None:  # each part's (count, sum, sum of squares), merged once the call is done

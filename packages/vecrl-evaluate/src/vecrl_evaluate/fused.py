@@ -43,7 +43,7 @@ import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -237,12 +237,14 @@ def run_fused(
                 name: np.concatenate([v, np.repeat(v[-1:], padding, axis=0)]) for name, v in table.items()
             }
     inputs = Inputs(
-        convert_from_torch(population, "jax"),
-        row_seeds,  # (numpy arrays, as the valid rows below, go to the device with the call: no dispatch of their own)
+        # (numpy arrays, as the seeds and valid rows below, go to the device with the call; a CPU tensor's too,
+        # without DLPack's Python around it)
+        population.numpy() if population.device.type == "cpu" else convert_from_torch(population, "jax"),
+        row_seeds,
         None if mean is None else convert_from_torch(mean, "jax"),
         None if std is None else convert_from_torch(std, "jax"),
         None if normalize is None else np.bool_(normalizing),
-        np.clip(num_rows - share * np.arange(shares), 0, share).astype(np.int32),
+        np.array([min(max(num_rows - share * device, 0), share) for device in range(shares)], np.int32),
         None if table is None else {name: jnp.asarray(value) for name, value in table.items()},
     )
     if shares > 1:
@@ -261,32 +263,29 @@ def run_fused(
         ),
         inputs,
     )
-    results = _run(programs, inputs, progress)
+    results, status = _run(programs, inputs, progress)
     if shares > 1:  # gathered on the first device (a few numbers per row), where torch can view them
         results = jax.device_put(results, devices[0])
-    total, episode_counts, steps, raw, non_finite, moments, measured = results
-    measured = _measured(measured, num_rows, settings)
-    total, episode_counts, steps, raw, non_finite = (
-        convert_to_torch(part)[:num_rows] for part in (total, episode_counts, steps, raw, non_finite)
-    )
-    rows = non_finite.nonzero().flatten().tolist() if bool(non_finite.any()) else []
-    if rows:
+    if status[:, 3].any():  # (the status says so: the counts themselves are read only then)
+        rows = convert_to_torch(results.non_finite)[:num_rows].nonzero().flatten().tolist()
         raise ValueError(
             f"The network's actions for parameter rows {listed(rows)} hold NaN or inf (non-finite values), which make"
             " the env's states NaN; no result is returned. Look for them where the actions are made, e.g."
             " parameters so large that a layer overflows."
         )
-    raw = raw if settings.shaping.changes_rewards else total
+    # (the columns the call needs, each converted once: a torch call more is dear in a generation's loop)
+    total = convert_to_torch(results.total)[:num_rows].double()
+    raw = convert_to_torch(results.raw)[:num_rows].double() if settings.shaping.changes_rewards else total
     per_row = (
-        total.double(),
-        episode_counts.long(),
-        steps.long(),
-        raw.double(),
-        measured.to(parameters.device),
+        total,
+        convert_to_torch(results.episodes)[:num_rows].long(),
+        convert_to_torch(results.steps)[:num_rows].long(),
+        raw,
+        _measured(results.measured, num_rows, settings).to(parameters.device),
     )
     if settings.normalize is None:
         return per_row
-    return per_row + tuple(part.to(parameters.device) for part in Moments(*moments).unshifted(mean))
+    return per_row + tuple(part.to(parameters.device) for part in Moments(*results.moments).unshifted(mean))
 
 
 def _measured(measured: Any, num_rows: int, settings: RowSettings) -> torch.Tensor:
@@ -305,8 +304,8 @@ def program_options(options: EvaluateOptions, devices: tuple[Any, ...]) -> Evalu
     """``options`` as a compiled program reads them (and keys its cache on them): the loop's shape resolved
     for the devices' platform (``_loop_shape``), the devices named, whichever path was asked for."""
     steps_per_check, select_restarts = _loop_shape(options, devices[0].platform)
-    return replace(
-        options, steps_per_check=steps_per_check, select_restarts=select_restarts, devices=devices, fused=None
+    return options.settled(
+        steps_per_check=steps_per_check, select_restarts=select_restarts, devices=devices, fused=None
     )
 
 
@@ -321,9 +320,11 @@ def _loop_shape(options: EvaluateOptions, platform: str) -> tuple[int, bool]:
     return steps, gpu if options.select_restarts is None else options.select_restarts
 
 
-def _run(programs: _Programs, inputs: Inputs, progress: Callable[[int], None] | None) -> Results:
-    """The results once every row is done, from the configuration's one program. Where it polls (one
-    device), the host hears the rows done at each poll, about every ``POLL_SECONDS`` (``progress``, which
+def _run(
+    programs: _Programs, inputs: Inputs, progress: Callable[[int], None] | None
+) -> tuple[Results, np.ndarray]:
+    """The results once every row is done, from the configuration's one program, and its status (``_loop``'s).
+    Where it polls (one device), the host hears the rows done at each poll, about every ``POLL_SECONDS`` (``progress``, which
     hears 0 first), and a Ctrl-C stops the loop at the next poll: the KeyboardInterrupt then rises here. The
     first poll of a call comes after the checks the last call made in ``POLL_SECONDS`` (``FIRST_POLL`` on a
     configuration's first call), so a short call is not polled at all."""
@@ -345,7 +346,7 @@ def _run(programs: _Programs, inputs: Inputs, progress: Callable[[int], None] | 
     if watch.stopped:  # (Ctrl-C, whose KeyboardInterrupt Python raised above, unless a handler swallowed it)
         raise KeyboardInterrupt
     programs.checks_per_second = watch.rate(status[:, 2].max())
-    return results
+    return results, status
 
 
 def _checks_to_poll(checks_per_second: float) -> int:
@@ -647,7 +648,7 @@ def _loop(
 ) -> tuple[Carry, Any]:
     """The loop from ``carry``, for at most ``checks`` checks of its predicate (each after
     ``settings.options.steps_per_check`` env steps) or until every row is done: the carry then, and its status
-    ``[[slots still counting, rows done, checks made]]``. With ``poll``, ``poll(rows done, checks made)`` is
+    ``[[slots still counting, rows done, checks made, rows with a non-finite action]]``. With ``poll``, ``poll(rows done, checks made)`` is
     called on the host after ``first_poll`` checks and then when it says: it answers ``(stop, checks until
     the next poll)``."""
     import jax
@@ -773,14 +774,14 @@ def _loop(
         (jnp.int32(0), carry, jnp.bool_(False), jnp.asarray(first_poll, jnp.int32)),
     )
     rows_done = done(carry)
-    status = [carry.counting.any().astype(jnp.int32), rows_done, done_checks]
+    non_finite_rows = (carry.results.non_finite > 0).sum(dtype=jnp.int32)
+    status = [carry.counting.any().astype(jnp.int32), rows_done, done_checks, non_finite_rows]
     return carry, jnp.stack(status)[None]
 
 
 def _program(settings: _Settings, inputs: Inputs, first_poll: Any) -> tuple[Results, Any]:
-    """The loop from the start to the end, the results and the status ``[[slots still counting, rows done,
-    checks made]]`` handed out (not the carry: XLA then keeps no more of the env's states than the steps
-    read); on one device it polls the host (``_poll``), first after ``first_poll`` checks."""
+    """The loop from the start to the end, the results and the status (``_loop``'s) handed out (not the
+    carry: XLA then keeps no more of the env's states than the steps read); on one device it polls the host (``_poll``), first after ``first_poll`` checks."""
     import jax.numpy as jnp
 
     poll = _poll if len(settings.devices) == 1 else None

@@ -15,6 +15,7 @@ This module imports no torch: the commands read the flags from it before anythin
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Integral
@@ -287,12 +288,8 @@ class EvaluateOptions:
                 f"Give num_workers={self.num_workers!r} or executor={self.executor!r}, not both: the executor says"
                 " where the parts of the population run."
             )
-        for option_field in dataclasses.fields(self):
-            check = option_field.metadata.get("check")
-            if check is not None:  # (frozen: the checked values replace what was given)
-                object.__setattr__(
-                    self, option_field.name, check(getattr(self, option_field.name), option_field.name)
-                )
+        for name, check in _checks():  # (frozen: the checked values replace what was given)
+            object.__setattr__(self, name, check(getattr(self, name), name))
         shaping = Shaping.checked(
             decrease_rewards_by=self.decrease_rewards_by,
             alive_bonus_schedule=self.alive_bonus_schedule,
@@ -305,8 +302,7 @@ class EvaluateOptions:
         has already turned into the rows' inputs or their runner (the seed and common random numbers, the
         executor, workers, statistics and params), so that the value travels to worker processes and Ray actors and keys compiled programs
         alike for every call of a run."""
-        return dataclasses.replace(
-            self,
+        return self.settled(
             seed=None,
             common_random_numbers=False,  # (the plan gave every row row 0's seed)
             num_workers=None,
@@ -314,6 +310,30 @@ class EvaluateOptions:
             obs_norm=None,
             randomize=None,
         )
+
+    def settled(self, **values: Any) -> EvaluateOptions:
+        """A copy with ``values`` in place of these fields, which are not checked again: for values vecrl
+        resolved itself (the defaults, a loop shape, devices), as every call of a generation's loop does
+        (``dataclasses.replace`` would run every option's check once more). The user's values go through
+        ``EvaluateOptions(...)`` or ``dataclasses.replace``.
+
+        Examples:
+            >>> EvaluateOptions(seed=3).settled(seed=None).seed is None
+            True
+        """
+        copy = object.__new__(EvaluateOptions)
+        copy.__dict__.update(self.__dict__, **values)
+        return copy
+
+
+@functools.cache
+def _checks() -> tuple[tuple[str, Callable[[Any, str], Any]], ...]:
+    """Each option's name and check, in the fields' order."""
+    return tuple(
+        (option_field.name, option_field.metadata["check"])
+        for option_field in dataclasses.fields(EvaluateOptions)
+        if option_field.metadata.get("check") is not None
+    )
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ Examples:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -43,6 +44,7 @@ from vecrl.arrays import array_namespace
 SEED_MODULUS = 2**31 - 1
 
 _MASK = 0xFFFFFFFF
+_INIT_B, _MULT_B, _XSHIFT = 0x8B51F9DD, 0x58F38DED, 16  # numpy's SeedSequence.generate_state's hash
 _MULTIPLIER = 0x45D9F3B  # the "hash32" finalizer's: below 2**27, so a word times it stays below 2**59
 _STRIDE = 0x2C1B3C6D  # an odd constant below 2**30 that spreads a word before a counter is added
 _EPISODE_SALT = 0x68E31DA4
@@ -65,8 +67,34 @@ def row_seeds(seed: int | None, num_rows: int) -> np.ndarray | None:
     """
     if seed is None:
         return None
-    words = np.random.SeedSequence(seed).generate_state(num_rows, np.uint32)
-    return words.astype(np.int64) % SEED_MODULUS
+    return seed_sequence_words(seed, num_rows).astype(np.int64) % SEED_MODULUS
+
+
+def seed_sequence_words(seed: int, num_words: int) -> np.ndarray:
+    """``numpy.random.SeedSequence(seed).generate_state(num_words, np.uint32)``, the same words by array
+    arithmetic: numpy's own ``generate_state`` runs a Python loop a word, which a generation's ``evaluate``
+    pays for every row (``bench/evosax_race.py`` times both). numpy's SeedSequence mixes the seed into its
+    pool; word ``i`` is pool word ``i % 4`` hashed with the ``i``-th constant of numpy's sequence.
+
+    Examples:
+        >>> bool((seed_sequence_words(7, 9) == np.random.SeedSequence(7).generate_state(9, np.uint32)).all())
+        True
+    """
+    pool = np.random.SeedSequence(seed).pool.astype(np.uint64)
+    before, after = _hash_constants(num_words)
+    words = (pool[np.arange(num_words) % len(pool)] ^ before) * after & _MASK  # (uint64: no overflow to mask)
+    return (words ^ (words >> _XSHIFT)).astype(np.uint32)
+
+
+@functools.lru_cache(maxsize=16)
+def _hash_constants(num_words: int) -> tuple[np.ndarray, np.ndarray]:
+    """The constant each of ``num_words`` words is hashed with in numpy's ``generate_state``, before and
+    after its multiplication (one population size's, computed once)."""
+    constants = [_INIT_B]
+    for _ in range(num_words):
+        constants.append(constants[-1] * _MULT_B & _MASK)
+    table = np.asarray(constants, np.uint64)
+    return table[:-1], table[1:]
 
 
 def random_row_seeds(num_rows: int) -> np.ndarray:
