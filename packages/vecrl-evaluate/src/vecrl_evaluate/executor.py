@@ -115,9 +115,11 @@ def split_population(
         [(0, 3, 3), (3, 6, 3)]
     """
     seats = rows_per_world(env)  # (a world's rows in one part: num_rows and num_envs are whole worlds)
-    parts = []
-    for worlds in np.array_split(np.arange(num_rows // seats), min(num_parts, num_rows // seats)):
-        start, stop = int(worlds[0]) * seats, (int(worlds[-1]) + 1) * seats
+    num_worlds = num_rows // seats
+    size, longer = divmod(num_worlds, min(num_parts, num_worlds))  # (the first parts a world longer)
+    parts, stop = [], 0
+    for index in range(min(num_parts, num_worlds)):
+        start, stop = stop, stop + (size + (index < longer)) * seats
         part_seeds = None if seeds is None else seeds[start:stop]
         part_params = None if params is None else {name: value[start:stop] for name, value in params.items()}
         parts.append(Part(start, stop, min(env.num_envs, stop - start), part_seeds, part_params, seats))

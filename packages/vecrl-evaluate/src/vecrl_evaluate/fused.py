@@ -266,38 +266,42 @@ def run_fused(
     results, status = _run(programs, inputs, progress)
     if shares > 1:  # gathered on the first device (a few numbers per row), where torch can view them
         results = jax.device_put(results, devices[0])
+
+    # (each torch call is dear beside a generation's program: the columns the call needs, each converted once,
+    # the padding rows cut only where there are some)
+    def column(values: Any) -> torch.Tensor:
+        return convert_to_torch(values)[:num_rows] if padding else convert_to_torch(values)
+
     if status[:, 3].any():  # (the status says so: the counts themselves are read only then)
-        rows = convert_to_torch(results.non_finite)[:num_rows].nonzero().flatten().tolist()
+        rows = column(results.non_finite).nonzero().flatten().tolist()
         raise ValueError(
             f"The network's actions for parameter rows {listed(rows)} hold NaN or inf (non-finite values), which make"
             " the env's states NaN; no result is returned. Look for them where the actions are made, e.g."
             " parameters so large that a layer overflows."
         )
-    # (the columns the call needs, each converted once: a torch call more is dear in a generation's loop)
-    total = convert_to_torch(results.total)[:num_rows].double()
-    raw = convert_to_torch(results.raw)[:num_rows].double() if settings.shaping.changes_rewards else total
+    total = column(results.total).double()
     per_row = (
         total,
-        convert_to_torch(results.episodes)[:num_rows].long(),
-        convert_to_torch(results.steps)[:num_rows].long(),
-        raw,
-        _measured(results.measured, num_rows, settings).to(parameters.device),
+        column(results.episodes).long(),
+        column(results.steps).long(),
+        column(results.raw).double() if settings.shaping.changes_rewards else total,
+        _measured(results.measured, num_rows, settings, parameters.device),
     )
     if settings.normalize is None:
         return per_row
     return per_row + tuple(part.to(parameters.device) for part in Moments(*results.moments).unshifted(mean))
 
 
-def _measured(measured: Any, num_rows: int, settings: RowSettings) -> torch.Tensor:
-    """The call's ``(rows, episodes, measures)`` values (float64), from the program's table of (row, episode)
-    cells (None without measures)."""
+def _measured(measured: Any, num_rows: int, settings: RowSettings, device: torch.device) -> torch.Tensor:
+    """The call's ``(rows, episodes, measures)`` values (float64, on ``device``), from the program's table of
+    (row, episode) cells (None without measures)."""
     from vecrl.arrays import convert_to_torch
 
     width = 0 if settings.measures is None else len(settings.measures.names)
     if measured is None:
-        return torch.zeros(num_rows, settings.num_episodes, width, dtype=torch.float64)
+        return torch.zeros(num_rows, settings.num_episodes, width, dtype=torch.float64, device=device)
     table = convert_to_torch(measured).double().reshape(-1, settings.num_episodes, width)
-    return table[:num_rows]
+    return table[:num_rows].to(device)
 
 
 def program_options(options: EvaluateOptions, devices: tuple[Any, ...]) -> EvaluateOptions:

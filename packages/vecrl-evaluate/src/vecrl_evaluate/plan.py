@@ -277,7 +277,7 @@ def _check_values(parameters: torch.Tensor) -> None:
     # 60 us for 256 rows of 4,610 on one thread), the whole population's first (one number read back: each
     # torch call more is dear in a generation's loop), then the rows'; a sum that overflowed is checked value
     # by value.
-    if bool(torch.isfinite(parameters.sum())):
+    if math.isfinite(parameters.sum()):
         return
     suspects = (~torch.isfinite(parameters.sum(dim=1))).nonzero().flatten()
     rows = suspects[~torch.isfinite(parameters[suspects]).all(dim=1)].tolist() if len(suspects) else []

@@ -80,21 +80,21 @@ def seed_sequence_words(seed: int, num_words: int) -> np.ndarray:
         >>> bool((seed_sequence_words(7, 9) == np.random.SeedSequence(7).generate_state(9, np.uint32)).all())
         True
     """
-    pool = np.random.SeedSequence(seed).pool.astype(np.uint64)
-    before, after = _hash_constants(num_words)
-    words = (pool[np.arange(num_words) % len(pool)] ^ before) * after & _MASK  # (uint64: no overflow to mask)
+    pool = np.random.SeedSequence(seed).pool
+    cycle, before, after = _hash_constants(num_words, len(pool))
+    words = (pool.astype(np.uint64)[cycle] ^ before) * after & _MASK  # (uint64: no overflow to mask)
     return (words ^ (words >> _XSHIFT)).astype(np.uint32)
 
 
 @functools.lru_cache(maxsize=16)
-def _hash_constants(num_words: int) -> tuple[np.ndarray, np.ndarray]:
-    """The constant each of ``num_words`` words is hashed with in numpy's ``generate_state``, before and
-    after its multiplication (one population size's, computed once)."""
+def _hash_constants(num_words: int, pool_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each of ``num_words`` words of numpy's ``generate_state``: the pool word it starts from and the
+    constant it is hashed with, before and after its multiplication (one population size's, made once)."""
     constants = [_INIT_B]
     for _ in range(num_words):
         constants.append(constants[-1] * _MULT_B & _MASK)
     table = np.asarray(constants, np.uint64)
-    return table[:-1], table[1:]
+    return np.arange(num_words) % pool_size, table[:-1], table[1:]
 
 
 def random_row_seeds(num_rows: int) -> np.ndarray:
