@@ -75,7 +75,7 @@ def seating(
     ``matches``."""
     if isinstance(matches, bool) or not isinstance(matches, Integral) or matches < 1:
         raise ValueError(f"matches must be a positive int (matches per member and seat), got {matches!r}.")
-    population = len(parameters)
+    population, worlds = len(parameters), worlds_per_member(opponents, matches=matches, seats=seats)
     generator = torch.Generator().manual_seed(int(torch.randint(2**62, ()) if seed is None else seed))
     if isinstance(opponents, str):
         if opponents not in KINDS:
@@ -83,12 +83,12 @@ def seating(
                 f"opponents must be 'self', 'team' or a tensor of opponents' parameters, got {opponents!r}."
             )
         if opponents == "team":
-            player = torch.arange(population).repeat_interleave(matches)
+            player = torch.arange(population).repeat_interleave(worlds)
             members = player[:, None].expand(-1, seats).contiguous()
             return MatchTable(members, player, torch.full_like(player, -1))
-    player = torch.arange(population).repeat_interleave(seats * matches)
+    player = torch.arange(population).repeat_interleave(worlds)
     seat = torch.arange(seats).repeat_interleave(matches).repeat(population)
-    others = (seats * matches, seats) if common else (len(player), seats)
+    others = (worlds, seats) if common else (len(player), seats)
     if isinstance(opponents, str):  # "self": the rest of the population (itself where it is alone)
         if common or population == 1:
             members = torch.randint(population, others, generator=generator)
@@ -111,8 +111,18 @@ def seated_rows(population: int, opponents: Any, *, matches: int, seats: int) ->
         >>> seated_rows(3, "self", matches=1, seats=2), seated_rows(3, "team", matches=1, seats=2)
         (12, 6)
     """
-    worlds = population * matches * (1 if isinstance(opponents, str) and opponents == "team" else seats)
-    return worlds * seats
+    return population * worlds_per_member(opponents, matches=matches, seats=seats) * seats
+
+
+def worlds_per_member(opponents: Any, *, matches: int, seats: int) -> int:
+    """The worlds ``seating`` gives each member: ``matches`` of its own for a team (``"team"``), else
+    ``matches`` in each of its ``seats`` seats.
+
+    Examples:
+        >>> worlds_per_member("self", matches=2, seats=3), worlds_per_member("team", matches=2, seats=3)
+        (6, 2)
+    """
+    return matches if isinstance(opponents, str) and opponents == "team" else seats * matches
 
 
 def checked_opponents(opponents: Any, parameters: torch.Tensor) -> Any:
