@@ -35,9 +35,9 @@ and the three vecrl sides:
 Each line gives a steady generation's milliseconds (the median over the generations after two that compile)
 and its ratio to ``evosax jit`` (lower is better for vecrl). A line per population size gives the time of its
 rows' seeds (``vecrl_evaluate.randomness.row_seeds``, every evaluate call's) beside numpy's own
-``SeedSequence.generate_state``, whose words they are (why vecrl computes them itself). The sides take turns, a generation
-each. Targets (issue 76): rollout in jit at most 1.0x on Pendulum at 64 and 1,024 and 0.8x on CartPole at 64;
-evaluate at most 1.15x at 1,024; VecrlNE at most 1.3x at 1,024.
+``SeedSequence.generate_state``, whose words they are (why vecrl computes them itself). The sides take
+turns, a generation each. Targets (issue 76): rollout in jit at most 1.0x on Pendulum at 64 and 1,024 and
+0.8x on CartPole at 64; evaluate at most 1.15x at 1,024; VecrlNE at most 1.3x at 1,024.
 
 gymnax pins gymnasium<1.4, so this runs in a venv of its own with vecrl-gymnax, vecrl-evotorch and evosax 0.3
 (``nox -s tests`` and ``bench`` leave gymnax out), e.g.:

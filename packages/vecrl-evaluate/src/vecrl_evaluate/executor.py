@@ -116,9 +116,10 @@ def split_population(
     """
     seats = rows_per_world(env)  # (a world's rows in one part: num_rows and num_envs are whole worlds)
     num_worlds = num_rows // seats
-    size, longer = divmod(num_worlds, min(num_parts, num_worlds))  # (the first parts a world longer)
+    count = min(num_parts, num_worlds)
+    size, longer = divmod(num_worlds, count)  # (the first parts a world longer)
     parts, stop = [], 0
-    for index in range(min(num_parts, num_worlds)):
+    for index in range(count):
         start, stop = stop, stop + (size + (index < longer)) * seats
         part_seeds = None if seeds is None else seeds[start:stop]
         part_params = None if params is None else {name: value[start:stop] for name, value in params.items()}

@@ -214,7 +214,7 @@ def run_fused(
     import jax
     import jax.numpy as jnp
 
-    from vecrl.arrays import convert_from_torch, convert_to_torch
+    from vecrl.arrays import convert_to_torch
 
     normalize = settings.normalize if settings.normalize is not None else _carried(policy, parameters)
     mean, std = _mean_and_std(normalize, parameters)
@@ -237,12 +237,10 @@ def run_fused(
                 name: np.concatenate([v, np.repeat(v[-1:], padding, axis=0)]) for name, v in table.items()
             }
     inputs = Inputs(
-        # (numpy arrays, as the seeds and valid rows below, go to the device with the call; a CPU tensor's too,
-        # without DLPack's Python around it)
-        population.numpy() if population.device.type == "cpu" else convert_from_torch(population, "jax"),
-        row_seeds,
-        None if mean is None else convert_from_torch(mean, "jax"),
-        None if std is None else convert_from_torch(std, "jax"),
+        _to_program(population),
+        row_seeds,  # (numpy arrays, as the valid rows below, go to the device with the call: no dispatch of their own)
+        None if mean is None else _to_program(mean),
+        None if std is None else _to_program(std),
         None if normalize is None else np.bool_(normalizing),
         np.array([min(max(num_rows - share * device, 0), share) for device in range(shares)], np.int32),
         None if table is None else {name: jnp.asarray(value) for name, value in table.items()},
@@ -292,6 +290,15 @@ def run_fused(
     return per_row + tuple(part.to(parameters.device) for part in Moments(*results.moments).unshifted(mean))
 
 
+def _to_program(tensor: torch.Tensor) -> Any:
+    """A tensor as the program takes it: a CPU tensor's numpy view, which jax places with the call (without
+    DLPack's Python around it: a generation's call pays each library call dearly), else a jax array on the
+    tensor's device through DLPack."""
+    from vecrl.arrays import convert_from_torch
+
+    return convert_from_torch(tensor, "numpy" if tensor.device.type == "cpu" else "jax")
+
+
 def _measured(measured: Any, num_rows: int, settings: RowSettings, device: torch.device) -> torch.Tensor:
     """The call's ``(rows, episodes, measures)`` values (float64, on ``device``), from the program's table of
     (row, episode) cells (None without measures)."""
@@ -328,10 +335,10 @@ def _run(
     programs: _Programs, inputs: Inputs, progress: Callable[[int], None] | None
 ) -> tuple[Results, np.ndarray]:
     """The results once every row is done, from the configuration's one program, and its status (``_loop``'s).
-    Where it polls (one device), the host hears the rows done at each poll, about every ``POLL_SECONDS`` (``progress``, which
-    hears 0 first), and a Ctrl-C stops the loop at the next poll: the KeyboardInterrupt then rises here. The
-    first poll of a call comes after the checks the last call made in ``POLL_SECONDS`` (``FIRST_POLL`` on a
-    configuration's first call), so a short call is not polled at all."""
+    Where it polls (one device), the host hears the rows done at each poll, about every ``POLL_SECONDS``
+    (``progress``, which hears 0 first), and a Ctrl-C stops the loop at the next poll: the KeyboardInterrupt
+    then rises here. The first poll of a call comes after the checks the last call made in ``POLL_SECONDS``
+    (``FIRST_POLL`` on a configuration's first call), so a short call is not polled at all."""
     from vecrl.interrupts import sigint_watched
 
     if progress is not None:
@@ -652,9 +659,9 @@ def _loop(
 ) -> tuple[Carry, Any]:
     """The loop from ``carry``, for at most ``checks`` checks of its predicate (each after
     ``settings.options.steps_per_check`` env steps) or until every row is done: the carry then, and its status
-    ``[[slots still counting, rows done, checks made, rows with a non-finite action]]``. With ``poll``, ``poll(rows done, checks made)`` is
-    called on the host after ``first_poll`` checks and then when it says: it answers ``(stop, checks until
-    the next poll)``."""
+    ``[[slots still counting, rows done, checks made, rows with a non-finite action]]``. With ``poll``,
+    ``poll(rows done, checks made)`` is called on the host after ``first_poll`` checks and then when it says:
+    it answers ``(stop, checks until the next poll)``."""
     import jax
     import jax.numpy as jnp
 
@@ -785,7 +792,8 @@ def _loop(
 
 def _program(settings: _Settings, inputs: Inputs, first_poll: Any) -> tuple[Results, Any]:
     """The loop from the start to the end, the results and the status (``_loop``'s) handed out (not the
-    carry: XLA then keeps no more of the env's states than the steps read); on one device it polls the host (``_poll``), first after ``first_poll`` checks."""
+    carry: XLA then keeps no more of the env's states than the steps read); on one device it polls the host
+    (``_poll``), first after ``first_poll`` checks."""
     import jax.numpy as jnp
 
     poll = _poll if len(settings.devices) == 1 else None

@@ -321,7 +321,7 @@ class EvaluateOptions:
             >>> EvaluateOptions(seed=3).settled(seed=None).seed is None
             True
         """
-        copy = object.__new__(EvaluateOptions)
+        copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__, **values)
         return copy
 
