@@ -214,8 +214,6 @@ def run_fused(
     import jax
     import jax.numpy as jnp
 
-    from vecrl.arrays import convert_to_torch
-
     normalize = settings.normalize if settings.normalize is not None else _carried(policy, parameters)
     mean, std = _mean_and_std(normalize, parameters)
     normalizing = mean is not None
@@ -265,25 +263,25 @@ def run_fused(
     if shares > 1:  # gathered on the first device (a few numbers per row), where torch can view them
         results = jax.device_put(results, devices[0])
 
-    # (each torch call is dear beside a generation's program: the columns the call needs, each converted once,
-    # the padding rows cut only where there are some)
-    def column(values: Any) -> torch.Tensor:
-        return convert_to_torch(values)[:num_rows] if padding else convert_to_torch(values)
+    on_cpu = devices[0].platform == "cpu"
+
+    def column(values: Any, dtype: torch.dtype) -> torch.Tensor:
+        return _from_program(values, dtype, num_rows if padding else None, on_cpu)
 
     if status[:, 3].any():  # (the status says so: the counts themselves are read only then)
-        rows = column(results.non_finite).nonzero().flatten().tolist()
+        rows = column(results.non_finite, torch.int64).nonzero().flatten().tolist()
         raise ValueError(
             f"The network's actions for parameter rows {listed(rows)} hold NaN or inf (non-finite values), which make"
             " the env's states NaN; no result is returned. Look for them where the actions are made, e.g."
             " parameters so large that a layer overflows."
         )
-    total = column(results.total).double()
+    total = column(results.total, torch.float64)
     per_row = (
         total,
-        column(results.episodes).long(),
-        column(results.steps).long(),
-        column(results.raw).double() if settings.shaping.changes_rewards else total,
-        _measured(results.measured, num_rows, settings, parameters.device),
+        column(results.episodes, torch.int64),
+        column(results.steps, torch.int64),
+        column(results.raw, torch.float64) if settings.shaping.changes_rewards else total,
+        _measured(results.measured, num_rows, settings, parameters.device, on_cpu),
     )
     if settings.normalize is None:
         return per_row
@@ -299,15 +297,30 @@ def _to_program(tensor: torch.Tensor) -> Any:
     return convert_from_torch(tensor, "numpy" if tensor.device.type == "cpu" else "jax")
 
 
-def _measured(measured: Any, num_rows: int, settings: RowSettings, device: torch.device) -> torch.Tensor:
-    """The call's ``(rows, episodes, measures)`` values (float64, on ``device``), from the program's table of
-    (row, episode) cells (None without measures)."""
+#: The numpy dtypes of the torch dtypes that results take (``_from_program``).
+_NUMPY_DTYPES = {torch.float64: np.float64, torch.int64: np.int64}
+
+
+def _from_program(values: Any, dtype: torch.dtype, num_rows: int | None, on_cpu: bool) -> torch.Tensor:
+    """A result of the program as a ``dtype`` tensor, its first ``num_rows`` rows (None: all): on a CPU one
+    numpy copy that torch views (DLPack's Python and a torch cast are each dear after a generation's program),
+    else through DLPack on the program's device."""
     from vecrl.arrays import convert_to_torch
 
+    if on_cpu:
+        return torch.from_numpy(np.asarray(values, _NUMPY_DTYPES[dtype])[:num_rows])
+    return convert_to_torch(values)[:num_rows].to(dtype)
+
+
+def _measured(
+    measured: Any, num_rows: int, settings: RowSettings, device: torch.device, on_cpu: bool
+) -> torch.Tensor:
+    """The call's ``(rows, episodes, measures)`` values (float64, on ``device``), from the program's table of
+    (row, episode) cells (None without measures)."""
     width = 0 if settings.measures is None else len(settings.measures.names)
     if measured is None:
         return torch.zeros(num_rows, settings.num_episodes, width, dtype=torch.float64, device=device)
-    table = convert_to_torch(measured).double().reshape(-1, settings.num_episodes, width)
+    table = _from_program(measured, torch.float64, None, on_cpu).reshape(-1, settings.num_episodes, width)
     return table[:num_rows].to(device)
 
 
