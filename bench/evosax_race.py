@@ -35,7 +35,9 @@ and the three vecrl sides:
 Each line gives a steady generation's milliseconds (the median over the generations after two that compile)
 and its ratio to ``evosax jit`` (lower is better for vecrl). A line per population size gives the time of its
 rows' seeds (``vecrl_evaluate.randomness.row_seeds``, every evaluate call's) beside numpy's own
-``SeedSequence.generate_state``, whose words they are (why vecrl computes them itself). The sides take
+``SeedSequence.generate_state``, whose words they are (why vecrl computes them itself), and a line what a
+call from Python costs right after a generation-sized program (what evaluate's host work pays between ask's
+program and its own, and its program's dispatch, which holds the Ctrl-C poll's host callback). The sides take
 turns, a generation each. Targets (issue 76): rollout in jit at most 1.0x on Pendulum at 64 and 1,024 and
 0.8x on CartPole at 64; evaluate at most 1.15x at 1,024; VecrlNE at most 1.3x at 1,024.
 
@@ -313,6 +315,57 @@ def seeds_line(sizes: list[int]) -> None:
         )
 
 
+def host_line() -> None:
+    """What a call from Python pays on this machine after a generation-sized program has run (a scan of
+    matmuls, about 15 ms), beside the same call made again at once: a small jitted program's dispatch without
+    and with a host callback in it (never fired; jax dispatches a program holding one from Python, and
+    evaluate's poll, which hears Ctrl-C, is one), and one torch call. Medians of 40, microseconds."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    import torch
+    from jax.experimental import io_callback
+
+    def body(carry, _):  # type: ignore[no-untyped-def]
+        return jnp.tanh(carry @ jnp.full((64, 64), 0.01, jnp.float32)), None
+
+    generation = jax.jit(lambda x: jax.lax.scan(body, x, length=400)[0])
+    rows, never = np.ones((1024, 64), np.float32), np.int32(0)
+
+    def polled(x, n):  # type: ignore[no-untyped-def]
+        answer = jax.ShapeDtypeStruct((), jnp.bool_)
+        fired = jax.lax.cond(
+            n > 0, lambda: io_callback(lambda _: np.bool_(False), answer, n, ordered=False), lambda: n > 0
+        )
+        return x + 1, fired
+
+    calls = {
+        "jitted call": jax.jit(lambda x, n: (x + 1, n > 0)).lower(rows, never).compile(),
+        "jitted call with a host callback": jax.jit(polled).lower(rows, never).compile(),
+    }
+    sides = {
+        name: (lambda call=call: jax.block_until_ready(call(rows, never))) for name, call in calls.items()
+    }
+    tensor = torch.ones(1024, 64)
+    sides["torch call"] = lambda: tensor.sum()
+    after: dict[str, list[float]] = {name: [] for name in sides}
+    again: dict[str, list[float]] = {name: [] for name in sides}
+    for _ in range(40):
+        for name, side in sides.items():
+            jax.block_until_ready(generation(rows))
+            for times in (after, again):
+                began = time.perf_counter()
+                side()
+                times[name].append(time.perf_counter() - began)
+    print(
+        "host calls after a generation's program (again at once): "
+        + ", ".join(
+            f"{name} {1e6 * statistics.median(after[name]):.0f} us ({1e6 * statistics.median(again[name]):.0f})"
+            for name in sides
+        )
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -339,6 +392,7 @@ def main() -> int:
 
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}; load average {os.getloadavg()}")
     seeds_line(sorted({popsize for _, popsize in RACES}))
+    host_line()
     for env_name, popsize in RACES[:1] if args.quick else RACES:
         seeds = (args.seed,) if args.quick else tuple(args.seed + seed for seed in SEEDS)
         runs = [race(env_name, popsize, 3 if args.quick else args.generations, seed) for seed in seeds]
