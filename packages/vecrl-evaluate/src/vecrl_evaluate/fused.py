@@ -24,7 +24,7 @@ make another trajectory of it within a few dozen steps, so single rows' returns 
   of the stepped loop.
 
 A call runs one compiled program from the first step to the last (``_program``), which hands out the
-results alone; about every quarter second it polls the host (a ``jax.experimental.io_callback``), which
+results alone; about every quarter second it polls the host (``vecrl_evaluate.host_poll``), which
 hears the rows done and stops the loop on a Ctrl-C, and a short call is not polled at all.
 ``steps_per_check`` env steps run between two checks of the loop's predicate (a ``lax.scan`` inside the
 ``lax.while_loop``), and finished slots restart under a ``lax.cond`` or by selection (the GPU's shape, its
@@ -51,6 +51,7 @@ import torch
 from gymnasium.spaces import Box
 
 from vecrl.checks import listed
+from vecrl_evaluate.host_poll import host_poll
 from vecrl_evaluate.measures import Measures
 from vecrl_evaluate.options import EvaluateOptions, RowSettings
 from vecrl_evaluate.randomness import RowSeeds, action_noise, episode_seed, random_row_seeds
@@ -395,10 +396,7 @@ class _Watch:
     def poll(self, rows_done: Any, checks_done: Any) -> tuple[np.bool_, np.int32]:
         interval = _checks_to_poll(self.rate(checks_done))
         if self.progress is not None and self.error is None:
-            try:  # (raising here would reach jax as an error of the program: it is raised by _run instead)
-                self.progress(int(rows_done))
-            except BaseException as error:
-                self.error = error
+            self.progress(int(rows_done))
         self.stopped = self.stopped or self.ctrl_c_seen()
         stop = self.stopped or self.error is not None
         return np.bool_(stop), np.int32(interval)
@@ -412,7 +410,12 @@ def _poll(rows_done: Any, checks_done: Any) -> tuple[np.bool_, np.int32]:
     """The poll compiled into every one-device program: the running call's watch answers it."""
     if not _WATCHING:  # (a program run by hand, as the benches do)
         return np.bool_(False), np.int32(UNBOUNDED)
-    return _WATCHING[0].poll(rows_done, checks_done)
+    watch = _WATCHING[0]
+    try:
+        return watch.poll(rows_done, checks_done)
+    except BaseException as error:  # (a progress callback's, KeyboardInterrupt among them: _run raises it)
+        watch.error = watch.error or error
+        return np.bool_(True), np.int32(1)
 
 
 def _carried(policy: Policy, parameters: torch.Tensor) -> Normalize | None:
@@ -781,12 +784,9 @@ def _loop(
             c = jax.lax.scan(step, c, length=options.steps_per_check)[0]
         done_checks = done_checks + 1
         if poll is not None:  # (the host hears the rows done, may stop the loop, and says when to poll next)
-            from jax.experimental import io_callback
-
-            answer = (jax.ShapeDtypeStruct((), jnp.bool_), jax.ShapeDtypeStruct((), jnp.int32))
             stop, interval = jax.lax.cond(
                 done_checks >= next_poll,
-                lambda: io_callback(poll, answer, done(c), done_checks, ordered=False),
+                lambda: host_poll(poll, done(c), done_checks, settings.devices[0].platform),
                 lambda: (jnp.bool_(False), next_poll - done_checks),
             )
             next_poll = done_checks + interval
