@@ -26,9 +26,8 @@ def polled_loop(platform: str, heard: list[tuple[int, int]]):  # type: ignore[no
     return jax.jit(lambda: jax.lax.while_loop(lambda c: ~c[1], turn, (jnp.int32(0), False, jnp.int32(0))))
 
 
-@pytest.mark.parametrize(
-    "platform", ["cpu", "gpu"]
-)  # (a program traced for a GPU takes io_callback: it runs here too)
+# (a program traced for a GPU takes io_callback, which runs on this CPU too)
+@pytest.mark.parametrize("platform", ["cpu", "gpu"])
 def test_the_host_hears_each_poll_and_its_answer_reaches_the_program(platform):
     heard: list[tuple[int, int]] = []
     turns, stopped, interval = polled_loop(platform, heard)()
