@@ -37,7 +37,8 @@ and its ratio to ``evosax jit`` (lower is better for vecrl). A line per populati
 rows' seeds (``vecrl_evaluate.randomness.row_seeds``, every evaluate call's) beside numpy's own
 ``SeedSequence.generate_state``, whose words they are (why vecrl computes them itself), and a line what a
 call from Python costs right after a generation-sized program (what evaluate's host work pays between ask's
-program and its own, and its program's dispatch, which holds the Ctrl-C poll's host callback). The sides take
+program and its own, and its program's dispatch with the poll that hears Ctrl-C: jax's ``io_callback``
+against vecrl's FFI poll, ``vecrl_evaluate.host_poll``, why vecrl writes its own). The sides take
 turns, a generation each. Targets (issue 76): rollout in jit at most 1.0x on Pendulum at 64 and 1,024 and
 0.8x on CartPole at 64; evaluate at most 1.15x at 1,024; VecrlNE at most 1.3x at 1,024.
 
@@ -59,6 +60,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 HIDDEN = 16
 RACES = (("Pendulum-v1", 64), ("Pendulum-v1", 1024), ("CartPole-v1", 64))
@@ -318,13 +320,16 @@ def seeds_line(sizes: list[int]) -> None:
 def host_line() -> None:
     """What a call from Python pays on this machine after a generation-sized program has run (a scan of
     matmuls, about 15 ms), beside the same call made again at once: a small jitted program's dispatch without
-    and with a host callback in it (never fired; jax dispatches a program holding one from Python, and
-    evaluate's poll, which hears Ctrl-C, is one), and one torch call. Medians of 40, microseconds."""
+    a poll, with a poll that is jax's ``io_callback`` (jax dispatches a program holding one from Python) and
+    with evaluate's own (``host_poll``'s FFI call on a CPU; neither poll fires), and one torch call. Medians of
+    40, microseconds."""
     import jax
     import jax.numpy as jnp
     import numpy as np
     import torch
     from jax.experimental import io_callback
+
+    from vecrl_evaluate.host_poll import host_poll
 
     def body(carry, _):  # type: ignore[no-untyped-def]
         return jnp.tanh(carry @ jnp.full((64, 64), 0.01, jnp.float32)), None
@@ -332,20 +337,30 @@ def host_line() -> None:
     generation = jax.jit(lambda x: jax.lax.scan(body, x, length=400)[0])
     rows, never = np.ones((1024, 64), np.float32), np.int32(0)
 
-    def polled(x, n):  # type: ignore[no-untyped-def]
-        answer = jax.ShapeDtypeStruct((), jnp.bool_)
-        fired = jax.lax.cond(
-            n > 0, lambda: io_callback(lambda _: np.bool_(False), answer, n, ordered=False), lambda: n > 0
-        )
-        return x + 1, fired
+    def answer(rows_done, checks_done):  # type: ignore[no-untyped-def]
+        return np.bool_(False), np.int32(1)
+
+    def jax_polled(x, n):  # type: ignore[no-untyped-def]
+        kinds = (jax.ShapeDtypeStruct((), jnp.bool_), jax.ShapeDtypeStruct((), jnp.int32))
+
+        def poll():  # type: ignore[no-untyped-def]
+            return io_callback(answer, kinds, n, n, ordered=False)
+
+        return x + 1, jax.lax.cond(n > 0, poll, lambda: (n > 0, n))
+
+    def vecrl_polled(x, n):  # type: ignore[no-untyped-def]
+        return x + 1, jax.lax.cond(n > 0, lambda: host_poll(answer, n, n, "cpu"), lambda: (n > 0, n))
 
     calls = {
-        "jitted call": jax.jit(lambda x, n: (x + 1, n > 0)).lower(rows, never).compile(),
-        "jitted call with a host callback": jax.jit(polled).lower(rows, never).compile(),
+        "jitted call": jax.jit(lambda x, n: (x + 1, (n > 0, n))).lower(rows, never).compile(),
+        "with io_callback's poll": jax.jit(jax_polled).lower(rows, never).compile(),
+        "with vecrl's poll": jax.jit(vecrl_polled).lower(rows, never).compile(),
     }
-    sides = {
-        name: (lambda call=call: jax.block_until_ready(call(rows, never))) for name, call in calls.items()
-    }
+
+    def dispatched(call: Any) -> Callable[[], object]:
+        return lambda: jax.block_until_ready(call(rows, never))
+
+    sides = {name: dispatched(call) for name, call in calls.items()}
     tensor = torch.ones(1024, 64)
     sides["torch call"] = lambda: tensor.sum()
     after: dict[str, list[float]] = {name: [] for name in sides}
