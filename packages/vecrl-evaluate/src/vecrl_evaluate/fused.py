@@ -309,7 +309,7 @@ def _from_program(values: Any, dtype: torch.dtype, num_rows: int | None, on_cpu:
     from vecrl.arrays import convert_to_torch
 
     if on_cpu:
-        return torch.from_numpy(np.asarray(values, _NUMPY_DTYPES[dtype])[:num_rows])
+        return convert_to_torch(np.asarray(values, _NUMPY_DTYPES[dtype])[:num_rows])
     return convert_to_torch(values)[:num_rows].to(dtype)
 
 
