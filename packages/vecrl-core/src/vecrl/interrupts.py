@@ -81,8 +81,10 @@ def sigint_watched() -> Iterator[Callable[[], bool]]:
     """Within the block, ``seen()`` (the value yielded) says whether a Ctrl-C that raises KeyboardInterrupt
     arrived, from any thread, while the main thread may be inside C code that runs no Python handler (a
     compiled jax program): Python's signal handling writes each signal to a wakeup file descriptor at once,
-    which ``seen`` reads; the handler still runs as usual once the main thread is back in Python. ``seen``
-    is always False where SIGINT does not raise KeyboardInterrupt (a handler other than Python's default and
+    which ``seen`` reads. The handler runs as usual when the block ends, not within it: the C code may call
+    back into Python on the main thread (XLA may run a program's host poll there), where a KeyboardInterrupt
+    would escape through C that cannot carry it. ``seen`` is always False, and the handler runs within the
+    block as usual, where SIGINT does not raise KeyboardInterrupt (a handler other than Python's default and
     ``ctrl_c_remembered``'s), from another thread than the main one, and where a wakeup descriptor is set
     already (an asyncio loop).
 
@@ -103,7 +105,7 @@ def sigint_watched() -> Iterator[Callable[[], bool]]:
                 signal.set_wakeup_fd(previous)
         handler = signal.getsignal(signal.SIGINT)
         raises = handler is signal.default_int_handler or getattr(handler, "raises_keyboard_interrupt", False)
-        pressed = [False]
+        pressed, kept = [False], [False]
 
         def seen() -> bool:
             if installed and raises and not pressed[0]:
@@ -111,11 +113,17 @@ def sigint_watched() -> Iterator[Callable[[], bool]]:
                     pressed[0] = signal.SIGINT in os.read(read, 512)
             return pressed[0]
 
+        def keep(signum: int, frame: object) -> None:
+            kept[0] = True
+
         try:
-            yield seen
+            with sigint_handled_by(keep) if installed and raises else contextlib.nullcontext():
+                yield seen
         finally:
             if installed:
                 signal.set_wakeup_fd(-1)
     finally:
         os.close(read)
         os.close(write)
+    if kept[0] and callable(handler):  # (back in Python: the handler the block kept from running, raising)
+        handler(signal.SIGINT, None)

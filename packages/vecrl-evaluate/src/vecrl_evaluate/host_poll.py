@@ -92,8 +92,10 @@ _TARGETS: dict[Poll, tuple[str, Any]] = {}
 
 def host_poll(poll: Poll, rows_done: Any, checks_done: Any, platform: str) -> tuple[Any, Any]:
     """``poll(rows_done, checks_done)`` called on the host from a jax program being traced for ``platform``
-    (two int32 scalars in, a bool and an int32 scalar out). ``poll`` must not raise: the FFI handler has
-    no error to hand XLA, so ``poll`` keeps its errors for the caller to raise once the program is done.
+    (two int32 scalars in, a bool and an int32 scalar out). Nothing may raise in ``poll``: the FFI handler has
+    no error to hand XLA, so ``poll`` keeps its errors for the caller to raise once the program is done, and
+    the caller runs the program within ``vecrl.interrupts.sigint_watched``, which keeps a Ctrl-C's
+    KeyboardInterrupt for the block's end (XLA may call the handler on the main thread).
 
     Example:
         >>> import jax, jax.numpy as jnp, numpy as np
